@@ -1,0 +1,21 @@
+// Prints the plain `N passed, N failed[, N skipped]` line from vitest's JSON report.
+// A test file that fails to load counts as one failure: it ran no test but must not pass.
+import { readFileSync } from 'node:fs';
+
+const path = process.argv[2];
+let report;
+try {
+  report = JSON.parse(readFileSync(path, 'utf8'));
+} catch (error) {
+  console.log(`no vitest report at ${path}: ${error.message}`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+const passed = report.numPassedTests ?? 0;
+const brokenFiles = (report.testResults ?? []).filter(
+  (file) => file.status === 'failed' && (file.assertionResults ?? []).length === 0,
+).length;
+const failed = (report.numFailedTests ?? 0) + brokenFiles;
+const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -1,0 +1,4 @@
+/**
+ * `machine-routes`: the generator API and `defineConfig`.
+ */
+export {};

@@ -1,0 +1,2 @@
+// Public surface of definition/ (re-exported by src/runtime/index.ts).
+export {};

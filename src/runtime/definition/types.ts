@@ -1,0 +1,350 @@
+/**
+ * What users write (`*Config`) and the normalized forms the rest of the runtime reads
+ * (`*Definition`). Every module outside `definition/` reads only the `*Definition` side.
+ */
+import type { ZodType } from 'zod';
+import type { SourceLocation } from '../errors.js';
+
+/** A machine's context: a plain JSON-serializable object. */
+export type Context = Record<string, unknown>;
+
+/** HTTP methods an endpoint may use. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** An event as it travels through the interpreter and into history. */
+export interface EventObject {
+  type: string;
+  payload?: Record<string, unknown>;
+  /** Who caused the event (user id, job name, ...); raised events inherit it. */
+  actor?: string | null;
+  /** Event schema version, written to history (default 1). */
+  version?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+/** A normalized event definition: its type and an optional zod schema of its payload. */
+export interface EventDefinition<TType extends string = string> {
+  readonly kind: 'event';
+  readonly type: TType;
+  readonly payload: ZodType | undefined;
+}
+
+/**
+ * Class form of an event: `class ConsentGrantedEvent extends MachineEvent { static payload = ... }`.
+ * Its type is `static type` when given, else derived from the class name.
+ */
+export interface EventClass {
+  readonly name: string;
+  readonly type?: string;
+  readonly payload?: ZodType;
+  readonly prototype: object;
+}
+
+/** Anything accepted where an event type is expected. */
+export type EventReference = string | EventDefinition | EventClass;
+
+// ---------------------------------------------------------------------------------------------
+// Behaviors
+
+/** The read-only view of the current state handed to behaviors. */
+export interface StateView {
+  /** Active state ids, e.g. `['order.submitted']`. */
+  readonly value: readonly string[];
+  /** True when `stateId` (with or without the machine id prefix) is active or an ancestor of an active state. */
+  matches(stateId: string): boolean;
+}
+
+/** The single argument object every behavior receives. */
+export interface BehaviorArgs<TContext extends Context = Context> {
+  /** Mutable in actions and calculators; changes made by a failing guard are rolled back. */
+  context: TContext;
+  /** The triggering event (for `@always` transitions, the original external event). */
+  event: EventObject;
+  state: StateView;
+  /** Named parameters of a `[behavior, { ...params }]` tuple; `{}` otherwise. */
+  params: Record<string, unknown>;
+  /** Definition id (`order`). */
+  machineId: string;
+  /** Instance id (root event id, a ULID). */
+  id: string;
+  /** Queue an event to this machine, processed after the current transition completes. */
+  raise(event: EventObject | string): void;
+}
+
+export type GuardFunction<C extends Context = Context> = (args: BehaviorArgs<C>) => boolean;
+export type ActionFunction<C extends Context = Context> = (args: BehaviorArgs<C>) => void;
+export type CalculatorFunction<C extends Context = Context> = (args: BehaviorArgs<C>) => void;
+export type OutputFunction<C extends Context = Context> = (args: BehaviorArgs<C>) => unknown;
+export type ComputedFunction<C extends Context = Context> = (args: { context: C }) => unknown;
+
+/**
+ * A guard that, when it fails, rejects the event with 422 instead of recording a silent
+ * TRANSITION_FAIL. `field` names the error key (default `<machine>.guard.<name>.fail`).
+ */
+export interface ValidationGuardDefinition<C extends Context = Context> {
+  readonly kind: 'validationGuard';
+  readonly check: GuardFunction<C>;
+  readonly message: string | ((args: BehaviorArgs<C>) => string);
+  readonly field?: string;
+  readonly name?: string;
+}
+
+/** A behavior written as a class: instantiated once per definition, its `run` called. */
+export interface BehaviorClass<TArgs, TResult> {
+  readonly name: string;
+  new (): { run(args: TArgs): TResult };
+}
+
+/** A behavior referenced directly (function, class, validation guard) or by inline key. */
+export type BehaviorReference =
+  | string
+  | ((args: BehaviorArgs<never>) => unknown)
+  | BehaviorClass<BehaviorArgs<never>, unknown>
+  | ValidationGuardDefinition<never>;
+
+/** A behavior, optionally with named parameters: `[behavior, { ...params }]`. */
+export type BehaviorEntry = BehaviorReference | readonly [BehaviorReference, Record<string, unknown>];
+
+/** One behavior or a list of them, run in order. */
+export type BehaviorList = BehaviorEntry | readonly BehaviorEntry[];
+
+// ---------------------------------------------------------------------------------------------
+// Timers
+
+/** A duration: seconds as a positive number, or an object of units. */
+export type TimerSpec =
+  | number
+  | { seconds?: number; minutes?: number; hours?: number; days?: number; weeks?: number };
+
+// ---------------------------------------------------------------------------------------------
+// States and transitions
+
+export interface TransitionConfig {
+  /** Target state: a sibling key, an ancestor's sibling, or a dotted path from the root. */
+  target?: string | null;
+  guards?: BehaviorList;
+  actions?: BehaviorList;
+  calculators?: BehaviorList;
+  description?: string;
+  /** One-shot timer: fire this transition `after` the state was entered. */
+  after?: TimerSpec;
+  /** Recurring timer. */
+  every?: TimerSpec;
+  /** With `every`: stop after this many fires... */
+  max?: number;
+  /** ...and then send this event once. */
+  then?: string;
+}
+
+/** A target string, targetless (`null`), a config, or guarded branches (last unguarded = fallback). */
+export type TransitionsConfig = string | null | TransitionConfig | readonly TransitionConfig[];
+
+/** `output` of a state or endpoint: a behavior (key, reference, tuple) or a context-key filter. */
+export type OutputConfig = BehaviorEntry | readonly string[];
+
+export type StateType = 'atomic' | 'compound' | 'parallel' | 'final';
+
+export interface StateConfig {
+  type?: StateType;
+  /** Initial child of a compound state (defaults to the first child). */
+  initial?: string;
+  states?: Record<string, StateConfig>;
+  /**
+   * Transitions by event type. Reserved keys: `@always` (transient), `@done` (compound /
+   * parallel / child completion), `@done.<final>`, `@fail`, `@timeout`.
+   */
+  on?: Record<string, TransitionsConfig>;
+  /** Alias of `on['@done']`, the spec's name for a parallel state's completion. */
+  onDone?: TransitionsConfig;
+  entry?: BehaviorList;
+  exit?: BehaviorList;
+  output?: OutputConfig;
+  description?: string;
+  meta?: Record<string, unknown>;
+  // Delegation (child machines, forwarded endpoints): see delegation/.
+  machine?: unknown;
+  input?: unknown;
+  queue?: boolean | string;
+  forward?: ForwardConfig;
+}
+
+export interface ListenConfig {
+  entry?: BehaviorList;
+  exit?: BehaviorList;
+  transition?: BehaviorList;
+}
+
+export interface MachineConfig<TContext extends Context = Context> extends StateConfig {
+  /** Definition id: prefix of every state id and default route name. */
+  id: string;
+  /** Initial context, or a zod object schema whose defaults build it. */
+  context?: TContext | ZodType<TContext>;
+  listen?: ListenConfig;
+  /** Protection from `@always` / raise loops while processing one event (default 100). */
+  max_transition_depth?: number;
+  /** `false`: never persisted on send (stateless use). Default true. */
+  should_persist?: boolean;
+  version?: number;
+}
+
+export interface BehaviorConfig<TContext extends Context = Context> {
+  events?: Record<string, EventReference>;
+  guards?: Record<string, GuardFunction<TContext> | ValidationGuardDefinition<TContext> | BehaviorClass<BehaviorArgs<TContext>, boolean>>;
+  actions?: Record<string, ActionFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>>;
+  calculators?: Record<string, CalculatorFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>>;
+  outputs?: Record<string, OutputFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, unknown>>;
+  listeners?: Record<string, ActionFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>>;
+  /** Values derived from context: shown in responses, never persisted. */
+  computed?: Record<string, ComputedFunction<TContext>>;
+  endpointActions?: Record<string, EndpointActionReference>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Endpoints
+
+/** Options of one endpoint (the spec's "Endpoint definition" table). */
+export interface EndpointOptions {
+  uri?: string;
+  method?: HttpMethod | Lowercase<HttpMethod>;
+  action?: EndpointActionReference | null;
+  output?: OutputConfig | null;
+  middleware?: readonly string[];
+  status?: number;
+  available_events?: boolean;
+}
+
+/**
+ * One entry of `endpoints`; the four formats stay mixable:
+ * - list: `'SUBMIT'` or `SubmitEvent`
+ * - string: `{ SUBMIT: '/submit-order' }`
+ * - options: `{ APPROVE: { method: 'PATCH', middleware: ['auth:admin'] } }`
+ * - event-definition key: `[SubmitEvent, '/submit-order']` or `[SubmitEvent, { ...options }]`
+ */
+export type EndpointConfig =
+  | EventReference
+  | Record<string, string | EndpointOptions>
+  | readonly [EventReference, string | EndpointOptions];
+
+/** Options of a forwarded endpoint (the spec's "Forwarded endpoint definition" table). */
+export interface ForwardOptions extends Omit<EndpointOptions, 'available_events'> {
+  child_event?: EventReference;
+  available_events?: boolean | null;
+}
+
+/** A delegating state's `forward`: list, rename map, or options map. */
+export type ForwardConfig = readonly (
+  | EventReference
+  | Record<string, EventReference | ForwardOptions>
+)[];
+
+// ---------------------------------------------------------------------------------------------
+// Endpoint actions (lifecycle hooks)
+
+/** A JSON response an endpoint action returns instead of the default one. */
+export interface EndpointResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** What hooks of an endpoint action receive. */
+export interface EndpointActionArgs {
+  /** Definition id. */
+  machineId: string;
+  /** Instance id, when there is an instance. */
+  id: string | null;
+  /** Pre-transition state in `before`, post-transition state in `after`. */
+  state: { value: readonly string[]; context: Context };
+  event: EventObject;
+  /** Request headers, lower-cased. */
+  headers: Record<string, string | undefined>;
+  /** Stop the request with this status and message (answered as `{ message }`). */
+  abort(status: number, message?: string): never;
+}
+
+/** Lifecycle hooks around one endpoint (`before`, `after`, `onException`). */
+export interface EndpointActionDefinition {
+  readonly kind: 'endpointAction';
+  readonly name: string;
+  before?(args: EndpointActionArgs): void | Promise<void>;
+  after?(args: EndpointActionArgs): void | Promise<void>;
+  /** `null`/`undefined` re-throws; a response is sent as it is. */
+  onException?(
+    error: unknown,
+    args: EndpointActionArgs,
+  ): EndpointResponse | null | undefined | Promise<EndpointResponse | null | undefined>;
+}
+
+export type EndpointActionReference = string | EndpointActionDefinition;
+
+// ---------------------------------------------------------------------------------------------
+// Normalized definitions (what other modules read)
+
+/** A normalized `output` (state or endpoint). */
+export type OutputDefinition =
+  | { kind: 'keys'; keys: readonly string[] }
+  | { kind: 'behavior'; name: string; run: OutputFunction; params: Record<string, unknown> };
+
+/** A normalized endpoint: every option resolved to its default. */
+export interface EndpointDefinition {
+  eventType: string;
+  /** The event's payload schema, when the event has one. */
+  event: EventDefinition;
+  uri: string;
+  method: HttpMethod;
+  action: EndpointActionDefinition | null;
+  output: OutputDefinition | null;
+  middleware: readonly string[];
+  status: number;
+  availableEvents: boolean;
+}
+
+/** A normalized forwarded endpoint (a delegating state's `forward` entry). */
+export interface ForwardDefinition {
+  /** Type the parent receives (and the route is named after). */
+  parentEventType: string;
+  /** Type sent to the child. */
+  childEventType: string;
+  /** The child's event definition: the request is validated with it. */
+  childEvent: EventDefinition;
+  /** Full id of the delegating state (`parent.processing`). */
+  stateId: string;
+  /** Definition id of the child machine. */
+  childMachineId: string;
+  uri: string;
+  method: HttpMethod;
+  action: EndpointActionDefinition | null;
+  output: OutputDefinition | null;
+  middleware: readonly string[];
+  status: number;
+  availableEvents: boolean;
+}
+
+/** Runtime options of one machine after defaults. */
+export interface MachineOptions {
+  maxTransitionDepth: number;
+  shouldPersist: boolean;
+}
+
+/**
+ * A validated, normalized machine. Produced by `defineMachine`; read by the interpreter, the
+ * router and the generator. Internal state nodes live in `interpreter`-facing fields owned by
+ * definition/ (see `StateNode`).
+ */
+export interface MachineDefinitionBase {
+  readonly kind: 'machine';
+  readonly id: string;
+  readonly config: MachineConfig;
+  readonly behavior: BehaviorConfig;
+  /** Event definitions by type (from `behavior.events`, endpoints and forwards). */
+  readonly events: ReadonlyMap<string, EventDefinition>;
+  /** Every user-sendable event type some state handles (keys of `on`, `@`-names excluded). */
+  readonly eventTypes: ReadonlySet<string>;
+  readonly endpoints: readonly EndpointDefinition[];
+  readonly forwards: readonly ForwardDefinition[];
+  readonly options: MachineOptions;
+  /** Where `defineMachine` was called, when it can be told from the stack. */
+  readonly source: SourceLocation | undefined;
+}

@@ -1,0 +1,196 @@
+/**
+ * Every named exception of the specification, each with a stable `code`.
+ *
+ * Codes never change once released: tools and tests match on `code` (or `instanceof`), never on
+ * message text. `statusCode` is the HTTP status the endpoint layer answers with when the error
+ * escapes a request; build-time errors keep 500 because they never should reach a request.
+ */
+
+/** Where a problem sits in the user's source, when it can be found. */
+export interface SourceLocation {
+  file: string;
+  line: number;
+  column: number;
+}
+
+/** Structured facts about an error, for tools (`check --format json`) and logs. */
+export interface ErrorDetails {
+  /** Machine definition id the problem belongs to. */
+  machine?: string;
+  /** Dotted state path, or the config key path, that is at fault. */
+  path?: string;
+  /** The offending key or value. */
+  key?: string;
+  /** Registration name or prefix, for router errors. */
+  registration?: string;
+  location?: SourceLocation;
+  [extra: string]: unknown;
+}
+
+/** Base class of every machine-routes error. */
+export abstract class MachineRoutesError extends Error {
+  /** Stable, machine-readable identifier, `MR_` + upper snake case. */
+  abstract readonly code: string;
+  /** HTTP status used when this error answers a request. */
+  readonly statusCode: number = 500;
+  readonly details: ErrorDetails;
+
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.details = details;
+  }
+}
+
+/** Router registration options violate the rules of the spec ("Filtering and validation" rule 5). */
+export class InvalidRouterConfigException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_ROUTER_CONFIG';
+}
+
+/** An `endpoints` entry or a forward entry is invalid ("Filtering and validation" rule 6). */
+export class InvalidEndpointDefinitionException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_ENDPOINT_DEFINITION';
+}
+
+/** `output` on a transient state or on a state inside a parallel region. */
+export class InvalidOutputDefinitionException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_OUTPUT_DEFINITION';
+}
+
+/** A forwarded output behavior requires a typed child output that the child does not define. */
+export class MachineOutputInjectionException extends MachineRoutesError {
+  readonly code = 'MR_MACHINE_OUTPUT_INJECTION';
+}
+
+/** A behavior key matches neither a direct reference nor an entry of the behavior registry. */
+export class BehaviorNotFoundException extends MachineRoutesError {
+  readonly code = 'MR_BEHAVIOR_NOT_FOUND';
+}
+
+/** A state configuration is invalid (unknown type or key, final state with transitions, ...). */
+export class InvalidStateConfigException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_STATE_CONFIG';
+}
+
+/** A transition targets a state that does not exist. */
+export class UndefinedTargetStateException extends MachineRoutesError {
+  readonly code = 'MR_UNDEFINED_TARGET_STATE';
+}
+
+/** An event type is malformed or uses a reserved `@` name where it is not allowed. */
+export class InvalidEventDefinitionException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_EVENT_DEFINITION';
+}
+
+/** A behavior reference or parameterized tuple is malformed. */
+export class InvalidBehaviorDefinitionException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_BEHAVIOR_DEFINITION';
+}
+
+/** An `after` / `every` timer is malformed (non-positive, not a duration, ...). */
+export class InvalidTimerDefinitionException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_TIMER_DEFINITION';
+}
+
+/** `sendToParent` / `dispatchToParent` called by a machine that has no parent. */
+export class NoParentMachineException extends MachineRoutesError {
+  readonly code = 'MR_NO_PARENT_MACHINE';
+}
+
+/** A typed child input cannot be resolved from the parent context. */
+export class MachineInputValidationException extends MachineRoutesError {
+  readonly code = 'MR_MACHINE_INPUT_VALIDATION';
+}
+
+/** A typed output cannot be resolved. */
+export class MachineOutputResolutionException extends MachineRoutesError {
+  readonly code = 'MR_MACHINE_OUTPUT_RESOLUTION';
+}
+
+/** A typed failure cannot be resolved. */
+export class MachineFailureResolutionException extends MachineRoutesError {
+  readonly code = 'MR_MACHINE_FAILURE_RESOLUTION';
+}
+
+/** Field errors keyed by field path (`payload.amount`), each with one or more messages. */
+export type FieldErrors = Record<string, string[]>;
+
+/** Request or validation-guard validation failed: answered with 422 `{ message, errors }`. */
+export class MachineValidationException extends MachineRoutesError {
+  readonly code = 'MR_VALIDATION_FAILED';
+  override readonly statusCode = 422;
+  readonly errors: FieldErrors;
+
+  constructor(message: string, errors: FieldErrors, details: ErrorDetails = {}) {
+    super(message, details);
+    this.errors = errors;
+  }
+}
+
+/**
+ * The instance lock is held by someone else. The endpoint layer answers 423 (GET: 200) with
+ * the last committed state carried here; 409 is the status of the exception-table entry and of
+ * callers outside the endpoint layer.
+ */
+export class MachineAlreadyRunningException extends MachineRoutesError {
+  readonly code = 'MR_MACHINE_ALREADY_RUNNING';
+  override readonly statusCode = 409;
+  /** Last committed snapshot of the instance, when it could be read. */
+  readonly snapshot: unknown;
+
+  constructor(message: string, snapshot: unknown, details: ErrorDetails = {}) {
+    super(message, details);
+    this.snapshot = snapshot;
+  }
+}
+
+/** No transition of the current state (or its ancestors) accepts the event. */
+export class NoTransitionDefinitionFoundException extends MachineRoutesError {
+  readonly code = 'MR_NO_TRANSITION';
+  override readonly statusCode = 409;
+}
+
+/** Processing one event exceeded `max_transition_depth` (an `@always` or raise loop). */
+export class MaxTransitionDepthExceededException extends MachineRoutesError {
+  readonly code = 'MR_MAX_TRANSITION_DEPTH_EXCEEDED';
+}
+
+/** An instance id is unknown, or belongs to another machine definition. */
+export class MachineNotFoundException extends MachineRoutesError {
+  readonly code = 'MR_MACHINE_NOT_FOUND';
+  override readonly statusCode = 404;
+}
+
+/** A forwarded event found no running child, or the child does not accept it. */
+export class ForwardTargetUnavailableException extends MachineRoutesError {
+  readonly code = 'MR_FORWARD_TARGET_UNAVAILABLE';
+  override readonly statusCode = 409;
+}
+
+/** The configuration file (machine-routes.config.ts) is missing or malformed. */
+export class InvalidConfigFileException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_CONFIG_FILE';
+}
+
+/** Several build-time problems, collected before failing once. */
+export class AggregateMachineRoutesError extends MachineRoutesError {
+  readonly code = 'MR_AGGREGATE';
+  readonly issues: MachineRoutesError[];
+
+  constructor(issues: MachineRoutesError[]) {
+    super(
+      `${issues.length} problem${issues.length === 1 ? '' : 's'} found:\n` +
+        issues.map((issue) => `  ${issue.name} [${issue.code}] ${issue.message}`).join('\n'),
+    );
+    this.issues = issues;
+  }
+}
+
+/**
+ * Throws one error for a list of collected problems: the single problem itself when there is
+ * one (so callers can match `instanceof` directly), an aggregate carrying `.issues` otherwise.
+ */
+export function throwIfAny(issues: MachineRoutesError[]): void {
+  if (issues.length === 1) throw issues[0];
+  if (issues.length > 1) throw new AggregateMachineRoutesError(issues);
+}

@@ -1,0 +1,9 @@
+/**
+ * `machine-routes/runtime`: the interpreter package the generated code links against.
+ * Each area keeps its own barrel; this file only joins them.
+ */
+export * from './errors.js';
+export * from './definition/index.js';
+export * from './interpreter/index.js';
+export * from './persistence/index.js';
+export * from './http/index.js';

@@ -1,0 +1,2 @@
+// Public surface of interpreter/ (re-exported by src/runtime/index.ts).
+export {};

@@ -1,0 +1,92 @@
+/**
+ * Plain data that crosses module boundaries: the snapshot of an instance and its history
+ * records. Both are JSON-serializable; persistence stores them as they are.
+ */
+import type { Context, EventObject } from '../definition/types.js';
+
+/** The state of one machine instance between two events. */
+export interface MachineSnapshot {
+  /** Definition id (`order`). */
+  machineId: string;
+  /** Instance id: the root event id (ULID of the first history record). */
+  id: string;
+  /** Active state ids, one per active region (`['order.submitted']`). */
+  value: string[];
+  /** The persisted context (computed values excluded). */
+  context: Context;
+  /** `done` once a top-level final state is reached. */
+  status: 'active' | 'done';
+  /** Sequence number of the last history record (the next one is `sequence + 1`). */
+  sequence: number;
+}
+
+/** Where a history record came from. */
+export type HistorySource = 'external' | 'internal';
+
+/**
+ * One row of `machine_events`. Internal types follow the original's scheme
+ * (`<machine>.transition.<route>.<EVENT>.start`, see interpreter/history.ts).
+ */
+export interface HistoryRecord {
+  /** ULID of this record. The first record's id is the instance id. */
+  id: string;
+  /** 1-based, gap-free per instance. */
+  sequence: number;
+  /** ISO-8601 UTC time the record was made. */
+  createdAt: string;
+  /** Definition id. */
+  machineId: string;
+  /** Instance id. */
+  rootEventId: string;
+  source: HistorySource;
+  type: string;
+  payload: Record<string, unknown> | null;
+  /** Active state ids when the record was made. */
+  value: string[];
+  /**
+   * Full context after the step, on the last record of a macrostep (the one restore reads);
+   * `null` on intermediate records to keep rows small.
+   */
+  context: Context | null;
+  version: number;
+  actor: string | null;
+}
+
+/** Something the shell must do after the macrostep commits (jobs, child machines, ...). */
+export interface DeferredEffect {
+  kind: string;
+  [key: string]: unknown;
+}
+
+/** Failure of a validation guard: the event is rejected with 422, its history is kept. */
+export interface ValidationFailure {
+  message: string;
+  errors: Record<string, string[]>;
+}
+
+/** What computing one macrostep (or the initial state) produces. Nothing is applied yet. */
+export interface MacrostepResult {
+  snapshot: MachineSnapshot;
+  /** New history records, in order, continuing `snapshot.sequence` of the input. */
+  history: HistoryRecord[];
+  /** Set when a validation guard failed: the snapshot is unchanged, the history records it. */
+  validationFailure: ValidationFailure | null;
+  effects: DeferredEffect[];
+}
+
+/** Options of one `transition` / `initialize` call. */
+export interface MacrostepOptions {
+  /** Clock for `createdAt`, for deterministic tests. */
+  now?: () => Date;
+  /** Instance id to use when initializing (default: a new ULID). */
+  id?: string;
+}
+
+/** An event accepted in the current state, as listed in responses. */
+export interface AvailableEvent {
+  type: string;
+  source: 'parent' | 'forward';
+  region?: string;
+}
+
+export type { EventObject };

@@ -1,0 +1,2 @@
+// Public surface of persistence/ (re-exported by src/runtime/index.ts).
+export {};

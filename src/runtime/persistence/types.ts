@@ -1,0 +1,42 @@
+/**
+ * The instance lifecycle as the HTTP layer and jobs see it. Implemented by `MachineRuntime`
+ * (persistence/machine-runtime.ts) on top of a `Store`.
+ */
+import type { Context, EventObject } from '../definition/types.js';
+import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+
+/** Result of creating an instance or sending it an event. */
+export interface InstanceResult {
+  snapshot: MachineSnapshot;
+  /** Records written by this call, in order. */
+  history: HistoryRecord[];
+}
+
+/** Options of `create`. */
+export interface CreateOptions {
+  /** Merged over the definition's initial context. */
+  input?: Context;
+  actor?: string | null;
+}
+
+/**
+ * Runs machines against a store: one writer per instance at a time, one transaction per event.
+ *
+ * `D` is the machine definition type (kept generic so persistence does not depend on how
+ * definitions are built).
+ */
+export interface MachineInstances<D> {
+  /** A fresh instance in its initial state, persisted. */
+  create(definition: D, options?: CreateOptions): Promise<InstanceResult>;
+  /** The last committed snapshot; `MachineNotFoundException` for unknown or foreign ids. */
+  restore(definition: D, id: string): Promise<MachineSnapshot>;
+  /**
+   * Load, lock (without waiting), run one macrostep, persist, release.
+   * Throws `MachineAlreadyRunningException` (carrying the last committed snapshot) when the
+   * lock is held, `MachineValidationException` after persisting a validation-guard failure,
+   * `NoTransitionDefinitionFoundException` with nothing written.
+   */
+  send(definition: D, id: string, event: EventObject): Promise<InstanceResult>;
+  /** A fresh instance per call, the event applied, nothing persisted (stateless endpoints). */
+  sendStateless(definition: D, event: EventObject): Promise<InstanceResult>;
+}
