@@ -1,2 +1,24 @@
 // Public surface of definition/ (re-exported by src/runtime/index.ts).
-export {};
+export { defineMachine, validateMachine, type MachineInput } from './define-machine.js';
+export type {
+  MachineDefinition,
+  MachineRecordTypes,
+  ListenerDefinitions,
+} from './machine-definition.js';
+export { collectDefinitionIssues } from './collect-issues.js';
+export { configureRuntime, getRuntimeConfig, type RuntimeConfig } from './runtime-config.js';
+export {
+  defineEvent,
+  MachineEvent,
+  eventTypeOf,
+  toEventDefinition,
+  deriveEventType,
+  isUserEventType,
+  isReservedEventType,
+  type EventInput,
+} from './event-type.js';
+export { defineValidationGuard, type ValidationGuardInput } from '../behaviors/validation-guard.js';
+export type { StateNode, TransitionDefinition, TransitionBranch, Handler } from './state-node.js';
+export type { ResolvedBehavior, BehaviorKind } from './behavior-registry.js';
+export type { TimerDefinition } from './timers.js';
+export type * from './types.js';

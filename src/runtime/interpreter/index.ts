@@ -1,2 +1,22 @@
 // Public surface of interpreter/ (re-exported by src/runtime/index.ts).
-export {};
+export { initialize } from './initialize.js';
+export { transition } from './transition.js';
+export {
+  availableEvents,
+  type AvailableEventsOptions,
+  type ForwardingState,
+} from './available-events.js';
+export { resolveOutput, responseContext, type ResolveOutputOptions } from './output.js';
+export { toValidationException, throwIfValidationFailed } from './validation-failure.js';
+export { createMachine, type CreateMachineOptions, type MachineActor } from './create-machine.js';
+export { matchesState } from './state-view.js';
+export type {
+  AvailableEvent,
+  DeferredEffect,
+  HistoryRecord,
+  HistorySource,
+  MacrostepOptions,
+  MacrostepResult,
+  MachineSnapshot,
+  ValidationFailure,
+} from './types.js';

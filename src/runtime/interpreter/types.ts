@@ -80,6 +80,10 @@ export interface MacrostepOptions {
   now?: () => Date;
   /** Instance id to use when initializing (default: a new ULID). */
   id?: string;
+  /** `initialize` only: values merged over the definition's initial context. */
+  context?: Context;
+  /** `initialize` only: actor recorded on the initial history records. */
+  actor?: string | null;
 }
 
 /** An event accepted in the current state, as listed in responses. */

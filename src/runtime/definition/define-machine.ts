@@ -1,0 +1,301 @@
+/**
+ * `defineMachine`: validates a machine config as a whole (collecting every problem before
+ * failing once) and normalizes it into the definition the interpreter, router and generator read.
+ */
+import type { ZodType } from 'zod';
+import {
+  InvalidBehaviorDefinitionException,
+  InvalidEventDefinitionException,
+  InvalidStateConfigException,
+  throwIfAny,
+  type MachineRoutesError,
+} from '../errors.js';
+import { BehaviorRegistry } from './behavior-registry.js';
+import { buildStateTree, type StateTree } from './build-state-tree.js';
+import { collectIssuesSync, currentIssueScope } from './collect-issues.js';
+import { normalizeEndpoints, type DelegatingStateInput } from './endpoints.js';
+import { eventTypeOf, isEventReference, isUserEventType, toEventDefinition } from './event-type.js';
+import { IssueCollector } from './issues.js';
+import type {
+  ListenerDefinitions,
+  MachineDefinition,
+  MachineRecordTypes,
+} from './machine-definition.js';
+import { getRuntimeConfig } from './runtime-config.js';
+import { callerLocation } from './source-location.js';
+import type { StateNode } from './state-node.js';
+import type {
+  BehaviorConfig,
+  ComputedFunction,
+  Context,
+  EndpointConfig,
+  EventDefinition,
+  MachineConfig,
+  MachineOptions,
+} from './types.js';
+import {
+  isPlainObject,
+  isZodSchema,
+  validateRootOptions,
+  validateStateConfig,
+} from './validate-config.js';
+
+/** What `defineMachine` accepts: the machine config, its behaviors and its HTTP endpoints. */
+export interface MachineInput<TContext extends Context = Context> {
+  config: MachineConfig<TContext>;
+  behavior?: BehaviorConfig<TContext>;
+  endpoints?: readonly EndpointConfig[];
+}
+
+const MACHINE_ID = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/**
+ * Validates and normalizes a machine. Every problem of the config is collected first; then one
+ * error is thrown (the single problem itself, or an AggregateMachineRoutesError with `.issues`).
+ * Inside `collectDefinitionIssues` problems are recorded instead and the result is marked
+ * `invalid`.
+ *
+ * @example defineMachine({ config: { id: 'order', initial: 'idle', states: { idle: {} } } })
+ */
+export function defineMachine<TContext extends Context = Context>(
+  input: MachineInput<TContext>,
+): MachineDefinition {
+  const source = callerLocation();
+  const config = (
+    isPlainObject(input) && isPlainObject(input.config) ? input.config : {}
+  ) as MachineConfig;
+  const behavior = (isPlainObject(input?.behavior) ? input.behavior : {}) as BehaviorConfig;
+  const machineId =
+    typeof config.id === 'string' && MACHINE_ID.test(config.id) ? config.id : 'machine';
+  const issues = new IssueCollector(machineId, source);
+
+  if (!isPlainObject(input) || !isPlainObject(input.config)) {
+    issues.add(
+      InvalidStateConfigException,
+      { path: '', key: 'config' },
+      'defineMachine needs { config: { id, initial, states } }.',
+    );
+  } else {
+    if (config.id !== machineId) {
+      issues.add(
+        InvalidStateConfigException,
+        { path: '', key: 'id' },
+        `'id' must be a name of letters, digits, '_' or '-', got ${JSON.stringify(config.id)}.`,
+        `Try id: 'order'.`,
+      );
+    }
+    validateStateConfig(config, '', true, issues);
+    validateRootOptions(config as unknown as Record<string, unknown>, issues);
+  }
+
+  const registry = new BehaviorRegistry(machineId, behavior, issues);
+  const tree = buildStateTree({ ...config, id: machineId }, registry, issues);
+  const listen = isPlainObject(config.listen) ? config.listen : {};
+  const listeners: ListenerDefinitions = {
+    entry: registry.resolveList(listen.entry, 'listeners', { path: '', key: 'listen.entry' }),
+    exit: registry.resolveList(listen.exit, 'listeners', { path: '', key: 'listen.exit' }),
+    transition: registry.resolveList(listen.transition, 'listeners', {
+      path: '',
+      key: 'listen.transition',
+    }),
+  };
+  const computed = normalizeComputed(behavior, issues);
+  const eventTypes = collectEventTypes(tree);
+  const events = normalizeEvents(behavior, eventTypes, issues);
+  const createContext = contextFactory(config.context, issues);
+
+  const normalized = normalizeEndpoints({
+    machineId,
+    endpoints: input?.endpoints,
+    behavior,
+    eventTypes,
+    events,
+    delegatingStates: collectDelegatingStates(tree),
+  });
+  issues.merge(normalized.issues);
+
+  const definition: MachineDefinition = {
+    kind: 'machine',
+    id: machineId,
+    config,
+    behavior,
+    events,
+    eventTypes,
+    endpoints: normalized.endpoints,
+    forwards: normalized.forwards,
+    options: machineOptions(config),
+    source,
+    root: tree.root,
+    idMap: tree.idMap,
+    listeners,
+    computed,
+    records: recordTypes(machineId),
+    createContext,
+    invalid: issues.issues.length > 0,
+  };
+  if (issues.issues.length > 0) {
+    const scope = currentIssueScope();
+    if (scope === undefined) throwIfAny(issues.issues);
+    else scope.issues.push(...issues.issues);
+  }
+  return Object.freeze(definition);
+}
+
+/**
+ * Validates a machine without throwing: every problem `defineMachine` would report, or `[]`.
+ *
+ * @example expect(validateMachine({ config })).toEqual([])
+ */
+export function validateMachine<TContext extends Context = Context>(
+  input: MachineInput<TContext>,
+): MachineRoutesError[] {
+  return collectIssuesSync(() => {
+    defineMachine(input);
+  });
+}
+
+/** `max_transition_depth` falls back to the process-wide default at the time of each event. */
+function machineOptions(config: MachineConfig): MachineOptions {
+  const own = Number.isInteger(config.max_transition_depth)
+    ? config.max_transition_depth
+    : undefined;
+  const options = { shouldPersist: config.should_persist !== false } as MachineOptions;
+  Object.defineProperty(options, 'maxTransitionDepth', {
+    enumerable: true,
+    get: () => own ?? getRuntimeConfig().maxTransitionDepth,
+  });
+  return Object.freeze(options);
+}
+
+function normalizeComputed(
+  behavior: BehaviorConfig,
+  issues: IssueCollector,
+): [string, ComputedFunction][] {
+  const computed: [string, ComputedFunction][] = [];
+  for (const [name, fn] of Object.entries(behavior.computed ?? {})) {
+    if (typeof fn === 'function') computed.push([name, fn]);
+    else
+      issues.add(
+        InvalidBehaviorDefinitionException,
+        { path: '', key: `computed.${name}` },
+        `computed value '${name}' must be a function ({ context }) => value.`,
+      );
+  }
+  return computed;
+}
+
+/** User-sendable `on` keys anywhere in the tree, in document order. */
+function collectEventTypes(tree: StateTree): Set<string> {
+  const types = new Set<string>();
+  for (const node of tree.nodes)
+    for (const type of node.on.keys()) if (isUserEventType(type)) types.add(type);
+  return types;
+}
+
+/** `behavior.events` by type, plus a payload-less definition for every handled type without one. */
+function normalizeEvents(
+  behavior: BehaviorConfig,
+  eventTypes: ReadonlySet<string>,
+  issues: IssueCollector,
+): Map<string, EventDefinition> {
+  const events = new Map<string, EventDefinition>();
+  for (const [key, reference] of Object.entries(behavior.events ?? {})) {
+    const where = { path: '', key: `events.${key}` };
+    if (!isEventReference(reference)) {
+      issues.add(
+        InvalidEventDefinitionException,
+        where,
+        `behavior.events.${key} is not an event definition.`,
+        `Use defineEvent({ type: '${key}', payload }) or a MachineEvent class.`,
+      );
+      continue;
+    }
+    let type: string;
+    try {
+      type = eventTypeOf(reference);
+    } catch (error) {
+      issues.add(InvalidEventDefinitionException, where, (error as Error).message);
+      continue;
+    }
+    if (!isUserEventType(key) || type !== key) {
+      issues.add(
+        InvalidEventDefinitionException,
+        where,
+        `behavior.events key '${key}' holds an event of type '${type}'.`,
+        `Key it by its type: events: { ${type}: ... }.`,
+      );
+      continue;
+    }
+    events.set(type, toEventDefinition(reference));
+  }
+  for (const type of eventTypes) if (!events.has(type)) events.set(type, toEventDefinition(type));
+  return events;
+}
+
+function contextFactory(context: MachineConfig['context'], issues: IssueCollector): () => Context {
+  if (isZodSchema(context)) {
+    const schema = context as ZodType<Context>;
+    const probe = schema.safeParse({});
+    if (!probe.success || !isPlainObject(probe.data)) {
+      const detail = probe.success
+        ? 'it does not produce an object'
+        : probe.error.issues
+            .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+            .join('; ');
+      issues.add(
+        InvalidStateConfigException,
+        { path: '', key: 'context' },
+        `the context schema cannot build an initial context from its defaults (${detail}).`,
+        'Give every field a .default(...).',
+      );
+      return () => ({});
+    }
+    return () => schema.parse({});
+  }
+  const initial = isPlainObject(context) ? context : {};
+  return () => structuredClone(initial);
+}
+
+function collectDelegatingStates(tree: StateTree): DelegatingStateInput[] {
+  const states: DelegatingStateInput[] = [];
+  for (const node of tree.nodes) {
+    if (node.delegation === null) continue;
+    states.push({
+      stateId: node.id,
+      path: node.route,
+      forward: node.delegation.forward,
+      child: childSummary(node),
+    });
+  }
+  return states;
+}
+
+/** The child's events when `machine` is a definition already; delegation resolves the rest later. */
+function childSummary(node: StateNode): DelegatingStateInput['child'] {
+  const child = node.delegation?.machine;
+  if (
+    typeof child !== 'object' ||
+    child === null ||
+    (child as { kind?: unknown }).kind !== 'machine'
+  )
+    return null;
+  const definition = child as MachineDefinition;
+  return { id: definition.id, events: definition.events, eventTypes: definition.eventTypes };
+}
+
+function recordTypes(machineId: string): MachineRecordTypes {
+  return Object.freeze({
+    start: `${machineId}.start`,
+    finish: `${machineId}.finish`,
+    entryStart: `${machineId}.entry.start`,
+    entryFinish: `${machineId}.entry.finish`,
+    exitStart: `${machineId}.exit.start`,
+    exitFinish: `${machineId}.exit.finish`,
+    listenEntryStart: `${machineId}.listen.entry.start`,
+    listenEntryFinish: `${machineId}.listen.entry.finish`,
+    listenExitStart: `${machineId}.listen.exit.start`,
+    listenExitFinish: `${machineId}.listen.exit.finish`,
+    listenTransitionStart: `${machineId}.listen.transition.start`,
+    listenTransitionFinish: `${machineId}.listen.transition.finish`,
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * The normalized machine: what `defineMachine` returns and the interpreter reads.
+ */
+import type { ResolvedBehavior } from './behavior-registry.js';
+import type { StateNode } from './state-node.js';
+import type { ComputedFunction, Context, MachineDefinitionBase } from './types.js';
+
+/** History types of machine-level steps, prefixed with the machine id. */
+export interface MachineRecordTypes {
+  readonly start: string;
+  readonly finish: string;
+  readonly entryStart: string;
+  readonly entryFinish: string;
+  readonly exitStart: string;
+  readonly exitFinish: string;
+  readonly listenEntryStart: string;
+  readonly listenEntryFinish: string;
+  readonly listenExitStart: string;
+  readonly listenExitFinish: string;
+  readonly listenTransitionStart: string;
+  readonly listenTransitionFinish: string;
+}
+
+/** `config.listen`, resolved. */
+export interface ListenerDefinitions {
+  readonly entry: readonly ResolvedBehavior[];
+  readonly exit: readonly ResolvedBehavior[];
+  readonly transition: readonly ResolvedBehavior[];
+}
+
+/**
+ * A validated, normalized machine: the base fields every module reads plus the state-node tree
+ * the interpreter walks. Produced by `defineMachine`.
+ */
+export interface MachineDefinition extends MachineDefinitionBase {
+  readonly root: StateNode;
+  /** Every state by full id (`order.submitted`). */
+  readonly idMap: ReadonlyMap<string, StateNode>;
+  readonly listeners: ListenerDefinitions;
+  /** `behavior.computed`, in declaration order. */
+  readonly computed: readonly (readonly [string, ComputedFunction])[];
+  readonly records: MachineRecordTypes;
+  /** A fresh initial context (a copy of `config.context`, or the zod schema's defaults). */
+  createContext(): Context;
+  /**
+   * True when `defineMachine` ran inside `collectDefinitionIssues` and found problems: the
+   * definition is only good for reporting, never for running.
+   */
+  readonly invalid: boolean;
+}

@@ -1,0 +1,163 @@
+/**
+ * The mutable working state of one macrostep: configuration, working context, queues and the
+ * history being written. Created per event, discarded after the result is built.
+ */
+import { MachineNotFoundException, MaxTransitionDepthExceededException } from '../errors.js';
+import type { ResolvedBehavior } from '../definition/behavior-registry.js';
+import type { MachineDefinition } from '../definition/machine-definition.js';
+import type { StateNode } from '../definition/state-node.js';
+import type { BehaviorArgs, Context, EventObject, StateView } from '../definition/types.js';
+import { cloneContext } from './clone-context.js';
+import { HistoryWriter } from './history.js';
+import { LiveStateView } from './state-view.js';
+import type { DeferredEffect, MachineSnapshot, ValidationFailure } from './types.js';
+
+/** Where a macrostep starts from. */
+export interface MacrostepStart {
+  value: string[];
+  leaves: StateNode[];
+  context: Context;
+  sequence: number;
+  /** Epoch milliseconds of the macrostep (one `createdAt` for all its records). */
+  time: number;
+}
+
+export class Macrostep {
+  readonly machineId: string;
+  leaves: StateNode[];
+  value: string[];
+  /** The working context. Shared with the input snapshot until `own()` copies it. */
+  context: Context;
+  /** True once `context` is this macrostep's private copy. */
+  owned = false;
+  /** The event behaviors see: the external event, or the raised event being processed. */
+  event: EventObject;
+  readonly raised: EventObject[] = [];
+  /** Compound and parallel states whose completion (`@done`) is pending. */
+  readonly completed: StateNode[] = [];
+  readonly effects: DeferredEffect[] = [];
+  readonly history: HistoryWriter;
+  private stateView: StateView | null = null;
+  private raiseFunction: ((event: EventObject | string) => void) | null = null;
+  /** Internal steps taken so far (`@always`, `@done`, raised events). */
+  depth = 0;
+  /** A top-level final state was entered. */
+  finished = false;
+  validationFailure: ValidationFailure | null = null;
+
+  constructor(
+    readonly definition: MachineDefinition,
+    readonly id: string,
+    start: MacrostepStart,
+    /** The event that started the macrostep; `@always` and `@done` behaviors see it. */
+    readonly trigger: EventObject,
+  ) {
+    this.machineId = definition.id;
+    this.leaves = start.leaves;
+    this.value = start.value;
+    this.context = start.context;
+    this.event = trigger;
+    this.history = new HistoryWriter(definition.id, id, start.sequence, start.time);
+  }
+
+  /** The state view of behaviors, made on first use (many events run no behavior). */
+  get view(): StateView {
+    return (this.stateView ??= new LiveStateView(this.machineId, this));
+  }
+
+  /** `raise` as handed to behaviors: bound once per macrostep, on first use. */
+  get raise(): (event: EventObject | string) => void {
+    return (this.raiseFunction ??= (event) => this.enqueue(event));
+  }
+
+  /** Records an internal step with the current value. */
+  record(type: string, payload: Record<string, unknown> | null = null): void {
+    this.history.push(type, 'internal', payload, this.value, this.event);
+  }
+
+  /** Makes the working context private before anything may write to it. */
+  own(): void {
+    if (!this.owned) {
+      this.context = cloneContext(this.context);
+      this.owned = true;
+    }
+  }
+
+  argsFor(behavior: ResolvedBehavior): BehaviorArgs {
+    return {
+      context: this.context,
+      event: this.event,
+      state: this.view,
+      params: behavior.params as Record<string, unknown>,
+      machineId: this.machineId,
+      id: this.id,
+      raise: this.raise,
+    };
+  }
+
+  runActions(actions: readonly ResolvedBehavior[]): void {
+    for (const action of actions) {
+      this.own();
+      this.record(action.startType);
+      action.run(this.argsFor(action));
+      this.record(action.finishType);
+    }
+  }
+
+  setLeaves(leaves: StateNode[]): void {
+    this.leaves = leaves;
+    const value = new Array<string>(leaves.length);
+    for (let index = 0; index < leaves.length; index++)
+      value[index] = (leaves[index] as StateNode).id;
+    this.value = value;
+  }
+
+  /** Counts one internal step; throws when `max_transition_depth` is exceeded. */
+  step(eventType: string): void {
+    this.depth += 1;
+    const max = this.definition.options.maxTransitionDepth;
+    if (this.depth > max) {
+      throw new MaxTransitionDepthExceededException(
+        `Machine '${this.machineId}': maximum transition depth of ${max} exceeded at '${this.value.join(', ')}' ` +
+          `while processing '${eventType}' (triggered by '${this.trigger.type}'). ` +
+          `Check for an @always or raise() loop, or raise max_transition_depth.`,
+        { machine: this.machineId, path: this.value.join(','), key: eventType },
+      );
+    }
+  }
+
+  private enqueue(event: EventObject | string): void {
+    const raised: EventObject = typeof event === 'string' ? { type: event } : { ...event };
+    if (raised.actor === undefined) raised.actor = this.trigger.actor ?? null;
+    this.raised.push(raised);
+    this.record(`${this.machineId}.event.${raised.type}.raised`);
+  }
+
+  /** The snapshot after this macrostep (input value and context when a validation guard failed). */
+  snapshot(status: MachineSnapshot['status']): MachineSnapshot {
+    return {
+      machineId: this.machineId,
+      id: this.id,
+      value: this.value,
+      context: this.context,
+      status,
+      sequence: this.history.lastSequence,
+    };
+  }
+}
+
+/** The active leaves of a snapshot value; an unknown id means the snapshot is not this machine's. */
+export function leavesOf(definition: MachineDefinition, value: readonly string[]): StateNode[] {
+  const leaves = new Array<StateNode>(value.length);
+  for (let index = 0; index < value.length; index++) {
+    const node = definition.idMap.get(value[index] as string);
+    if (node === undefined || (node.type !== 'atomic' && node.type !== 'final')) {
+      throw new MachineNotFoundException(
+        `State '${String(value[index])}' does not belong to machine '${definition.id}' (or is not a leaf state).`,
+        { machine: definition.id, key: String(value[index]) },
+      );
+    }
+    leaves[index] = node;
+  }
+  return leaves;
+}

@@ -1,0 +1,115 @@
+/**
+ * The macrostep loop shared by `initialize` and `transition`: after the first microstep, settle
+ * completions (`@done`), then `@always`, then raised events one at a time (rule 4), until nothing
+ * is left or the machine finished.
+ */
+import { NoTransitionDefinitionFoundException } from '../errors.js';
+import type { StateNode } from '../definition/state-node.js';
+import type { EventObject } from '../definition/types.js';
+import type { Macrostep } from './macrostep-context.js';
+import { isInFinalState, runMicrostep } from './microstep.js';
+import { selectCompletion, selectTransitions } from './select-transitions.js';
+import type { MacrostepResult, MachineSnapshot } from './types.js';
+
+const ALWAYS = '@always';
+const DONE = '@done';
+
+/**
+ * Selects and runs the transitions of one event. Throws NoTransitionDefinitionFoundException when
+ * no active state (nor an ancestor) handles it; a failed ordinary guard is not an error. An
+ * unhandled event is where forwarding to a running child (delegation) will be tried first.
+ */
+export function processEvent(macrostep: Macrostep, event: EventObject): void {
+  const selection = selectTransitions(macrostep, event.type);
+  if (selection.kind === 'unhandled') throw noTransition(macrostep, event.type);
+  if (selection.kind === 'selected' && selection.selected.length > 0)
+    runMicrostep(macrostep, selection.selected);
+}
+
+/** Runs internal steps until the configuration is stable. */
+export function settle(macrostep: Macrostep): void {
+  while (!macrostep.finished && macrostep.validationFailure === null) {
+    const completed = macrostep.completed.shift();
+    if (completed !== undefined) {
+      const handler = completed.doneHandler;
+      if (handler === null || !isStillComplete(macrostep, completed)) continue;
+      macrostep.step(DONE);
+      macrostep.event = macrostep.trigger;
+      const selection = selectCompletion(macrostep, handler);
+      if (selection.kind === 'selected' && selection.selected.length > 0)
+        runMicrostep(macrostep, selection.selected);
+      continue;
+    }
+    if (macrostep.leaves.some((leaf) => leaf.hasAlways)) {
+      // @always behaviors see the event that started the macrostep (rule 3).
+      macrostep.event = macrostep.trigger;
+      const selection = selectTransitions(macrostep, ALWAYS);
+      if (selection.kind === 'selected' && selection.selected.length > 0) {
+        macrostep.step(ALWAYS);
+        runMicrostep(macrostep, selection.selected);
+        continue;
+      }
+      if (selection.kind === 'rejected') return;
+    }
+    const raised = macrostep.raised.shift();
+    if (raised === undefined) return;
+    macrostep.step(raised.type);
+    macrostep.event = raised;
+    macrostep.history.push(
+      raised.type,
+      'internal',
+      raised.payload ?? null,
+      macrostep.value,
+      raised,
+    );
+    processEvent(macrostep, raised);
+  }
+}
+
+function isStillComplete(macrostep: Macrostep, state: StateNode): boolean {
+  return (
+    macrostep.leaves.some((leaf) => leaf.ancestors[state.depth] === state) &&
+    isInFinalState(state, macrostep.leaves)
+  );
+}
+
+/** Finishes the macrostep: root exit and `<m>.finish` when done, then the result. */
+export function finishMacrostep(
+  macrostep: Macrostep,
+  input: MachineSnapshot | null,
+): MacrostepResult {
+  const { definition } = macrostep;
+  if (macrostep.validationFailure !== null && input !== null) {
+    macrostep.value = input.value;
+    macrostep.context = input.context;
+  }
+  let status: MachineSnapshot['status'] = 'active';
+  if (macrostep.finished && macrostep.validationFailure === null) {
+    status = 'done';
+    if (definition.root.exit.length > 0) {
+      macrostep.record(definition.records.exitStart);
+      macrostep.runActions(definition.root.exit);
+      macrostep.record(definition.records.exitFinish);
+    }
+    macrostep.record(definition.records.finish);
+  }
+  macrostep.history.seal(macrostep.context);
+  return {
+    snapshot: macrostep.snapshot(status),
+    history: macrostep.history.records,
+    validationFailure: macrostep.validationFailure,
+    effects: macrostep.effects,
+  };
+}
+
+export function noTransition(
+  macrostep: Macrostep,
+  eventType: string,
+): NoTransitionDefinitionFoundException {
+  const state = macrostep.value.join(', ');
+  return new NoTransitionDefinitionFoundException(
+    `Machine '${macrostep.machineId}': no transition for event '${eventType}' in the current state ('${state}') ` +
+      `or its ancestors. Add on: { ${eventType}: ... } to one of them, or send an event listed in availableEvents.`,
+    { machine: macrostep.machineId, path: state, key: eventType },
+  );
+}

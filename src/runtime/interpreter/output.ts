@@ -1,0 +1,80 @@
+/**
+ * What a response shows as `output`: an endpoint output, else the current state's output up the
+ * ancestors, else the context with computed values.
+ */
+import type { MachineDefinition } from '../definition/machine-definition.js';
+import type { StateNode } from '../definition/state-node.js';
+import type { Context, EventObject, OutputDefinition } from '../definition/types.js';
+import { leavesOf } from './macrostep-context.js';
+import { LiveStateView } from './state-view.js';
+import type { MachineSnapshot } from './types.js';
+
+/**
+ * The context plus `behavior.computed` values: what responses show by default. Computed values
+ * are never part of `snapshot.context` (they are not persisted).
+ *
+ * @example responseContext(orderMachine, snapshot) // { total: 100, isLarge: false }
+ */
+export function responseContext(definition: MachineDefinition, snapshot: MachineSnapshot): Context {
+  if (definition.computed.length === 0) return { ...snapshot.context };
+  const result: Context = { ...snapshot.context };
+  for (const [name, compute] of definition.computed)
+    result[name] = compute({ context: snapshot.context });
+  return result;
+}
+
+/** Options of `resolveOutput`. */
+export interface ResolveOutputOptions {
+  /** The event output behaviors see (default `{ type: '<m>.output' }`). */
+  event?: EventObject;
+}
+
+/**
+ * Resolves the output of a snapshot: `output` when given (an endpoint's), else the state output
+ * (current atomic state, then its ancestors; in a parallel configuration the parallel state's own
+ * output), else `responseContext`. A key list filters context + computed values (missing keys are
+ * dropped); an output behavior gets `{ context, event, state, params, machineId, id }` and must
+ * treat them as read-only.
+ *
+ * @example resolveOutput(orderMachine, snapshot, { kind: 'keys', keys: ['total'] }) // { total: 100 }
+ */
+export function resolveOutput(
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+  output?: OutputDefinition | null,
+  options: ResolveOutputOptions = {},
+): unknown {
+  const chosen = output ?? stateOutput(definition, leavesOf(definition, snapshot.value));
+  const context = responseContext(definition, snapshot);
+  if (chosen === null) return context;
+  if (chosen.kind === 'keys') {
+    const filtered: Context = {};
+    for (const key of chosen.keys) if (Object.hasOwn(context, key)) filtered[key] = context[key];
+    return filtered;
+  }
+  return chosen.run({
+    context,
+    event: options.event ?? { type: `${definition.id}.output` },
+    state: new LiveStateView(definition.id, snapshot),
+    params: chosen.params,
+    machineId: definition.id,
+    id: snapshot.id,
+    // Outputs describe a state; raising from them has nowhere to go.
+    raise: () => undefined,
+  });
+}
+
+function stateOutput(
+  definition: MachineDefinition,
+  leaves: readonly StateNode[],
+): OutputDefinition | null {
+  const first = leaves[0];
+  if (first === undefined) return null;
+  const parallel = first.ancestors.find((ancestor) => ancestor.type === 'parallel');
+  if (parallel !== undefined) return parallel.output;
+  for (let depth = first.depth; depth >= 0; depth--) {
+    const output = first.ancestors[depth]?.output;
+    if (output !== undefined && output !== null) return output;
+  }
+  return null;
+}
