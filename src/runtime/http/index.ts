@@ -1,2 +1,67 @@
-// Public surface of http/ (re-exported by src/runtime/index.ts).
-export {};
+/**
+ * Public surface of http/ (re-exported by src/runtime/index.ts): route planning shared with
+ * the generator, the framework-neutral request lifecycle, and the Fastify / Express adapters.
+ */
+export type {
+  EndpointRequest,
+  EndpointResponse,
+  HttpLogger,
+  ModelBinder,
+  PlannedRoute,
+  RegistrationOptions,
+  RouteBinding,
+  RouteHandler,
+  RouteHandlerKind,
+  RouteOutput,
+} from './types.js';
+export {
+  planRoutes,
+  planRegistration,
+  type PlannableDefinition,
+  type RegistrationPlan,
+} from './plan-routes.js';
+export {
+  validateRegistration,
+  validateRouteNames,
+  type RegistrationContext,
+} from './validate-registration.js';
+export { MachineRouter, type MachineRouterOptions, type MountedRoute } from './machine-router.js';
+export { createRouteHandler, type HttpServices } from './request-lifecycle.js';
+export { defineEndpointAction, type EndpointActionConfig } from './endpoint-action.js';
+export {
+  parseMiddlewareName,
+  type Middleware,
+  type MiddlewareReference,
+  type MiddlewareRegistry,
+} from './middleware-registry.js';
+export {
+  tableModelBinder,
+  type TableModelBinderOptions,
+  type TableRecord,
+} from './model-binder.js';
+export {
+  consoleLogger,
+  createdEnvelope,
+  errorResponse,
+  errorToResponse,
+  HttpError,
+  machineEnvelope,
+  validationResponse,
+  type MachineEnvelopeData,
+} from './responses.js';
+export {
+  fieldErrorsFromIssues,
+  validatePayload,
+  validationErrorBody,
+  type ValidationErrorBody,
+} from './validation-errors.js';
+export { DEFAULT_BODY_LIMIT, parseJsonBody, parseQueryString } from './request-parsing.js';
+export { endpointUriFor, modelParamName, routeNameFor, toColonPath } from './uri.js';
+export { mountFastify, fastifyHandler, type FastifyMountOptions } from './adapters/fastify.js';
+export {
+  mountExpress,
+  expressHandler,
+  jsonBody,
+  type ExpressMountOptions,
+} from './adapters/express.js';
+export type { MountOptions, MountSource } from './adapters/shared.js';

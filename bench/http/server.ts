@@ -1,0 +1,218 @@
+/**
+ * One benchmark server process: `tsx bench/http/server.ts <fastify|express> <store url>`.
+ * Prints `READY <port>` when listening. Routes:
+ * - POST /raw/increment                      the framework answering the same JSON, nothing else
+ * - POST /quotes/increment                   machine-routes, stateless
+ * - POST /counters/create, /counters/{id}/increment   machine-routes, machineId-bound
+ * - POST /hw/create, /hw/{id}/increment      (Fastify only) the hand-written baseline:
+ *   Fastify + XState v5 + better-sqlite3 (or pg), load the current-state row, restore the
+ *   actor, send, insert the history rows and upsert the current state in one transaction.
+ */
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { ulid } from 'ulidx';
+import { createActor } from 'xstate';
+import { mountExpress } from '../../src/runtime/http/adapters/express.js';
+import { mountFastify } from '../../src/runtime/http/adapters/fastify.js';
+import { MachineRouter } from '../../src/runtime/http/machine-router.js';
+import { MachineRuntime } from '../../src/runtime/persistence/machine-runtime.js';
+import { openStore } from '../../src/runtime/persistence/open-store.js';
+import { PostgresStore } from '../../src/runtime/persistence/postgres-store.js';
+import { SqliteStore } from '../../src/runtime/persistence/sqlite-store.js';
+import { counterMachine, envelope, IncrementPayload, xstateCounter } from './machines.js';
+
+const [framework, storeUrl] = process.argv.slice(2) as ['fastify' | 'express', string];
+const store = await openStore(storeUrl, { migrate: true });
+const router = new MachineRouter({
+  runtime: new MachineRuntime({ store }),
+  logger: { error: () => {} },
+});
+router.register(counterMachine, { prefix: 'counters', create: true, machineIdFor: ['INCREMENT'] });
+router.register(counterMachine, { prefix: 'quotes', name: 'quote' });
+const raw = envelope('01J0000000000000000000RAW0', 1);
+
+let port: number;
+if (framework === 'fastify') {
+  const app = Fastify({ logger: false });
+  app.post('/raw/increment', async () => raw);
+  if (store instanceof SqliteStore) handWritten(app, store);
+  if (store instanceof PostgresStore) await handWrittenPostgres(app, store);
+  await mountFastify(app, router);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  port = (app.server.address() as AddressInfo).port;
+} else {
+  const app = express();
+  app.post('/raw/increment', express.json(), (_request, response) => {
+    response.json(raw);
+  });
+  mountExpress(app, router);
+  port = await new Promise<number>((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () =>
+      resolve((server.address() as AddressInfo).port),
+    );
+  });
+}
+process.stdout.write(`READY ${port}\n`);
+
+/** The hand-written baseline, on the same SQLite file and pragmas (WAL, synchronous NORMAL). */
+function handWritten(app: FastifyInstance, sqlite: SqliteStore): void {
+  const db = sqlite.database;
+  db.exec(`CREATE TABLE IF NOT EXISTS hw_current_states (id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, seq INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS hw_events (id TEXT PRIMARY KEY, root_id TEXT NOT NULL, seq INTEGER NOT NULL,
+      type TEXT NOT NULL, payload TEXT, context TEXT, created_at TEXT NOT NULL);
+    CREATE UNIQUE INDEX IF NOT EXISTS hw_events_root_seq ON hw_events (root_id, seq);`);
+  const load = db.prepare('SELECT snapshot, seq FROM hw_current_states WHERE id = ?');
+  const insertEvent = db.prepare(
+    'INSERT INTO hw_events (id, root_id, seq, type, payload, context, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const upsert = db.prepare(
+    `INSERT INTO hw_current_states (id, snapshot, seq) VALUES (?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, seq = excluded.seq`,
+  );
+  const commit = db.transaction(
+    (
+      id: string,
+      seq: number,
+      payload: string | null,
+      snapshot: { context: unknown },
+      type: string,
+    ) => {
+      const now = new Date().toISOString();
+      // The external event, then the transition record carrying the context restore reads.
+      insertEvent.run(ulid(), id, seq + 1, type, payload, null, now);
+      insertEvent.run(
+        ulid(),
+        id,
+        seq + 2,
+        'counter.transition',
+        null,
+        JSON.stringify(snapshot.context),
+        now,
+      );
+      upsert.run(id, JSON.stringify(snapshot), seq + 2);
+    },
+  );
+  app.post('/hw/create', async (_request, reply) => {
+    const actor = createActor(xstateCounter).start();
+    const snapshot = actor.getPersistedSnapshot() as unknown as { context: { count: number } };
+    actor.stop();
+    const id = ulid();
+    commit.immediate(id, 0, null, snapshot, 'counter.start');
+    return reply
+      .code(201)
+      .send({ data: { id, state: ['counter.active'], output: snapshot.context } });
+  });
+  app.post<{ Params: { id: string }; Body: { payload?: unknown } }>(
+    '/hw/:id/increment',
+    async (request, reply) => {
+      const parsed = IncrementPayload.safeParse(request.body?.payload);
+      if (!parsed.success) return reply.code(422).send({ message: 'Invalid payload.' });
+      const row = load.get(request.params.id) as { snapshot: string; seq: number } | undefined;
+      if (!row) return reply.code(404).send({ message: 'Machine not found.' });
+      const actor = createActor(xstateCounter, { snapshot: JSON.parse(row.snapshot) }).start();
+      actor.send({ type: 'INCREMENT', by: parsed.data.by });
+      const snapshot = actor.getPersistedSnapshot() as unknown as { context: { count: number } };
+      actor.stop();
+      commit.immediate(
+        request.params.id,
+        row.seq,
+        JSON.stringify(parsed.data),
+        snapshot,
+        'INCREMENT',
+      );
+      return envelope(request.params.id, snapshot.context.count);
+    },
+  );
+}
+
+/**
+ * The hand-written baseline on PostgreSQL (same server, schema and pool settings as the
+ * store): the current-state row is locked with FOR UPDATE inside the one transaction, the
+ * idiomatic PostgreSQL way to serialize writers of one instance.
+ */
+async function handWrittenPostgres(app: FastifyInstance, postgres: PostgresStore): Promise<void> {
+  const pool = postgres.pool;
+  await pool.query(`CREATE TABLE IF NOT EXISTS hw_current_states (id TEXT PRIMARY KEY, snapshot JSON NOT NULL, seq INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS hw_events (id TEXT PRIMARY KEY, root_id TEXT NOT NULL, seq INTEGER NOT NULL,
+      type TEXT NOT NULL, payload JSON, context JSON, created_at TIMESTAMPTZ NOT NULL);
+    CREATE UNIQUE INDEX IF NOT EXISTS hw_events_root_seq ON hw_events (root_id, seq);`);
+  const commit = async (
+    id: string,
+    step: (
+      row: { snapshot: unknown; seq: number } | null,
+    ) => { snapshot: { context: unknown }; type: string; payload: string | null } | null,
+  ) => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ snapshot: unknown; seq: number }>(
+        'SELECT snapshot, seq FROM hw_current_states WHERE id = $1 FOR UPDATE',
+        [id],
+      );
+      const result = step(rows[0] ?? null);
+      if (result === null) {
+        await client.query('ROLLBACK');
+        return null;
+      }
+      const seq = rows[0]?.seq ?? 0;
+      const now = new Date();
+      await client.query(
+        `INSERT INTO hw_events (id, root_id, seq, type, payload, context, created_at)
+         VALUES ($1, $2, $3, $4, $5, NULL, $6), ($7, $2, $8, 'counter.transition', NULL, $9, $6)`,
+        [
+          ulid(),
+          id,
+          seq + 1,
+          result.type,
+          result.payload,
+          now,
+          ulid(),
+          seq + 2,
+          JSON.stringify(result.snapshot.context),
+        ],
+      );
+      await client.query(
+        `INSERT INTO hw_current_states (id, snapshot, seq) VALUES ($1, $2, $3)
+         ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, seq = excluded.seq`,
+        [id, JSON.stringify(result.snapshot), seq + 2],
+      );
+      await client.query('COMMIT');
+      return result.snapshot;
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+  app.post('/hw/create', async (_request, reply) => {
+    const id = ulid();
+    const snapshot = await commit(id, () => {
+      const actor = createActor(xstateCounter).start();
+      const persisted = actor.getPersistedSnapshot() as unknown as { context: { count: number } };
+      actor.stop();
+      return { snapshot: persisted, type: 'counter.start', payload: null };
+    });
+    return reply
+      .code(201)
+      .send({ data: { id, state: ['counter.active'], output: snapshot?.context } });
+  });
+  app.post<{ Params: { id: string }; Body: { payload?: unknown } }>(
+    '/hw/:id/increment',
+    async (request, reply) => {
+      const parsed = IncrementPayload.safeParse(request.body?.payload);
+      if (!parsed.success) return reply.code(422).send({ message: 'Invalid payload.' });
+      const snapshot = await commit(request.params.id, (row) => {
+        if (row === null) return null;
+        const actor = createActor(xstateCounter, { snapshot: row.snapshot as never }).start();
+        actor.send({ type: 'INCREMENT', by: parsed.data.by });
+        const persisted = actor.getPersistedSnapshot() as unknown as { context: { count: number } };
+        actor.stop();
+        return { snapshot: persisted, type: 'INCREMENT', payload: JSON.stringify(parsed.data) };
+      });
+      if (snapshot === null) return reply.code(404).send({ message: 'Machine not found.' });
+      return envelope(request.params.id, (snapshot.context as { count: number }).count);
+    },
+  );
+}

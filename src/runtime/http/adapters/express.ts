@@ -1,0 +1,170 @@
+/**
+ * Express adapter: mounts a router's planned routes on an application through one
+ * `express.Router`, with the same body rules as the Fastify adapter (the layer's own JSON
+ * parser, 400/413/415, `__proto__` keys dropped) and the layer's JSON error bodies.
+ */
+import express, {
+  type Express,
+  type NextFunction,
+  type RequestHandler,
+  type Request,
+  type Response,
+  type Router,
+} from 'express';
+import type { EndpointResponse } from '../../definition/types.js';
+import { consoleLogger, errorResponse, errorToResponse, HttpError } from '../responses.js';
+import { isJsonContentType, parseJsonBody, parseQueryString } from '../request-parsing.js';
+import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
+import { toColonPath } from '../uri.js';
+import {
+  allowHeader,
+  methodsByPath,
+  neutralHeaders,
+  rawQuery,
+  sourceRoutes,
+  type MountOptions,
+  type MountSource,
+} from './shared.js';
+
+/** Options of {@link mountExpress}. */
+export interface ExpressMountOptions extends MountOptions {
+  logger?: HttpLogger;
+}
+
+const parents = new WeakMap<Express | Router, Router>();
+
+/**
+ * Mounts every route of `source` on `app`. May be called once per registration: every call
+ * adds to one router mounted on the app's first call. With `notFound` (default, read on the
+ * first call), a JSON 404 follows that router, so routes the application adds after the first
+ * call are shadowed: add them before, or pass `notFound: false` and handle 404s yourself.
+ *
+ * @example
+ * const app = express();
+ * mountExpress(app, router);
+ * app.listen(3000);
+ */
+export function mountExpress(
+  app: Express | Router,
+  source: MountSource,
+  options: ExpressMountOptions = {},
+): Router {
+  const { routes, bodyLimit } = sourceRoutes(source);
+  const logger = options.logger ?? consoleLogger;
+  const router = express.Router();
+  const readBody = jsonBody(bodyLimit);
+  for (const { route, handler } of routes) {
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    router[method](toColonPath(route.path), readBody, expressHandler(handler));
+  }
+  for (const { path, allowed, refused } of methodsByPath(routes)) {
+    if (refused.length === 0) continue;
+    const allow = allowHeader(allowed);
+    router.all(toColonPath(path), (_request, response) => {
+      sendResponse(response, errorResponse(405, 'Method Not Allowed.', { headers: { allow } }));
+    });
+  }
+  router.use((error: unknown, request: Request, response: Response, next: NextFunction) => {
+    if (response.headersSent) return next(error);
+    sendResponse(
+      response,
+      errorToResponse(error, logger, request.route?.path as string | undefined),
+    );
+  });
+  // One parent router per app, mounted once and followed by the 404: routes of later calls go
+  // into it, so they still come before the 404 (Express matches in registration order).
+  let parent = parents.get(app);
+  if (parent === undefined) {
+    parent = express.Router();
+    parents.set(app, parent);
+    app.use(parent);
+    if (options.notFound !== false) {
+      app.use((_request: Request, response: Response) =>
+        sendResponse(response, errorResponse(404, 'Not Found.')),
+      );
+    }
+  }
+  parent.use(router);
+  return router;
+}
+
+/**
+ * Wraps a neutral handler as an Express handler (expects `request.body` parsed as by
+ * {@link jsonBody}). The building block of generated per-route Express code.
+ */
+export function expressHandler(handler: RouteHandler): RequestHandler {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    handler(toEndpointRequest(request)).then((result) => sendResponse(response, result), next);
+  };
+}
+
+/** The neutral request of an Express request. */
+export function toEndpointRequest(request: Request): EndpointRequest {
+  return {
+    method: request.method.toUpperCase(),
+    params: { ...(request.params as Record<string, string>) },
+    query: parseQueryString(rawQuery(request.originalUrl)),
+    body: (request as { body?: unknown }).body,
+    headers: neutralHeaders(request.headers),
+  };
+}
+
+/**
+ * Reads and parses a JSON body with a byte limit: 413 over the limit (checked against
+ * Content-Length first, then while streaming), 415 for a body that is not JSON, 400 for
+ * malformed JSON. A request without a body passes with `body` undefined.
+ */
+export function jsonBody(limit: number): RequestHandler {
+  return (request: Request, _response: Response, next: NextFunction): void => {
+    const length = request.headers['content-length'];
+    const hasBody =
+      (length !== undefined && length !== '0') ||
+      request.headers['transfer-encoding'] !== undefined;
+    (request as { body?: unknown }).body = undefined;
+    if (!hasBody) return next();
+    if (!isJsonContentType(request.headers['content-type'])) {
+      request.resume();
+      return next(new HttpError(415, 'Unsupported Media Type: send application/json.'));
+    }
+    if (length !== undefined && Number(length) > limit) {
+      request.resume();
+      return next(new HttpError(413, 'Request body is too large.'));
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    request.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        next(new HttpError(413, 'Request body is too large.'));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      if (failed) return;
+      try {
+        (request as { body?: unknown }).body = parseJsonBody(
+          Buffer.concat(chunks).toString('utf8'),
+        );
+        next();
+      } catch (error) {
+        next(error);
+      }
+    });
+    request.on('error', (error) => {
+      if (!failed) {
+        failed = true;
+        next(new HttpError(400, `Request body could not be read: ${error.message}`));
+      }
+    });
+  };
+}
+
+function sendResponse(response: Response, result: EndpointResponse): void {
+  response.status(result.status);
+  if (result.headers) response.set(result.headers);
+  response.json(result.body);
+}

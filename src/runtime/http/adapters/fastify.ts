@@ -1,0 +1,154 @@
+/**
+ * Fastify adapter: mounts a router's planned routes on an application, inside an
+ * encapsulated plugin so that its JSON parser and error handler touch only these routes.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EndpointResponse } from '../../definition/types.js';
+import { errorResponse, errorToResponse, HttpError, consoleLogger } from '../responses.js';
+import { parseJsonBody, parseQueryString } from '../request-parsing.js';
+import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
+import { toColonPath } from '../uri.js';
+import {
+  allowHeader,
+  methodsByPath,
+  neutralHeaders,
+  rawQuery,
+  sourceRoutes,
+  type MountOptions,
+  type MountSource,
+} from './shared.js';
+
+/** Options of {@link mountFastify}. */
+export interface FastifyMountOptions extends MountOptions {
+  /** Where errors of request parsing that are not the client's are logged. */
+  logger?: HttpLogger;
+}
+
+const withNotFound = new WeakSet<FastifyInstance>();
+
+/**
+ * Mounts every route of `source` on `app`. Await it (or `app.ready()`) before listening.
+ *
+ * Bodies are parsed by the layer's own JSON parser (400 malformed, 413 over the limit, 415
+ * other content types, `__proto__` keys dropped) and every error body is the layer's JSON.
+ *
+ * @example
+ * const app = Fastify();
+ * await mountFastify(app, router);
+ * await app.listen({ port: 3000 });
+ */
+export async function mountFastify(
+  app: FastifyInstance,
+  source: MountSource,
+  options: FastifyMountOptions = {},
+): Promise<void> {
+  const { routes, bodyLimit } = sourceRoutes(source);
+  const logger = options.logger ?? consoleLogger;
+  await app.register(async (scope) => {
+    // Encapsulated: these parsers and this error handler apply to the routes below only.
+    scope.removeAllContentTypeParsers();
+    const parseJson = (
+      _request: FastifyRequest,
+      body: string,
+      done: (error: Error | null, body?: unknown) => void,
+    ) => {
+      try {
+        done(null, parseJsonBody(body));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    };
+    scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, parseJson);
+    scope.addContentTypeParser(
+      /^application\/[^;]+\+json$/,
+      { parseAs: 'string', bodyLimit },
+      parseJson,
+    );
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      void sendResponse(reply, fastifyErrorResponse(error, logger, request.routeOptions.url));
+    });
+    for (const { route, handler } of routes) {
+      scope.route({
+        method: route.method,
+        url: toColonPath(route.path),
+        bodyLimit,
+        handler: fastifyHandler(handler),
+      });
+    }
+    // 405 with Allow for the other methods of a known path (Fastify answers 404 otherwise).
+    for (const { path, allowed, refused } of methodsByPath(routes)) {
+      if (refused.length === 0) continue;
+      const allow = allowHeader(allowed);
+      scope.route({
+        method: refused,
+        url: toColonPath(path),
+        handler: async (_request, reply) =>
+          sendResponse(reply, errorResponse(405, 'Method Not Allowed.', { headers: { allow } })),
+      });
+    }
+  });
+  if (options.notFound !== false && !withNotFound.has(app)) {
+    // Fastify accepts one not-found handler per instance: set it on the first mount only.
+    withNotFound.add(app);
+    app.setNotFoundHandler((_request, reply) =>
+      sendResponse(reply, errorResponse(404, 'Not Found.')),
+    );
+  }
+}
+
+/**
+ * Wraps a neutral handler as a Fastify route handler: the building block of generated code
+ * that mounts routes one by one (`app.route({ method, url, handler: fastifyHandler(h) })`).
+ * Use it inside a scope prepared by {@link mountFastify} or with equivalent body parsing.
+ */
+export function fastifyHandler(
+  handler: RouteHandler,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
+    sendResponse(reply, await handler(toEndpointRequest(request)));
+}
+
+/** The neutral request of a Fastify request. */
+export function toEndpointRequest(request: FastifyRequest): EndpointRequest {
+  return {
+    method: request.method.toUpperCase(),
+    params: { ...(request.params as Record<string, string>) },
+    // Parsed here, not by Fastify's querystring parser, for the bracket form (`payload[k]=`).
+    query: parseQueryString(rawQuery(request.raw.url)),
+    body: request.body,
+    headers: neutralHeaders(request.headers),
+  };
+}
+
+function sendResponse(reply: FastifyReply, response: EndpointResponse): FastifyReply {
+  reply.code(response.status);
+  if (response.headers) reply.headers(response.headers);
+  return reply.send(response.body);
+}
+
+/** Maps Fastify's request-parsing errors to the layer's bodies; anything else is a 500. */
+function fastifyErrorResponse(
+  error: FastifyError,
+  logger: HttpLogger,
+  route: string | undefined,
+): EndpointResponse {
+  if (error instanceof HttpError) return errorToResponse(error, logger, route);
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errorResponse(413, 'Request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return errorResponse(415, 'Unsupported Media Type: send application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errorResponse(400, 'Malformed request body.');
+    default:
+      if (
+        typeof error.statusCode === 'number' &&
+        error.statusCode >= 400 &&
+        error.statusCode < 500
+      ) {
+        return errorResponse(error.statusCode, error.message);
+      }
+      return errorToResponse(error, logger, route);
+  }
+}

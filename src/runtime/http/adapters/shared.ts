@@ -1,0 +1,72 @@
+/**
+ * What both adapters share: the mounted-route source, 405 bookkeeping and the conversion of
+ * a neutral response into status, headers and body.
+ */
+import type { HttpMethod } from '../../definition/types.js';
+import type { MachineRouter, MountedRoute } from '../machine-router.js';
+import { DEFAULT_BODY_LIMIT } from '../request-parsing.js';
+
+/** What an adapter mounts: a router, or routes plus the body limit. */
+export type MountSource = MachineRouter | { routes: readonly MountedRoute[]; bodyLimit?: number };
+
+/** Options shared by `mountFastify` and `mountExpress`. */
+export interface MountOptions {
+  /**
+   * Answer unknown routes with the layer's JSON 404 `{ message: 'Not Found.' }`
+   * (default true). Turn it off when the application has its own not-found handling.
+   */
+  notFound?: boolean;
+}
+
+const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+export function sourceRoutes(source: MountSource): {
+  routes: readonly MountedRoute[];
+  bodyLimit: number;
+} {
+  return { routes: source.routes, bodyLimit: source.bodyLimit ?? DEFAULT_BODY_LIMIT };
+}
+
+/**
+ * For every planned path, the methods it answers and the ones it must refuse with 405.
+ * Paths that differ only in parameter names (`/{machineId}/x`, `/{order}/x`) are one path to
+ * the router, so they are grouped; the first planned spelling is the one the 405 route uses.
+ */
+export function methodsByPath(
+  routes: readonly MountedRoute[],
+): { path: string; allowed: HttpMethod[]; refused: HttpMethod[] }[] {
+  const byShape = new Map<string, { path: string; methods: Set<HttpMethod> }>();
+  for (const { route } of routes) {
+    const shape = route.path.replace(/\{[^}]+\}/g, '{}');
+    const group = byShape.get(shape) ?? { path: route.path, methods: new Set<HttpMethod>() };
+    group.methods.add(route.method);
+    byShape.set(shape, group);
+  }
+  return [...byShape.values()].map(({ path, methods }) => ({
+    path,
+    allowed: METHODS.filter((method) => methods.has(method)),
+    refused: METHODS.filter((method) => !methods.has(method)),
+  }));
+}
+
+/** The `Allow` header of a path: its methods, plus HEAD where GET is served. */
+export function allowHeader(allowed: readonly HttpMethod[]): string {
+  return (allowed.includes('GET') ? [...allowed, 'HEAD'] : [...allowed]).join(', ');
+}
+
+/** Node's header object in the neutral form: lower-case names, one string per header. */
+export function neutralHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string | undefined> {
+  const result: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return result;
+}
+
+/** The query string of a raw request URL, without the `?`. */
+export function rawQuery(url: string | undefined): string {
+  const index = (url ?? '').indexOf('?');
+  return index === -1 ? '' : (url ?? '').slice(index + 1);
+}

@@ -1,0 +1,86 @@
+/**
+ * Endpoint actions: lifecycle hooks around one endpoint (`before`, `after`, `onException`),
+ * the TypeScript form of the spec's MachineEndpointAction subclasses.
+ */
+import type {
+  EndpointActionArgs,
+  EndpointActionDefinition,
+  EndpointResponse,
+} from '../definition/types.js';
+
+/** What users pass to {@link defineEndpointAction}. Every hook is optional. */
+export interface EndpointActionConfig {
+  /** Shown in plans and logs; defaults to the key it is registered under, else `'anonymous'`. */
+  name?: string;
+  /** Runs before the event is sent, with the pre-transition state; may call `abort`. */
+  before?(args: EndpointActionArgs): void | Promise<void>;
+  /** Runs after a successful send, with the post-transition state. */
+  after?(args: EndpointActionArgs): void | Promise<void>;
+  /**
+   * Runs when sending throws (not on lock contention nor on validation failures). Return a
+   * response to answer with it, or `null`/`undefined` to re-throw.
+   */
+  onException?(
+    error: unknown,
+    args: EndpointActionArgs,
+  ): EndpointResponse | null | undefined | Promise<EndpointResponse | null | undefined>;
+}
+
+/**
+ * Defines an endpoint action.
+ *
+ * @example
+ * export const AuditAction = defineEndpointAction({
+ *   name: 'audit',
+ *   before: ({ headers, abort }) => { if (!headers['x-tenant']) abort(403, 'Tenant required.'); },
+ * });
+ */
+export function defineEndpointAction(config: EndpointActionConfig): EndpointActionDefinition {
+  return toEndpointAction(config, config.name ?? 'anonymous');
+}
+
+const HOOKS = ['before', 'after', 'onException'] as const;
+
+/**
+ * Accepts what may stand where an endpoint action is expected: a definition, a plain object
+ * of hooks (an inline `behavior.endpointActions` entry), or a class whose instances have the
+ * hooks. Returns `null` for anything else so the caller can report it.
+ */
+export function asEndpointAction(value: unknown, name: string): EndpointActionDefinition | null {
+  if (isRecord(value) && value.kind === 'endpointAction')
+    return value as unknown as EndpointActionDefinition;
+  if (typeof value === 'function') {
+    const proto: unknown = value.prototype;
+    if (!isRecord(proto) || !HOOKS.some((hook) => typeof proto[hook] === 'function')) return null;
+    // A class: one instance per definition, like behavior classes.
+    const instance = new (value as new () => Record<string, unknown>)();
+    return toEndpointAction(
+      instance as EndpointActionConfig,
+      (value as { name: string }).name || name,
+    );
+  }
+  if (!isRecord(value)) return null;
+  const keys = Object.keys(value).filter((key) => key !== 'name');
+  if (keys.length === 0 || !keys.every((key) => (HOOKS as readonly string[]).includes(key)))
+    return null;
+  if (!keys.every((key) => typeof value[key] === 'function')) return null;
+  return toEndpointAction(
+    value as EndpointActionConfig,
+    typeof value.name === 'string' ? value.name : name,
+  );
+}
+
+function toEndpointAction(config: EndpointActionConfig, name: string): EndpointActionDefinition {
+  // Bound so that class-based actions keep `this`; frozen because definitions are shared.
+  return Object.freeze({
+    kind: 'endpointAction' as const,
+    name,
+    ...(config.before ? { before: config.before.bind(config) } : {}),
+    ...(config.after ? { after: config.after.bind(config) } : {}),
+    ...(config.onException ? { onException: config.onException.bind(config) } : {}),
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}

@@ -1,0 +1,132 @@
+/**
+ * `MachineRouter`: registrations in, a framework-neutral route table out. Adapters
+ * (`mountFastify`, `mountExpress`) mount its routes; generated code mounts pre-planned routes
+ * through the same object, so both paths share one lifecycle.
+ */
+import { throwIfAny } from '../errors.js';
+import { availableEvents, initialize, resolveOutput } from '../interpreter/index.js';
+import type { MachineDefinition } from '../definition/index.js';
+import type { MachineInstances } from '../persistence/types.js';
+import type { MiddlewareRegistry } from './middleware-registry.js';
+import { planRegistration } from './plan-routes.js';
+import { createRouteHandler, type HttpServices } from './request-lifecycle.js';
+import { consoleLogger } from './responses.js';
+import { DEFAULT_BODY_LIMIT } from './request-parsing.js';
+import type {
+  HttpLogger,
+  ModelBinder,
+  PlannedRoute,
+  RegistrationOptions,
+  RouteHandler,
+} from './types.js';
+import { validateRouteNames } from './validate-registration.js';
+
+/** Options of a {@link MachineRouter}. */
+export interface MachineRouterOptions {
+  /** Runs and persists instances (`MachineRuntime` of the persistence module). */
+  runtime: MachineInstances<MachineDefinition>;
+  /** Middleware by name; `auth:admin` runs the `auth` entry with `['admin']`. */
+  middleware?: MiddlewareRegistry;
+  /** Model binders by model name (the registrations' `model` option). */
+  models?: Readonly<Record<string, ModelBinder>>;
+  /** Where unexpected errors are logged (their details never reach the response). */
+  logger?: HttpLogger;
+  /** Largest accepted request body in bytes (default 1 MiB); larger ones get 413. */
+  bodyLimit?: number;
+  /**
+   * Finds the running child a forwarded event reached, for `data.child` of forwarded
+   * responses. The runtime's instance contract has no child lookup yet; without this option
+   * forwarded responses carry `child: null`.
+   */
+  forwardedChild?: HttpServices<MachineDefinition>['forwardedChild'];
+}
+
+/** A planned route with its handler, ready for an adapter. */
+export interface MountedRoute {
+  route: PlannedRoute;
+  handler: RouteHandler;
+}
+
+/**
+ * Registers machines and builds their handlers.
+ *
+ * @example
+ * const router = new MachineRouter({ runtime, middleware: { auth: bearerAuth } });
+ * router.register(orderMachine, { prefix: 'orders', create: true, machineIdFor: ['SUBMIT'] });
+ * await mountFastify(app, router);
+ */
+export class MachineRouter {
+  readonly bodyLimit: number;
+  readonly #services: HttpServices<MachineDefinition>;
+  readonly #routes: MountedRoute[] = [];
+
+  constructor(options: MachineRouterOptions) {
+    this.bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    this.#services = {
+      instances: options.runtime,
+      availableEvents: (definition, snapshot) => availableEvents(definition, snapshot),
+      resolveOutput: (definition, snapshot, output, event) =>
+        resolveOutput(definition, snapshot, output, event === undefined ? {} : { event }),
+      initialSnapshot: (definition) => initialize(definition).snapshot,
+      ...(options.forwardedChild ? { forwardedChild: options.forwardedChild } : {}),
+      middleware: options.middleware ?? {},
+      models: options.models ?? {},
+      logger: options.logger ?? consoleLogger,
+    };
+  }
+
+  /** Every mounted route, in registration order. */
+  get routes(): readonly MountedRoute[] {
+    return this.#routes;
+  }
+
+  /**
+   * Plans one registration with `planRoutes`, validates it (rule 5 of "Filtering and
+   * validation", unknown middleware and models) and adds its routes. Every problem is
+   * collected and thrown once: `InvalidRouterConfigException`, or an aggregate of them.
+   * Returns the planned routes (the same table `planRoutes` gives the generator).
+   */
+  register(machine: MachineDefinition, options: RegistrationOptions): PlannedRoute[] {
+    const plan = planRegistration(machine, options);
+    throwIfAny([...plan.issues, ...validateRouteNames(plan.routes, options, this.#context())]);
+    this.mount(machine, plan.routes);
+    return plan.routes;
+  }
+
+  /**
+   * Adds routes planned elsewhere (generated code emits them as data). The routes must come
+   * from `planRoutes(machine, ...)`; their middleware and models are checked here.
+   */
+  mount(machine: MachineDefinition, routes: readonly PlannedRoute[]): void {
+    const issues = [...groupBy(routes, (route) => route.registration).values()].flatMap((group) => {
+      const binding = group.find((route) => route.binding.kind === 'model')?.binding;
+      return validateRouteNames(
+        group,
+        { model: binding?.kind === 'model' ? binding.model : null },
+        this.#context(),
+      );
+    });
+    throwIfAny(issues);
+    for (const route of routes) {
+      this.#routes.push({ route, handler: this.handlerFor(machine, route) });
+    }
+  }
+
+  /** The framework-neutral handler of one planned route (for generated per-route code). */
+  handlerFor(machine: MachineDefinition, route: PlannedRoute): RouteHandler {
+    return createRouteHandler(machine, route, this.#services);
+  }
+
+  #context(): { middleware: string[]; models: string[] } {
+    return {
+      middleware: Object.keys(this.#services.middleware),
+      models: Object.keys(this.#services.models),
+    };
+  }
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
+}

@@ -1,0 +1,303 @@
+/**
+ * `planRoutes`: the route table of one registration, as plain data. Pure, and shared by
+ * `MachineRouter.register` (which mounts it) and the generator (which emits code from it), so
+ * both produce the same routes by construction.
+ */
+import { eventTypeOfReference } from '../definition/endpoints.js';
+import { InvalidRouterConfigException, throwIfAny, type MachineRoutesError } from '../errors.js';
+import type {
+  EndpointDefinition,
+  EventReference,
+  ForwardDefinition,
+  MachineDefinitionBase,
+  OutputDefinition,
+} from '../definition/types.js';
+import type { PlannedRoute, RegistrationOptions, RouteBinding, RouteOutput } from './types.js';
+import { createRouteNameFor, modelParamName, normalizePrefix, routeNameFor } from './uri.js';
+
+/** What planning reads of a machine definition. */
+export type PlannableDefinition = Pick<MachineDefinitionBase, 'id' | 'endpoints' | 'forwards'>;
+
+/** The routes of a registration and every problem found while planning them. */
+export interface RegistrationPlan {
+  routes: PlannedRoute[];
+  issues: MachineRoutesError[];
+}
+
+/**
+ * Plans the routes of one registration, in the spec's order: create, endpoints (in
+ * definition order), forwarded endpoints. Throws `InvalidRouterConfigException` (or an
+ * aggregate of all of them) when the options break a rule of "Filtering and validation".
+ *
+ * The result is JSON-serializable: zod schemas, actions and output behaviors are referenced
+ * by `endpointIndex` and resolved from the definition by the handler.
+ */
+export function planRoutes(
+  definition: PlannableDefinition,
+  options: RegistrationOptions,
+): PlannedRoute[] {
+  const plan = planRegistration(definition, options);
+  throwIfAny(plan.issues);
+  return plan.routes;
+}
+
+/** {@link planRoutes} without throwing: the routes that could be planned plus the issues. */
+export function planRegistration(
+  definition: PlannableDefinition,
+  options: RegistrationOptions,
+): RegistrationPlan {
+  const issues: MachineRoutesError[] = [];
+  const validName = typeof options.name === 'string' && /^[A-Za-z0-9_.-]+$/.test(options.name);
+  const name = validName ? (options.name as string) : definition.id;
+  const where = `(machine '${definition.id}', registration '${name}')`;
+  const fail = (message: string, key: string): void => {
+    issues.push(
+      new InvalidRouterConfigException(`MachineRouter: ${message} ${where}`, {
+        machine: definition.id,
+        registration: name,
+        key,
+      }),
+    );
+  };
+
+  const prefix = normalizePrefix(options.prefix);
+  if (prefix === null) {
+    fail(
+      options.prefix === undefined || options.prefix === ''
+        ? `'prefix' is required, e.g. { prefix: '${definition.id}s' }.`
+        : `invalid 'prefix' '${String(options.prefix)}': use path segments of letters, digits, '-', '_', '.' and '~' (no parameters, query or spaces).`,
+      'prefix',
+    );
+  }
+  if (options.name !== undefined && !validName) {
+    fail(
+      `invalid 'name' '${String(options.name)}': use letters, digits, '_', '.' and '-'.`,
+      'name',
+    );
+  }
+
+  const endpointTypes = definition.endpoints.map((endpoint) => endpoint.eventType);
+  const forwardTypes = definition.forwards.map((forward) => forward.parentEventType);
+  const available = [...endpointTypes, ...forwardTypes];
+  const list = (key: 'only' | 'except' | 'machineIdFor' | 'modelFor'): string[] | null => {
+    const value = options[key] as readonly EventReference[] | null | undefined;
+    if (value === undefined || value === null) return null;
+    if (!Array.isArray(value)) {
+      fail(`'${key}' must be a list of event types or event definitions.`, key);
+      return [];
+    }
+    const types: string[] = [];
+    for (const ref of value as readonly unknown[]) {
+      const type = eventTypeOfReference(ref);
+      if (type === null)
+        fail(`'${key}' has an entry that is not an event type or event definition.`, key);
+      else types.push(type);
+    }
+    return types;
+  };
+  const only = list('only');
+  const except = list('except');
+  const machineIdFor = list('machineIdFor') ?? [];
+  const modelFor = list('modelFor') ?? [];
+  const middleware: readonly string[] = Array.isArray(options.middleware) ? options.middleware : [];
+  if (
+    (options.middleware !== undefined && !Array.isArray(options.middleware)) ||
+    !middleware.every((entry) => typeof entry === 'string' && entry !== '')
+  ) {
+    fail(`'middleware' must be a list of middleware names, e.g. ['auth:api'].`, 'middleware');
+  }
+
+  // R6-R7: filtering.
+  if (only !== null && except !== null) {
+    fail(`'only' and 'except' cannot be used together. Keep one of them.`, 'only');
+  }
+  for (const [key, types] of [
+    ['only', only],
+    ['except', except],
+  ] as const) {
+    const unknown = (types ?? []).filter((type) => !available.includes(type));
+    if (unknown.length > 0) {
+      fail(
+        `unknown event types in '${key}': ${unknown.join(', ')}. Available: ${available.join(', ') || '(none)'}.`,
+        key,
+      );
+    }
+  }
+  const filter: 'only' | 'except' | null =
+    only !== null ? 'only' : except !== null ? 'except' : null;
+  const isKept = (type: string): boolean =>
+    only !== null ? only.includes(type) : except !== null ? !except.includes(type) : true;
+
+  // R9-R12: binding lists reference kept, non-forwarded endpoints.
+  const keptEndpoints = endpointTypes.filter(isKept);
+  for (const [key, types] of [
+    ['machineIdFor', machineIdFor],
+    ['modelFor', modelFor],
+  ] as const) {
+    const forwarded = types.filter((type) => forwardTypes.includes(type));
+    if (forwarded.length > 0) {
+      fail(
+        `'${key}' cannot reference forwarded endpoints (they inherit binding mode from parent model config): ${forwarded.join(', ')}. Remove them from '${key}'.`,
+        key,
+      );
+    }
+    const missing = types.filter(
+      (type) => !forwardTypes.includes(type) && !keptEndpoints.includes(type),
+    );
+    if (missing.length > 0) {
+      const filteredOut = missing.every((type) => endpointTypes.includes(type));
+      const hint =
+        filteredOut && filter === 'only'
+          ? ` (filtered by 'only'). Remove from '${key}' or add to 'only'.`
+          : filteredOut && filter === 'except'
+            ? ` (filtered by 'except'). Remove from '${key}' or adjust 'except'.`
+            : `. Available: ${keptEndpoints.join(', ') || '(none)'}.`;
+      fail(
+        `'${key}' references event types not in the registered endpoint set: ${missing.join(', ')}${hint}`,
+        key,
+      );
+    }
+  }
+  // R13-R14.
+  const hasModel = typeof options.model === 'string' && options.model !== '';
+  const hasAttribute = typeof options.attribute === 'string' && options.attribute !== '';
+  if (modelFor.length > 0 && (!hasModel || !hasAttribute)) {
+    fail(
+      `'model' and 'attribute' are required when 'modelFor' is set, e.g. { model: 'Order', attribute: 'machine_id' }.`,
+      'model',
+    );
+  }
+  if (hasModel && modelParamName(options.model as string) === '') {
+    fail(`invalid 'model' '${String(options.model)}': use a name such as 'Order'.`, 'model');
+  }
+  const overlap = machineIdFor.filter((type) => modelFor.includes(type));
+  if (overlap.length > 0) {
+    fail(
+      `events cannot be in both 'machineIdFor' and 'modelFor': ${overlap.join(', ')}. Keep each in one list.`,
+      'machineIdFor',
+    );
+  }
+
+  if (prefix === null) return { routes: [], issues };
+
+  // Planning.
+  const modelBinding: RouteBinding | null =
+    hasModel && hasAttribute
+      ? {
+          kind: 'model',
+          param: modelParamName(options.model as string),
+          model: options.model as string,
+          attribute: options.attribute as string,
+        }
+      : null;
+  const routes: PlannedRoute[] = [];
+  const base = { registration: name, machineId: definition.id };
+  if (options.create === true) {
+    routes.push({
+      ...base,
+      name: createRouteNameFor(name),
+      method: 'POST',
+      path: `${prefix}/create`,
+      handler: 'create',
+      eventType: null,
+      childEventType: null,
+      childMachineId: null,
+      endpointIndex: null,
+      binding: { kind: 'none' },
+      middleware: [...middleware],
+      output: { kind: 'default' },
+      action: null,
+      status: 201,
+      availableEvents: false,
+    });
+  }
+  definition.endpoints.forEach((endpoint: EndpointDefinition, index) => {
+    const type = endpoint.eventType;
+    if (!isKept(type)) return;
+    const binding: RouteBinding = machineIdFor.includes(type)
+      ? { kind: 'machineId', param: 'machineId' }
+      : modelFor.includes(type) && modelBinding !== null
+        ? modelBinding
+        : { kind: 'none' };
+    routes.push({
+      ...base,
+      ...endpointFields(endpoint, middleware),
+      name: routeNameFor(name, type),
+      path: pathFor(prefix, binding, endpoint.uri),
+      handler:
+        binding.kind === 'machineId'
+          ? 'machineIdBound'
+          : binding.kind === 'model'
+            ? 'modelBound'
+            : 'stateless',
+      childEventType: null,
+      childMachineId: null,
+      endpointIndex: index,
+      binding,
+    });
+  });
+  definition.forwards.forEach((forward: ForwardDefinition, index) => {
+    const type = forward.parentEventType;
+    if (!isKept(type)) return;
+    // Forwards inherit the registration's binding: model-bound iff model and attribute are set.
+    const binding: RouteBinding = modelBinding ?? { kind: 'machineId', param: 'machineId' };
+    routes.push({
+      ...base,
+      ...endpointFields({ ...forward, eventType: type }, middleware),
+      name: routeNameFor(name, type),
+      path: pathFor(prefix, binding, forward.uri),
+      handler: binding.kind === 'model' ? 'forwardedModelBound' : 'forwardedMachineIdBound',
+      childEventType: forward.childEventType,
+      childMachineId: forward.childMachineId,
+      endpointIndex: index,
+      binding,
+    });
+  });
+
+  const seen = new Map<string, string>();
+  for (const route of routes) {
+    const key = `${route.method} ${route.path.replace(/\{[^}]+\}/g, '{}')}`;
+    const other = seen.get(key);
+    if (other !== undefined) {
+      fail(
+        `routes '${other}' and '${route.name}' both answer ${route.method} ${route.path}. Give one of them another 'uri'.`,
+        route.eventType ?? 'create',
+      );
+    } else {
+      seen.set(key, route.name);
+    }
+  }
+  return { routes, issues };
+}
+
+function endpointFields(
+  endpoint: Pick<
+    EndpointDefinition,
+    'eventType' | 'method' | 'middleware' | 'output' | 'action' | 'status' | 'availableEvents'
+  >,
+  middleware: readonly string[],
+): Pick<
+  PlannedRoute,
+  'method' | 'eventType' | 'middleware' | 'output' | 'action' | 'status' | 'availableEvents'
+> {
+  return {
+    method: endpoint.method,
+    eventType: endpoint.eventType,
+    middleware: [...middleware, ...endpoint.middleware],
+    output: routeOutput(endpoint.output),
+    action: endpoint.action?.name ?? null,
+    status: endpoint.status,
+    availableEvents: endpoint.availableEvents,
+  };
+}
+
+function routeOutput(output: OutputDefinition | null): RouteOutput {
+  if (output === null) return { kind: 'default' };
+  return output.kind === 'keys'
+    ? { kind: 'keys', keys: [...output.keys] }
+    : { kind: 'behavior', name: output.name };
+}
+
+function pathFor(prefix: string, binding: RouteBinding, uri: string): string {
+  return binding.kind === 'none' ? `${prefix}${uri}` : `${prefix}/{${binding.param}}${uri}`;
+}

@@ -1,0 +1,385 @@
+/**
+ * The request lifecycle of one planned route, framework-neutral (spec "Request handling
+ * order" 1-9):
+ *
+ *   middleware -> model binding / machine loading -> event resolution and validation
+ *   -> action before() (pre-transition state, may abort) -> send
+ *   -> contention (423 / GET 200, no hooks) | onException | after() (post-transition state)
+ *   -> output (endpoint output, else state output, else context + computed values)
+ *
+ * A handler never throws: every failure becomes a JSON response through `responses.ts`.
+ *
+ * Lock contention (`MachineAlreadyRunningException`) is answered 423 for POST/PUT/PATCH/DELETE
+ * and 200 for GET, with the envelope of the last committed state and `isProcessing: true`.
+ * The spec's errors table also lists 409 for this exception: that is the exception's own
+ * `statusCode` (its entry in the exception table, used by callers outside the endpoint layer
+ * and by actions that abort with it). Endpoints follow the spec's lifecycle rows instead: the
+ * client gets a usable state plus a signal to wait for the next broadcast, not an error.
+ */
+import { MachineAlreadyRunningException, MachineValidationException } from '../errors.js';
+import type {
+  EndpointActionArgs,
+  EndpointActionDefinition,
+  EndpointDefinition,
+  EndpointResponse,
+  EventDefinition,
+  EventObject,
+  ForwardDefinition,
+  MachineDefinitionBase,
+  OutputDefinition,
+} from '../definition/types.js';
+import type { AvailableEvent, MachineSnapshot } from '../interpreter/types.js';
+import type { MachineInstances } from '../persistence/types.js';
+import {
+  resolveMiddleware,
+  runMiddleware,
+  type MiddlewareRegistry,
+} from './middleware-registry.js';
+import {
+  createdEnvelope,
+  errorToResponse,
+  forwardedEnvelope,
+  HttpError,
+  machineEnvelope,
+  validationResponse,
+} from './responses.js';
+import type {
+  EndpointRequest,
+  HttpLogger,
+  ModelBinder,
+  PlannedRoute,
+  RouteHandler,
+} from './types.js';
+import { validatePayload } from './validation-errors.js';
+
+/**
+ * What handlers need from the rest of the runtime. `MachineRouter` fills it from the
+ * interpreter and persistence modules; tests may pass doubles.
+ */
+export interface HttpServices<D extends MachineDefinitionBase> {
+  instances: MachineInstances<D>;
+  availableEvents(definition: D, snapshot: MachineSnapshot): AvailableEvent[];
+  /** `event` is the event just sent, shown to output behaviors. */
+  resolveOutput(
+    definition: D,
+    snapshot: MachineSnapshot,
+    output: OutputDefinition | null,
+    event?: EventObject,
+  ): unknown;
+  /** The initial snapshot of a fresh, unpersisted instance (stateless `before()` hooks). */
+  initialSnapshot(definition: D): MachineSnapshot;
+  /**
+   * The running child a forwarded event reached, for `data.child` of forwarded responses.
+   * Optional: without it forwarded responses carry `child: null`.
+   */
+  forwardedChild?(
+    definition: D,
+    parent: MachineSnapshot,
+    forward: ForwardDefinition,
+  ): Promise<MachineSnapshot | null>;
+  middleware: MiddlewareRegistry;
+  models: Readonly<Record<string, ModelBinder>>;
+  logger: HttpLogger;
+}
+
+/** The endpoint-specific parts of a route, resolved from the definition once. */
+interface RouteTarget {
+  event: EventDefinition;
+  action: EndpointActionDefinition | null;
+  output: OutputDefinition | null;
+  /** Body `type` values accepted besides the route's event type (a forward's child type). */
+  acceptedTypes: readonly string[];
+  /** Set for forwarded routes. */
+  forward: ForwardDefinition | null;
+}
+
+/** Where the instance of a request comes from. */
+type Instance =
+  { kind: 'stateless' } | { kind: 'persisted'; id: string; snapshot: MachineSnapshot };
+
+/**
+ * Builds the handler of one planned route. Middleware names, the model binder and the
+ * endpoint are resolved here, once; an unresolvable route is a programming error (the
+ * router validated it), so this throws instead of answering 500 on every request.
+ */
+export function createRouteHandler<D extends MachineDefinitionBase>(
+  definition: D,
+  route: PlannedRoute,
+  services: HttpServices<D>,
+): RouteHandler {
+  const { resolved: middleware, unknown } = resolveMiddleware(
+    route.middleware,
+    services.middleware,
+  );
+  if (unknown.length > 0) {
+    throw new Error(`Route ${route.name}: unknown middleware ${unknown.join(', ')}.`);
+  }
+  if (route.handler === 'create') {
+    return guarded(route, services.logger, async (request) => {
+      const response = await runMiddleware(middleware, request);
+      if (response) return response;
+      const { snapshot } = await services.instances.create(definition);
+      return {
+        status: route.status,
+        body: createdEnvelope({
+          id: snapshot.id,
+          state: snapshot.value,
+          output: services.resolveOutput(definition, snapshot, null),
+        }),
+      };
+    });
+  }
+
+  const target = resolveTarget(definition, route);
+  const binder = route.binding.kind === 'model' ? services.models[route.binding.model] : undefined;
+  if (route.binding.kind === 'model' && binder === undefined) {
+    throw new Error(`Route ${route.name}: no model binder named '${route.binding.model}'.`);
+  }
+  const eventType = route.eventType as string;
+
+  const loadInstance = async (request: EndpointRequest): Promise<Instance> => {
+    const binding = route.binding;
+    if (binding.kind === 'none') return { kind: 'stateless' };
+    if (binding.kind === 'machineId') {
+      const id = request.params[binding.param] ?? '';
+      return { kind: 'persisted', id, snapshot: await services.instances.restore(definition, id) };
+    }
+    const record = await binder!.find(request.params[binding.param] ?? '');
+    if (record === null || record === undefined)
+      throw new HttpError(404, `${binding.model} not found.`);
+    const stored = binder!.readMachineId(record, binding.attribute);
+    if (stored) {
+      return {
+        kind: 'persisted',
+        id: stored,
+        snapshot: await services.instances.restore(definition, stored),
+      };
+    }
+    // No machine yet: create and persist one and store its id on the record (the original's
+    // lazy MachineCast, which created an unpersisted machine; persisting keeps the id stable).
+    const { snapshot } = await services.instances.create(definition);
+    await binder!.writeMachineId(record, binding.attribute, snapshot.id);
+    return { kind: 'persisted', id: snapshot.id, snapshot };
+  };
+
+  const respond = async (
+    snapshot: MachineSnapshot,
+    status: number,
+    isProcessing: boolean,
+    event: EventObject,
+  ): Promise<EndpointResponse> => {
+    const available = route.availableEvents
+      ? services.availableEvents(definition, snapshot)
+      : undefined;
+    if (target.forward === null) {
+      const output = services.resolveOutput(definition, snapshot, target.output, event);
+      return {
+        status,
+        body: machineEnvelope({
+          id: snapshot.id,
+          state: snapshot.value,
+          availableEvents: available,
+          output,
+          isProcessing,
+        }),
+      };
+    }
+    const child = (await services.forwardedChild?.(definition, snapshot, target.forward)) ?? null;
+    return {
+      status,
+      body: forwardedEnvelope({
+        id: snapshot.id,
+        state: snapshot.value,
+        availableEvents: available,
+        // An output behavior describes the parent (reference notes §4.7); key lists filter the child.
+        output:
+          target.output?.kind === 'behavior'
+            ? services.resolveOutput(definition, snapshot, target.output, event)
+            : undefined,
+        child: child && { state: child.value, output: childOutput(child, target.output) },
+        isProcessing,
+      }),
+    };
+  };
+
+  return guarded(route, services.logger, async (request) => {
+    // 1. Middleware.
+    const shortCircuit = await runMiddleware(middleware, request);
+    if (shortCircuit) return shortCircuit;
+
+    // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
+    const instance = await loadInstance(request);
+
+    // 3. Event resolution and validation.
+    const data = requestData(request, eventType, target.acceptedTypes);
+    const validation = await validatePayload(target.event.payload, data.payload, {
+      coerce: isRead(request),
+    });
+    if (!validation.ok) return validationResponse(validation.errors);
+    const event: EventObject = { type: eventType, payload: validation.payload };
+
+    // 4. before() with the pre-transition state.
+    const action = target.action;
+    const pre =
+      instance.kind === 'persisted'
+        ? instance.snapshot
+        : action?.before
+          ? services.initialSnapshot(definition)
+          : null;
+    const hookArgs = (snapshot: MachineSnapshot | null, id: string | null): EndpointActionArgs => ({
+      machineId: definition.id,
+      id,
+      state: {
+        value: snapshot ? [...snapshot.value] : [],
+        context: snapshot ? { ...snapshot.context } : {},
+      },
+      event,
+      headers: request.headers,
+      abort(status: number, message?: string): never {
+        throw new HttpError(status, message ?? '');
+      },
+    });
+    const preId = instance.kind === 'persisted' ? instance.id : null;
+    if (action?.before) await action.before(hookArgs(pre, preId));
+
+    // 5. Send.
+    let snapshot: MachineSnapshot;
+    try {
+      const result =
+        instance.kind === 'persisted'
+          ? await services.instances.send(definition, instance.id, event)
+          : await services.instances.sendStateless(definition, event);
+      snapshot = result.snapshot;
+    } catch (error) {
+      // 6. Contention: the last committed state, isProcessing true, no hooks.
+      if (error instanceof MachineAlreadyRunningException) {
+        const committed = isSnapshot(error.snapshot) ? error.snapshot : pre;
+        if (committed === null) throw error;
+        return await respond(committed, isRead(request) ? 200 : 423, true, event);
+      }
+      // Validation guards are answered 422 like request validation, without onException.
+      if (error instanceof MachineValidationException) throw error;
+      // 7. onException: a response is sent as it is, null/undefined re-throws.
+      if (action?.onException) {
+        const handled = await action.onException(error, hookArgs(pre, preId));
+        if (handled) return handled;
+      }
+      throw error;
+    }
+
+    // 8. after() with the post-transition state.
+    if (action?.after) await action.after(hookArgs(snapshot, snapshot.id));
+
+    // 9. Output.
+    return await respond(snapshot, route.status, false, event);
+  });
+}
+
+/** Resolves the endpoint (or forward) behind a route from the definition. */
+function resolveTarget(definition: MachineDefinitionBase, route: PlannedRoute): RouteTarget {
+  const forwarded =
+    route.handler === 'forwardedMachineIdBound' || route.handler === 'forwardedModelBound';
+  const entry: EndpointDefinition | ForwardDefinition | undefined =
+    route.endpointIndex === null
+      ? undefined
+      : forwarded
+        ? definition.forwards[route.endpointIndex]
+        : definition.endpoints[route.endpointIndex];
+  const type = entry && ('parentEventType' in entry ? entry.parentEventType : entry.eventType);
+  if (entry === undefined || type !== route.eventType) {
+    throw new Error(
+      `Route ${route.name} does not match machine '${definition.id}': plan it from this definition with planRoutes().`,
+    );
+  }
+  if ('parentEventType' in entry) {
+    // Forwards validate with the child's event definition and accept its type in the body.
+    return {
+      event: entry.childEvent,
+      action: entry.action,
+      output: entry.output,
+      acceptedTypes: [entry.childEventType],
+      forward: entry,
+    };
+  }
+  return {
+    event: entry.event,
+    action: entry.action,
+    output: entry.output,
+    acceptedTypes: [],
+    forward: null,
+  };
+}
+
+/**
+ * The event data of a request. GET: the query, wrapped into `payload` unless it already uses
+ * the bracket form `payload[key]=`. Other methods: the JSON body `{ type?, payload? }`.
+ *
+ * A body `type` must name the route's event (or, on a forward, the child's): the route alone
+ * decides the event, so a client cannot reach another event's handler, middleware or
+ * validation by overriding it (the original let it override; reference notes §4.25).
+ */
+function requestData(
+  request: EndpointRequest,
+  eventType: string,
+  acceptedTypes: readonly string[],
+): { payload: unknown } {
+  if (isRead(request)) {
+    const query = request.query;
+    return { payload: Object.hasOwn(query, 'payload') ? query.payload : query };
+  }
+  const body = request.body;
+  if (body === undefined || body === null) return { payload: undefined };
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new HttpError(400, 'The request body must be a JSON object: { "payload": { ... } }.');
+  }
+  const { type, payload } = body as { type?: unknown; payload?: unknown };
+  if (type !== undefined && type !== eventType && !acceptedTypes.includes(type as string)) {
+    throw new MachineValidationException(
+      `The type must be '${eventType}' (the event of this route).`,
+      {
+        type: [`The type must be '${eventType}' (the event of this route).`],
+      },
+    );
+  }
+  return { payload };
+}
+
+/** The child's context, filtered when the forward's `output` is a list of keys. */
+function childOutput(
+  child: MachineSnapshot,
+  output: OutputDefinition | null,
+): Record<string, unknown> {
+  if (output?.kind !== 'keys') return { ...child.context };
+  const filtered: Record<string, unknown> = {};
+  for (const key of output.keys)
+    if (Object.hasOwn(child.context, key)) filtered[key] = child.context[key];
+  return filtered;
+}
+
+/** GET, and HEAD (which frameworks route to GET handlers), read their data from the query. */
+function isRead(request: EndpointRequest): boolean {
+  return request.method === 'GET' || request.method === 'HEAD';
+}
+
+function guarded(
+  route: PlannedRoute,
+  logger: HttpLogger,
+  handle: (request: EndpointRequest) => Promise<EndpointResponse>,
+): RouteHandler {
+  return async (request) => {
+    try {
+      return await handle(request);
+    } catch (error) {
+      return errorToResponse(error, logger, route.name);
+    }
+  };
+}
+
+function isSnapshot(value: unknown): value is MachineSnapshot {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as MachineSnapshot).id === 'string' &&
+    Array.isArray((value as MachineSnapshot).value)
+  );
+}

@@ -1,0 +1,187 @@
+/**
+ * Every response body the HTTP layer writes: the machine envelope and, through one builder,
+ * every error body (`{ message }`, plus `errors` for 422).
+ */
+import {
+  ForwardTargetUnavailableException,
+  MachineNotFoundException,
+  MachineValidationException,
+  NoTransitionDefinitionFoundException,
+  type FieldErrors,
+} from '../errors.js';
+import type { AvailableEvent } from '../interpreter/types.js';
+import type { EndpointResponse, HttpLogger } from './types.js';
+import { validationErrorBody } from './validation-errors.js';
+
+/** The `data` object of an event endpoint's response, in the spec's field order. */
+export interface MachineEnvelopeData {
+  id: string;
+  state: string[];
+  /** Omitted when the endpoint sets `available_events: false`. */
+  availableEvents?: AvailableEvent[];
+  output: unknown;
+  isProcessing: boolean;
+}
+
+/** Fields of {@link machineEnvelope}. */
+export interface MachineEnvelopeInput {
+  id: string;
+  state: readonly string[];
+  /** `undefined` leaves the key out. */
+  availableEvents: readonly AvailableEvent[] | undefined;
+  output: unknown;
+  isProcessing: boolean;
+}
+
+/**
+ * `{ data: { id, state, availableEvents, output, isProcessing } }`. Keys are written in this
+ * order on purpose: clients and snapshots see a stable body.
+ */
+export function machineEnvelope(input: MachineEnvelopeInput): { data: MachineEnvelopeData } {
+  return {
+    data: {
+      id: input.id,
+      state: [...input.state],
+      ...(input.availableEvents === undefined
+        ? {}
+        : { availableEvents: [...input.availableEvents] }),
+      output: input.output,
+      isProcessing: input.isProcessing,
+    },
+  };
+}
+
+/** Fields of {@link forwardedEnvelope}. */
+export interface ForwardedEnvelopeInput extends Omit<MachineEnvelopeInput, 'output'> {
+  /** The parent-level output behavior's result; `undefined` leaves the key out. */
+  output: unknown;
+  /** The child the event reached: its state and (filtered) context; `null` when unknown. */
+  child: { state: readonly string[]; output: unknown } | null;
+}
+
+/**
+ * A forwarded endpoint's body (spec "Forwarded endpoint response"):
+ * `{ data: { id, state, availableEvents, output?, child: { state, output }, isProcessing } }`,
+ * the parent's id and state beside the child's state and context.
+ */
+export function forwardedEnvelope(input: ForwardedEnvelopeInput): {
+  data: Record<string, unknown>;
+} {
+  return {
+    data: {
+      id: input.id,
+      state: [...input.state],
+      ...(input.availableEvents === undefined
+        ? {}
+        : { availableEvents: [...input.availableEvents] }),
+      ...(input.output === undefined ? {} : { output: input.output }),
+      child: input.child && { state: [...input.child.state], output: input.child.output },
+      isProcessing: input.isProcessing,
+    },
+  };
+}
+
+/** The create endpoint's body: `data.id`, `data.state` and `data.output` only. */
+export function createdEnvelope(input: { id: string; state: readonly string[]; output: unknown }): {
+  data: { id: string; state: string[]; output: unknown };
+} {
+  return { data: { id: input.id, state: [...input.state], output: input.output } };
+}
+
+/** The one builder of error responses: `{ message }`, or `{ message, errors }` when given. */
+export function errorResponse(
+  status: number,
+  message: string,
+  options: { errors?: FieldErrors; headers?: Record<string, string> } = {},
+): EndpointResponse {
+  return {
+    status,
+    body: options.errors === undefined ? { message } : { message, errors: options.errors },
+    ...(options.headers === undefined ? {} : { headers: options.headers }),
+  };
+}
+
+/** The 422 response for field errors. */
+export function validationResponse(errors: FieldErrors): EndpointResponse {
+  const body = validationErrorBody(errors);
+  return errorResponse(422, body.message, { errors: body.errors });
+}
+
+/**
+ * An error whose status and message are meant for the client: `abort(status, message)` in
+ * endpoint actions and the adapters' request-parsing failures (400, 413, 415).
+ */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(status: number, message: string, headers?: Record<string, string>) {
+    super(message);
+    this.name = 'HttpError';
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+/** Default messages of the statuses the layer produces itself. */
+export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
+  400: 'Bad Request.',
+  401: 'Unauthenticated.',
+  403: 'Forbidden.',
+  404: 'Not Found.',
+  405: 'Method Not Allowed.',
+  409: 'Conflict.',
+  413: 'Payload Too Large.',
+  415: 'Unsupported Media Type.',
+  422: 'The given data was invalid.',
+  500: 'Internal Server Error',
+};
+
+/**
+ * Turns an error that escaped the lifecycle into a response. Known client-facing errors keep
+ * their message; anything else is logged and answered 500 without internals.
+ *
+ * - `HttpError` (abort, bad input): its status and message.
+ * - `MachineValidationException`: 422 `{ message, errors }`.
+ * - `MachineNotFoundException`: 404 `{ message: 'Machine not found.' }`.
+ * - `NoTransitionDefinitionFoundException`, `ForwardTargetUnavailableException`: 409. The
+ *   event conflicts with the instance's current state; the original's 500 is a defect.
+ */
+export function errorToResponse(
+  error: unknown,
+  logger: HttpLogger,
+  route?: string,
+): EndpointResponse {
+  if (error instanceof HttpError) {
+    return errorResponse(
+      error.status,
+      error.message || (STATUS_MESSAGES[error.status] ?? 'Error.'),
+      {
+        ...(error.headers ? { headers: error.headers } : {}),
+      },
+    );
+  }
+  if (error instanceof MachineValidationException) {
+    const body = validationErrorBody(error.errors);
+    return errorResponse(422, error.message || body.message, { errors: error.errors });
+  }
+  if (error instanceof MachineNotFoundException) return errorResponse(404, 'Machine not found.');
+  if (
+    error instanceof NoTransitionDefinitionFoundException ||
+    error instanceof ForwardTargetUnavailableException
+  ) {
+    return errorResponse(409, error.message);
+  }
+  logger.error(`Unhandled error${route === undefined ? '' : ` in route ${route}`}`, {
+    error,
+    ...(route === undefined ? {} : { route }),
+  });
+  return errorResponse(500, STATUS_MESSAGES[500]!);
+}
+
+/** A logger that writes to stderr; replace it through `MachineRouter`'s `logger` option. */
+export const consoleLogger: HttpLogger = {
+  error(message, meta) {
+    console.error(message, meta.error);
+  },
+};

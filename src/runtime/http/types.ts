@@ -1,0 +1,134 @@
+/**
+ * Plain-data types of the HTTP layer: registration options, the planned route table, and the
+ * framework-neutral request and response every handler speaks.
+ */
+import type { EndpointResponse, EventReference, HttpMethod } from '../definition/types.js';
+
+export type { EndpointResponse, HttpMethod };
+
+/** Options of one `MachineRouter.register` call (the spec's "Router registration options"). */
+export interface RegistrationOptions {
+  /** URL prefix of every route of the registration (`'orders'`, `'/api/orders'`). Required. */
+  prefix: string;
+  /**
+   * Name of the model the `modelFor` routes bind: the route parameter is its camelCase form
+   * (`'Order'` -> `{order}`), and at run time the router's `models` registry provides its
+   * {@link ModelBinder binder}. Required when `modelFor` is set.
+   */
+  model?: string | null;
+  /** Field of the model record holding the machine id. Required when `modelFor` is set. */
+  attribute?: string | null;
+  /** Adds `POST {prefix}/create`. Independent of `only`/`except`. */
+  create?: boolean;
+  /** Events routed by machine id: `{prefix}/{machineId}{uri}`. */
+  machineIdFor?: readonly EventReference[];
+  /** Events routed by model binding: `{prefix}/{<model_param>}{uri}`. */
+  modelFor?: readonly EventReference[];
+  /** Middleware of every route of the registration, before each endpoint's own. */
+  middleware?: readonly string[];
+  /** Route-name prefix; defaults to the machine id. Give repeated registrations distinct names. */
+  name?: string;
+  /** Registers only these events (forwarded ones by their parent-facing type). */
+  only?: readonly EventReference[] | null;
+  /** Registers all events but these. Mutually exclusive with `only`. */
+  except?: readonly EventReference[] | null;
+}
+
+/** Which controller serves a route (the spec's "Route shapes" table). */
+export type RouteHandlerKind =
+  | 'create'
+  | 'machineIdBound'
+  | 'modelBound'
+  | 'stateless'
+  | 'forwardedMachineIdBound'
+  | 'forwardedModelBound';
+
+/** How a route finds its machine instance. */
+export type RouteBinding =
+  | { kind: 'none' }
+  | { kind: 'machineId'; param: 'machineId' }
+  | { kind: 'model'; param: string; model: string; attribute: string };
+
+/**
+ * The endpoint's own `output`, as far as plain data can say it. A behavior is named, not
+ * carried: the handler resolves it from the definition (`endpointIndex`).
+ */
+export type RouteOutput =
+  { kind: 'default' } | { kind: 'keys'; keys: string[] } | { kind: 'behavior'; name: string };
+
+/**
+ * One route of a registration, as plain JSON-serializable data. `MachineRouter.register`
+ * mounts exactly this table; the generator emits code from it.
+ */
+export interface PlannedRoute {
+  /** `<name>.<event_snake_lowercase>` or `<name>.create`. */
+  name: string;
+  /** Route-name prefix of the registration (`name` option, default machine id). */
+  registration: string;
+  method: HttpMethod;
+  /** Full path with OpenAPI-style parameters: `/orders/{machineId}/submit`. */
+  path: string;
+  handler: RouteHandlerKind;
+  /** Definition id of the registered machine. */
+  machineId: string;
+  /** Event sent to the machine (the parent-facing type for forwards); `null` for create. */
+  eventType: string | null;
+  /** Forwards: the type the child receives. */
+  childEventType: string | null;
+  /** Forwards: definition id of the child machine. */
+  childMachineId: string | null;
+  /**
+   * Where the endpoint sits in the definition: `definition.endpoints[index]`, or
+   * `definition.forwards[index]` for forwards; `null` for create. This is how a handler finds
+   * the zod schema, the action and the output behavior that the plan leaves out.
+   */
+  endpointIndex: number | null;
+  binding: RouteBinding;
+  /** Effective middleware: the registration's, then the endpoint's. */
+  middleware: string[];
+  output: RouteOutput;
+  /** Name of the endpoint action, when there is one. */
+  action: string | null;
+  /** Success status (201 for create). */
+  status: number;
+  /** Whether responses list `availableEvents` (create never does). */
+  availableEvents: boolean;
+}
+
+/**
+ * A request as every handler sees it, whatever the framework. Adapters build it; tests can
+ * build it by hand.
+ */
+export interface EndpointRequest {
+  /** Upper-case HTTP method. */
+  method: string;
+  /** Path parameters by name (`machineId`, the model parameter). */
+  params: Record<string, string>;
+  /** Parsed query string (`a[b]=c` nests, repeated keys become lists), see `parseQueryString`. */
+  query: Record<string, unknown>;
+  /** Parsed JSON body, `undefined` when there is none. */
+  body: unknown;
+  /** Request headers, lower-cased names. */
+  headers: Record<string, string | undefined>;
+}
+
+/** A framework-neutral route handler. Never throws: every failure becomes a JSON response. */
+export type RouteHandler = (request: EndpointRequest) => Promise<EndpointResponse>;
+
+/** Where unexpected errors are reported (the response never carries them). */
+export interface HttpLogger {
+  error(message: string, meta: { error: unknown; route?: string }): void;
+}
+
+/**
+ * Finds the record a model-bound route names and reads/writes the field holding its machine
+ * id (the spec's Eloquent model + `attribute` + route model binding).
+ */
+export interface ModelBinder<TRecord = unknown> {
+  /** The record named by the route parameter, or `null` (answered with 404). */
+  find(param: string): TRecord | null | undefined | Promise<TRecord | null | undefined>;
+  /** The machine id stored on the record, `null` when it has none yet. */
+  readMachineId(record: TRecord, attribute: string): string | null | undefined;
+  /** Stores a freshly created machine id on the record. */
+  writeMachineId(record: TRecord, attribute: string, id: string): void | Promise<void>;
+}

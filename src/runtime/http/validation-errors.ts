@@ -1,0 +1,145 @@
+/**
+ * Event payload validation: zod issues become the 422 body `{ message, errors }` through one
+ * function, and GET query strings are coerced where the schema asks for another type.
+ */
+import type { ZodType, core } from 'zod';
+import type { FieldErrors } from '../errors.js';
+
+/** A failed validation: the field errors and the summary message of the 422 body. */
+export interface ValidationErrorBody {
+  message: string;
+  errors: FieldErrors;
+}
+
+/**
+ * Maps zod issues to field errors keyed by dotted path under `root`
+ * (`['amount']` -> `payload.amount`), keeping every message of a field in issue order.
+ */
+export function fieldErrorsFromIssues(
+  issues: readonly core.$ZodIssue[],
+  root = 'payload',
+): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const issue of issues) {
+    const key = [root, ...issue.path.map(String)].filter((part) => part !== '').join('.');
+    (errors[key] ??= []).push(issue.message);
+  }
+  return errors;
+}
+
+/**
+ * The 422 body for field errors. The message is the first error, with a count of the others,
+ * like Laravel's summary: `"Too small: expected number to be >=100 (and 1 more error)"`.
+ */
+export function validationErrorBody(errors: FieldErrors): ValidationErrorBody {
+  const messages = Object.values(errors).flat();
+  const first = messages[0] ?? 'The given data was invalid.';
+  const more = messages.length - 1;
+  return {
+    message: more > 0 ? `${first} (and ${more} more error${more === 1 ? '' : 's'})` : first,
+    errors,
+  };
+}
+
+/** Result of validating a payload. */
+export type PayloadValidation =
+  { ok: true; payload: Record<string, unknown> } | { ok: false; errors: FieldErrors };
+
+/**
+ * Validates an event payload. Without a schema any object passes. With `coerce` (query
+ * strings), string values the schema rejects as the wrong type are converted (`'42'` to a
+ * number, `'true'` to a boolean, one value to a one-element list) and validated again, so the
+ * same schema serves bodies and query strings without `z.coerce` in user code.
+ */
+export async function validatePayload(
+  schema: ZodType | undefined,
+  payload: unknown,
+  options: { coerce: boolean },
+): Promise<PayloadValidation> {
+  const input = payload === undefined || payload === null ? {} : payload;
+  if (schema === undefined) {
+    return isRecord(input)
+      ? { ok: true, payload: input }
+      : { ok: false, errors: { payload: ['The payload must be an object.'] } };
+  }
+  let candidate: unknown = input;
+  // Each round fixes at least one value or stops; the bound guards against schemas whose
+  // issues never settle (e.g. a union that keeps asking for another type).
+  for (let round = 0; round < 25; round += 1) {
+    const result = await schema.safeParseAsync(candidate);
+    if (result.success) {
+      return isRecord(result.data)
+        ? { ok: true, payload: result.data }
+        : { ok: false, errors: { payload: ['The payload must be an object.'] } };
+    }
+    const coerced = options.coerce ? coerceFromIssues(candidate, result.error.issues) : null;
+    if (coerced === null) return { ok: false, errors: fieldErrorsFromIssues(result.error.issues) };
+    candidate = coerced;
+  }
+  return { ok: false, errors: { payload: ['The payload could not be validated.'] } };
+}
+
+/** A copy of `input` with the strings that `invalid_type` issues point at converted, or `null`. */
+function coerceFromIssues(input: unknown, issues: readonly core.$ZodIssue[]): unknown {
+  const copy = structuredClone(input);
+  let changed = false;
+  for (const issue of issues) {
+    if (issue.code !== 'invalid_type') continue;
+    const path = issue.path;
+    const current = readPath(copy, path);
+    if (current === undefined) continue;
+    const next = coerceValue(current, issue.expected);
+    if (next === NO_COERCION) continue;
+    if (path.length === 0) return next;
+    writePath(copy, path, next);
+    changed = true;
+  }
+  return changed ? copy : null;
+}
+
+const NO_COERCION = Symbol('no coercion');
+
+function coerceValue(value: unknown, expected: string): unknown {
+  if (expected === 'array' && !Array.isArray(value)) return [value];
+  if (typeof value !== 'string') return NO_COERCION;
+  const text = value.trim();
+  switch (expected) {
+    case 'number':
+    case 'int':
+      return text !== '' && Number.isFinite(Number(text)) ? Number(text) : NO_COERCION;
+    case 'bigint':
+      return /^-?\d+$/.test(text) ? BigInt(text) : NO_COERCION;
+    case 'boolean':
+      if (['true', '1', 'on', 'yes'].includes(text.toLowerCase())) return true;
+      if (['false', '0', 'off', 'no'].includes(text.toLowerCase())) return false;
+      return NO_COERCION;
+    case 'null':
+      return text === '' || text === 'null' ? null : NO_COERCION;
+    case 'date': {
+      const date = new Date(text);
+      return text !== '' && !Number.isNaN(date.getTime()) ? date : NO_COERCION;
+    }
+    default:
+      return NO_COERCION;
+  }
+}
+
+function readPath(root: unknown, path: readonly PropertyKey[]): unknown {
+  let node = root;
+  for (const key of path) {
+    if (!isRecord(node) && !Array.isArray(node)) return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
+function writePath(root: unknown, path: readonly PropertyKey[], value: unknown): void {
+  const parent = readPath(root, path.slice(0, -1));
+  if (isRecord(parent) || Array.isArray(parent)) {
+    (parent as Record<PropertyKey, unknown>)[path[path.length - 1]!] = value;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,354 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeEndpoints } from '../../../src/runtime/definition/endpoints.js';
+import { defineEvent } from '../../../src/runtime/definition/event-type.js';
+import type { EventDefinition } from '../../../src/runtime/definition/types.js';
+import {
+  AggregateMachineRoutesError,
+  InvalidRouterConfigException,
+} from '../../../src/runtime/errors.js';
+import { defineEndpointAction } from '../../../src/runtime/http/endpoint-action.js';
+import { planRoutes, type PlannableDefinition } from '../../../src/runtime/http/plan-routes.js';
+import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
+import { validateRegistration } from '../../../src/runtime/http/validate-registration.js';
+
+const SubmitEvent = defineEvent({ type: 'SUBMIT' });
+
+/** An `order` machine with four endpoints and one forward (CONFIRM_PAYMENT -> child CONFIRM). */
+function orderDefinition(): PlannableDefinition {
+  const { endpoints, forwards, issues } = normalizeEndpoints({
+    machineId: 'order',
+    endpoints: [
+      'SUBMIT',
+      { APPROVE: { method: 'PATCH', middleware: ['auth:admin'], output: ['total'] } },
+      {
+        CANCEL: {
+          action: defineEndpointAction({ name: 'audit' }),
+          status: 202,
+          available_events: false,
+        },
+      },
+      { STATUS: { method: 'GET', uri: '/current-status', output: 'summary' } },
+    ],
+    behavior: { outputs: { summary: () => ({}) } },
+    eventTypes: new Set(['SUBMIT', 'APPROVE', 'CANCEL', 'STATUS']),
+    events: new Map<string, EventDefinition>([['SUBMIT', SubmitEvent]]),
+    delegatingStates: [
+      {
+        stateId: 'order.paying',
+        path: 'paying',
+        forward: [{ CONFIRM_PAYMENT: 'CONFIRM' }],
+        child: { id: 'payment', events: new Map(), eventTypes: new Set(['CONFIRM']) },
+      },
+    ],
+  });
+  expect(issues).toEqual([]);
+  return { id: 'order', endpoints, forwards };
+}
+
+const summarize = (routes: ReturnType<typeof planRoutes>) =>
+  routes.map((route) => `${route.method} ${route.path} ${route.name} ${route.handler}`);
+
+describe('planRoutes', () => {
+  it('should plan create, endpoints and forwards as plain data', () => {
+    const routes = planRoutes(orderDefinition(), {
+      prefix: 'orders',
+      create: true,
+      machineIdFor: ['SUBMIT', 'STATUS'],
+      middleware: ['auth:api'],
+    });
+    expect(routes).toEqual([
+      {
+        name: 'order.create',
+        registration: 'order',
+        method: 'POST',
+        path: '/orders/create',
+        handler: 'create',
+        machineId: 'order',
+        eventType: null,
+        childEventType: null,
+        childMachineId: null,
+        endpointIndex: null,
+        binding: { kind: 'none' },
+        middleware: ['auth:api'],
+        output: { kind: 'default' },
+        action: null,
+        status: 201,
+        availableEvents: false,
+      },
+      {
+        name: 'order.submit',
+        registration: 'order',
+        method: 'POST',
+        path: '/orders/{machineId}/submit',
+        handler: 'machineIdBound',
+        machineId: 'order',
+        eventType: 'SUBMIT',
+        childEventType: null,
+        childMachineId: null,
+        endpointIndex: 0,
+        binding: { kind: 'machineId', param: 'machineId' },
+        middleware: ['auth:api'],
+        output: { kind: 'default' },
+        action: null,
+        status: 200,
+        availableEvents: true,
+      },
+      expect.objectContaining({
+        name: 'order.approve',
+        method: 'PATCH',
+        path: '/orders/approve',
+        handler: 'stateless',
+        middleware: ['auth:api', 'auth:admin'],
+        output: { kind: 'keys', keys: ['total'] },
+        endpointIndex: 1,
+      }),
+      expect.objectContaining({
+        name: 'order.cancel',
+        path: '/orders/cancel',
+        handler: 'stateless',
+        action: 'audit',
+        status: 202,
+        availableEvents: false,
+      }),
+      expect.objectContaining({
+        name: 'order.status',
+        method: 'GET',
+        path: '/orders/{machineId}/current-status',
+        handler: 'machineIdBound',
+        output: { kind: 'behavior', name: 'summary' },
+      }),
+      {
+        name: 'order.confirm_payment',
+        registration: 'order',
+        method: 'POST',
+        path: '/orders/{machineId}/confirm-payment',
+        handler: 'forwardedMachineIdBound',
+        machineId: 'order',
+        eventType: 'CONFIRM_PAYMENT',
+        childEventType: 'CONFIRM',
+        childMachineId: 'payment',
+        endpointIndex: 0,
+        binding: { kind: 'machineId', param: 'machineId' },
+        middleware: ['auth:api'],
+        output: { kind: 'default' },
+        action: null,
+        status: 200,
+        availableEvents: true,
+      },
+    ]);
+  });
+
+  it('should return data that survives a JSON round trip', () => {
+    const routes = planRoutes(orderDefinition(), {
+      prefix: '/api/orders/',
+      create: true,
+      machineIdFor: ['SUBMIT'],
+    });
+    expect(JSON.parse(JSON.stringify(routes))).toEqual(routes);
+  });
+
+  it('should bind modelFor events and forwards to the model parameter', () => {
+    const routes = planRoutes(orderDefinition(), {
+      prefix: 'orders',
+      model: 'SalesOrder',
+      attribute: 'machine_id',
+      modelFor: [SubmitEvent],
+      machineIdFor: ['CANCEL'],
+    });
+    expect(summarize(routes)).toEqual([
+      'POST /orders/{salesOrder}/submit order.submit modelBound',
+      'PATCH /orders/approve order.approve stateless',
+      'POST /orders/{machineId}/cancel order.cancel machineIdBound',
+      'GET /orders/current-status order.status stateless',
+      'POST /orders/{salesOrder}/confirm-payment order.confirm_payment forwardedModelBound',
+    ]);
+    expect(routes[0]?.binding).toEqual({
+      kind: 'model',
+      param: 'salesOrder',
+      model: 'SalesOrder',
+      attribute: 'machine_id',
+    });
+  });
+
+  it.each<[string, Partial<RegistrationOptions>, string[]]>([
+    [
+      'only',
+      { only: ['SUBMIT', 'CONFIRM_PAYMENT'] },
+      ['order.create', 'order.submit', 'order.confirm_payment'],
+    ],
+    [
+      'except',
+      { except: ['SUBMIT', 'CONFIRM_PAYMENT'] },
+      ['order.create', 'order.approve', 'order.cancel', 'order.status'],
+    ],
+    ['only: [] (create stays)', { only: [] }, ['order.create']],
+    ['only with an event definition', { only: [SubmitEvent] }, ['order.create', 'order.submit']],
+  ])('should filter with %s', (_name, options, names) => {
+    const routes = planRoutes(orderDefinition(), { prefix: 'orders', create: true, ...options });
+    expect(routes.map((route) => route.name)).toEqual(names);
+  });
+
+  it('should name routes after the registration name', () => {
+    const routes = planRoutes(orderDefinition(), {
+      prefix: 'public/orders',
+      name: 'public_orders',
+      only: ['SUBMIT'],
+    });
+    expect(summarize(routes)).toEqual([
+      'POST /public/orders/submit public_orders.submit stateless',
+    ]);
+    expect(routes[0]?.registration).toBe('public_orders');
+  });
+
+  it.each<[string, Partial<RegistrationOptions>, string]>([
+    ['a missing prefix', { prefix: '' }, "MachineRouter: 'prefix' is required"],
+    [
+      'an invalid prefix',
+      { prefix: 'orders/{id}' },
+      "MachineRouter: invalid 'prefix' 'orders/{id}'",
+    ],
+    [
+      'both only and except',
+      { only: ['SUBMIT'], except: ['CANCEL'] },
+      "MachineRouter: 'only' and 'except' cannot be used together.",
+    ],
+    [
+      'an unknown type in only',
+      { only: ['NONEXISTENT'] },
+      "MachineRouter: unknown event types in 'only': NONEXISTENT. Available: SUBMIT, APPROVE, CANCEL, STATUS, CONFIRM_PAYMENT.",
+    ],
+    ['an unknown type in except', { except: ['NOPE'] }, "unknown event types in 'except': NOPE."],
+    [
+      'a machineIdFor entry filtered by only',
+      { only: ['SUBMIT'], machineIdFor: ['CANCEL'] },
+      "MachineRouter: 'machineIdFor' references event types not in the registered endpoint set: CANCEL (filtered by 'only'). Remove from 'machineIdFor' or add to 'only'.",
+    ],
+    [
+      'a machineIdFor entry filtered by except',
+      { except: ['CANCEL'], machineIdFor: ['CANCEL'] },
+      "'machineIdFor' references event types not in the registered endpoint set: CANCEL (filtered by 'except'). Remove from 'machineIdFor' or adjust 'except'.",
+    ],
+    [
+      'a nonexistent machineIdFor entry',
+      { machineIdFor: ['TYPO'] },
+      "'machineIdFor' references event types not in the registered endpoint set: TYPO. Available: SUBMIT, APPROVE, CANCEL, STATUS.",
+    ],
+    [
+      'a nonexistent modelFor entry',
+      { model: 'Order', attribute: 'machine_id', modelFor: ['TYPO'] },
+      "'modelFor' references event types not in the registered endpoint set: TYPO.",
+    ],
+    [
+      'a modelFor entry filtered by only',
+      { model: 'Order', attribute: 'machine_id', only: ['SUBMIT'], modelFor: ['CANCEL'] },
+      "'modelFor' references event types not in the registered endpoint set: CANCEL (filtered by 'only')",
+    ],
+    [
+      'a forwarded event in machineIdFor',
+      { machineIdFor: ['CONFIRM_PAYMENT'] },
+      "'machineIdFor' cannot reference forwarded endpoints (they inherit binding mode from parent model config): CONFIRM_PAYMENT.",
+    ],
+    [
+      'a forwarded event in modelFor',
+      { model: 'Order', attribute: 'machine_id', modelFor: ['CONFIRM_PAYMENT'] },
+      "'modelFor' cannot reference forwarded endpoints (they inherit binding mode from parent model config): CONFIRM_PAYMENT.",
+    ],
+    [
+      'modelFor without model',
+      { attribute: 'machine_id', modelFor: ['SUBMIT'] },
+      "'model' and 'attribute' are required when 'modelFor' is set",
+    ],
+    [
+      'modelFor without attribute',
+      { model: 'Order', modelFor: ['SUBMIT'] },
+      "'model' and 'attribute' are required when 'modelFor' is set",
+    ],
+    [
+      'an overlap of machineIdFor and modelFor',
+      { model: 'Order', attribute: 'machine_id', modelFor: ['SUBMIT'], machineIdFor: ['SUBMIT'] },
+      "events cannot be in both 'machineIdFor' and 'modelFor': SUBMIT.",
+    ],
+    ['an invalid name', { name: 'my orders' }, "invalid 'name' 'my orders'"],
+    [
+      'a middleware that is not a name',
+      { middleware: [''] },
+      "'middleware' must be a list of middleware names",
+    ],
+    [
+      'a middleware that is not a list',
+      { middleware: 'auth' as never },
+      "'middleware' must be a list of middleware names",
+    ],
+    [
+      'a binding list that is not a list',
+      { machineIdFor: 'SUBMIT' as never },
+      "'machineIdFor' must be a list",
+    ],
+  ])('should reject %s with InvalidRouterConfigException', (_name, options, message) => {
+    const definition = orderDefinition();
+    const call = () => planRoutes(definition, { prefix: 'orders', ...options });
+    expect(call).toThrow(InvalidRouterConfigException);
+    expect(call).toThrow(message);
+    const [issue] = validateRegistration(definition, { prefix: 'orders', ...options });
+    expect(issue?.details).toMatchObject({ machine: 'order', registration: 'order' });
+    expect(issue?.message).toContain("(machine 'order', registration 'order')");
+  });
+
+  it('should collect every violation and throw them once', () => {
+    const options = {
+      prefix: 'orders',
+      only: ['NOPE'],
+      except: ['ALSO_NOPE'],
+      modelFor: ['SUBMIT'],
+    };
+    const issues = validateRegistration(orderDefinition(), options);
+    expect(issues.map((issue) => issue.code)).toEqual(Array(5).fill('MR_INVALID_ROUTER_CONFIG'));
+    expect(() => planRoutes(orderDefinition(), options)).toThrow(AggregateMachineRoutesError);
+  });
+
+  it('should reject two routes answering the same method and path', () => {
+    const { endpoints } = normalizeEndpoints({
+      machineId: 'order',
+      endpoints: ['SUBMIT', { CANCEL: '/create' }],
+      behavior: {},
+      eventTypes: new Set(['SUBMIT', 'CANCEL']),
+      events: new Map(),
+      delegatingStates: [],
+    });
+    expect(() =>
+      planRoutes({ id: 'order', endpoints, forwards: [] }, { prefix: 'orders', create: true }),
+    ).toThrow(
+      "MachineRouter: routes 'order.create' and 'order.cancel' both answer POST /orders/create.",
+    );
+  });
+});
+
+describe('validateRegistration', () => {
+  it('should report unknown middleware and models when their names are given', () => {
+    const issues = validateRegistration(
+      orderDefinition(),
+      {
+        prefix: 'orders',
+        middleware: ['throttle:60'],
+        model: 'Order',
+        attribute: 'machine_id',
+        modelFor: ['SUBMIT'],
+      },
+      { middleware: ['auth'], models: [] },
+    );
+    expect(issues.map((issue) => issue.message)).toEqual([
+      "MachineRouter: unknown middleware 'throttle:60' on order.submit, order.approve, order.cancel, order.status, order.confirm_payment (machine 'order', registration 'order'). Declare 'throttle' in the middleware registry. Known: auth.",
+      "MachineRouter: unknown model 'Order' (machine 'order', registration 'order'). Provide a binder for it in the router's 'models' (e.g. models: { Order: tableModelBinder(...) }). Known: (none).",
+    ]);
+  });
+
+  it('should accept `auth:<guard>` for a registry entry named auth', () => {
+    expect(
+      validateRegistration(
+        orderDefinition(),
+        { prefix: 'orders', middleware: ['auth:api'] },
+        { middleware: ['auth'] },
+      ),
+    ).toEqual([]);
+  });
+});

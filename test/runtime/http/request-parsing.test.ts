@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { parseMiddlewareName } from '../../../src/runtime/http/middleware-registry.js';
+import { HttpError } from '../../../src/runtime/http/responses.js';
+import {
+  isJsonContentType,
+  parseJsonBody,
+  parseQueryString,
+} from '../../../src/runtime/http/request-parsing.js';
+import {
+  validatePayload,
+  validationErrorBody,
+} from '../../../src/runtime/http/validation-errors.js';
+import { modelParamName, normalizePrefix } from '../../../src/runtime/http/uri.js';
+
+describe('parseQueryString', () => {
+  it.each<[string, Record<string, unknown>]>([
+    ['', {}],
+    ['a=1&b=two', { a: '1', b: 'two' }],
+    ['a=1&a=2', { a: ['1', '2'] }],
+    ['items[]=a&items[]=b', { items: ['a', 'b'] }],
+    ['payload[code]=7&payload[tags][]=x', { payload: { code: '7', tags: ['x'] } }],
+    ['q=hello+world%21&empty=', { q: 'hello world!', empty: '' }],
+    ['__proto__[polluted]=1&constructor[prototype][x]=1&ok=1', { ok: '1' }],
+  ])('should parse %j', (query, expected) => {
+    expect(parseQueryString(query)).toEqual(expected);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('should reject malformed percent-encoding with 400', () => {
+    expect(() => parseQueryString('a=%E0%A4%A')).toThrow(HttpError);
+  });
+});
+
+describe('parseJsonBody', () => {
+  it.each<[string, unknown]>([
+    ['', undefined],
+    ['{"payload":{"a":1}}', { payload: { a: 1 } }],
+    ['{"a":{"__proto__":{"x":1},"b":2}}', { a: { b: 2 } }],
+    ['{"constructor":{"prototype":{"x":1}},"c":"constructor"}', { c: 'constructor' }],
+    ['{"constructor":"kept"}', { constructor: 'kept' }],
+  ])('should parse %s', (text, expected) => {
+    expect(parseJsonBody(text)).toEqual(expected);
+  });
+
+  it('should answer malformed JSON with a 400 HttpError', () => {
+    expect(() => parseJsonBody('{"a":')).toThrow(expect.objectContaining({ status: 400 }));
+  });
+
+  it.each([
+    ['application/json', true],
+    ['application/json; charset=utf-8', true],
+    ['application/merge-patch+json', true],
+    ['text/plain', false],
+    [undefined, false],
+  ])('should tell whether %s is JSON', (type, expected) => {
+    expect(isJsonContentType(type)).toBe(expected);
+  });
+});
+
+describe('validatePayload', () => {
+  const schema = z.object({
+    n: z.number().int(),
+    b: z.boolean().optional(),
+    list: z.array(z.number()).optional(),
+    nested: z.object({ at: z.number() }).optional(),
+  });
+
+  it('should coerce query strings where the schema asks for other types', async () => {
+    expect(
+      await validatePayload(
+        schema,
+        { n: '3', b: 'false', list: '4', nested: { at: '1.5' } },
+        { coerce: true },
+      ),
+    ).toEqual({ ok: true, payload: { n: 3, b: false, list: [4], nested: { at: 1.5 } } });
+  });
+
+  it('should not coerce bodies', async () => {
+    expect(await validatePayload(schema, { n: '3' }, { coerce: false })).toEqual({
+      ok: false,
+      errors: { 'payload.n': ['Invalid input: expected number, received string'] },
+    });
+  });
+
+  it('should accept any object without a schema and reject other payloads', async () => {
+    expect(await validatePayload(undefined, { a: 1 }, { coerce: false })).toEqual({
+      ok: true,
+      payload: { a: 1 },
+    });
+    expect(await validatePayload(undefined, 'x', { coerce: false })).toEqual({
+      ok: false,
+      errors: { payload: ['The payload must be an object.'] },
+    });
+  });
+
+  it.each<[Record<string, string[]>, string]>([
+    [{ 'payload.a': ['A is required.'] }, 'A is required.'],
+    [{ 'payload.a': ['A is required.', 'A is short.'] }, 'A is required. (and 1 more error)'],
+    [{ 'payload.a': ['A.'], 'payload.b': ['B.'], 'payload.c': ['C.'] }, 'A. (and 2 more errors)'],
+  ])('should summarize %j as %s', (errors, message) => {
+    expect(validationErrorBody(errors)).toEqual({ message, errors });
+  });
+});
+
+describe('names', () => {
+  it.each([
+    ['auth', { name: 'auth', args: [] }],
+    ['auth:admin', { name: 'auth', args: ['admin'] }],
+    ['throttle:60, 1', { name: 'throttle', args: ['60', '1'] }],
+  ])('should parse middleware %s', (name, expected) => {
+    expect(parseMiddlewareName(name)).toEqual(expected);
+  });
+
+  it.each([
+    ['Order', 'order'],
+    ['SalesOrder', 'salesOrder'],
+    ['line_item', 'lineItem'],
+    ['line-item', 'lineItem'],
+  ])('should turn model %s into the route parameter %s', (model, param) => {
+    expect(modelParamName(model)).toBe(param);
+  });
+
+  it.each<[unknown, string | null]>([
+    ['orders', '/orders'],
+    ['/api/orders/', '/api/orders'],
+    ['', null],
+    ['/', null],
+    ['a b', null],
+    ['orders/{id}', null],
+    ['a//b', null],
+    [undefined, null],
+  ])('should normalize the prefix %j to %j', (prefix, expected) => {
+    expect(normalizePrefix(prefix)).toBe(expected);
+  });
+});
