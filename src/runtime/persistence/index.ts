@@ -1,2 +1,36 @@
 // Public surface of persistence/ (re-exported by src/runtime/index.ts).
-export {};
+export type {
+  CommitRequest,
+  CurrentStateRow,
+  FindInStateOptions,
+  HistoryQuery,
+  InstanceInState,
+  LockRequest,
+  LockRow,
+  Store,
+  StoreKind,
+} from './store.js';
+export { SequenceConflictError } from './store.js';
+export type { CreateOptions, InstanceResult, MachineInstances } from './types.js';
+export { MemoryStore } from './memory-store.js';
+export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+export {
+  openStore,
+  parseStoreUrl,
+  migrate,
+  type OpenStoreOptions,
+  type StoreLocation,
+} from './open-store.js';
+export { MIGRATIONS, type Migration } from './migrations.js';
+export { LockManager, type AcquireOptions, type LockHandle } from './locks.js';
+export { isInstanceId } from './ids.js';
+export {
+  MachineRuntime,
+  type LockedInstance,
+  type MachineEngine,
+  type MachineRuntimeOptions,
+  type OpenRuntimeOptions,
+  type WithLockOptions,
+} from './machine-runtime.js';
+export { DEFAULT_RUNTIME_CONFIG, loadRuntimeConfig, type MachineRuntimeConfig } from '../config.js';

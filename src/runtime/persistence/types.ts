@@ -3,13 +3,18 @@
  * (persistence/machine-runtime.ts) on top of a `Store`.
  */
 import type { Context, EventObject } from '../definition/types.js';
-import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import type { DeferredEffect, HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 
 /** Result of creating an instance or sending it an event. */
 export interface InstanceResult {
   snapshot: MachineSnapshot;
   /** Records written by this call, in order. */
   history: HistoryRecord[];
+  /**
+   * Deferred effects of the macrostep (child machines, messages, listeners), for the job layer
+   * to apply after the commit. `MachineRuntime` returns them; it does not apply them yet.
+   */
+  effects?: DeferredEffect[];
 }
 
 /** Options of `create`. */

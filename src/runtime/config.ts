@@ -1,0 +1,105 @@
+/**
+ * Runtime configuration: explicit overrides, then environment variables, then defaults.
+ *
+ * | Setting | Environment | Default |
+ * |---|---|---|
+ * | `databaseUrl` | `MACHINE_DATABASE_URL` | `sqlite:./data/machines.db` |
+ * | `lockTtl` (seconds) | `MACHINE_LOCK_TTL` or `MACHINE_PARALLEL_DISPATCH_LOCK_TTL` | 60 |
+ * | `lockTimeout` (seconds) | `MACHINE_LOCK_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | 30 |
+ * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | 100 |
+ *
+ * The `MACHINE_PARALLEL_DISPATCH_` names are the spec's; the short names are aliases. Setting
+ * both to different values is an error rather than a silent precedence rule.
+ */
+import { z } from 'zod';
+import { InvalidConfigFileException } from './errors.js';
+import { parseStoreUrl } from './persistence/open-store.js';
+
+/** Validated runtime settings. */
+export interface MachineRuntimeConfig {
+  /** Store URL: `sqlite:<file>`, `sqlite::memory:`, `memory:`, `postgres://...`. */
+  databaseUrl: string;
+  /** Seconds a lock lives before another process may take it over (the holder is presumed dead). */
+  lockTtl: number;
+  /** Seconds a waiting acquire (`withLock`) tries before giving up. */
+  lockTimeout: number;
+  /** Default protection from `@always` / raise loops while processing one event. */
+  maxTransitionDepth: number;
+}
+
+/** Defaults of every setting. */
+export const DEFAULT_RUNTIME_CONFIG: Readonly<MachineRuntimeConfig> = Object.freeze({
+  databaseUrl: 'sqlite:./data/machines.db',
+  lockTtl: 60,
+  lockTimeout: 30,
+  maxTransitionDepth: 100,
+});
+
+const ENV_NAMES: Record<keyof MachineRuntimeConfig, readonly string[]> = {
+  databaseUrl: ['MACHINE_DATABASE_URL'],
+  lockTtl: ['MACHINE_LOCK_TTL', 'MACHINE_PARALLEL_DISPATCH_LOCK_TTL'],
+  lockTimeout: ['MACHINE_LOCK_TIMEOUT', 'MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT'],
+  maxTransitionDepth: ['MACHINE_MAX_TRANSITION_DEPTH'],
+};
+
+const schema = z.object({
+  databaseUrl: z.string().superRefine((url, ctx) => {
+    try {
+      parseStoreUrl(url);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  }),
+  lockTtl: z.coerce.number().positive(),
+  lockTimeout: z.coerce.number().min(0),
+  maxTransitionDepth: z.coerce.number().int().positive(),
+});
+
+/**
+ * Builds the runtime configuration. `overrides` win over `env`, which wins over the defaults.
+ * Throws `InvalidConfigFileException` naming every bad setting and where it came from.
+ */
+export function loadRuntimeConfig(
+  overrides: Partial<MachineRuntimeConfig> = {},
+  env: Record<string, string | undefined> = process.env,
+): MachineRuntimeConfig {
+  const problems: string[] = [];
+  const raw: Record<string, unknown> = {};
+  const origin: Record<string, string> = {};
+  for (const key of Object.keys(ENV_NAMES) as (keyof MachineRuntimeConfig)[]) {
+    if (overrides[key] !== undefined) {
+      raw[key] = overrides[key];
+      origin[key] = `option '${key}'`;
+      continue;
+    }
+    const set = ENV_NAMES[key].filter((name) => (env[name] ?? '').trim() !== '');
+    const values = new Set(set.map((name) => env[name]!.trim()));
+    if (values.size > 1) {
+      problems.push(`${set.join(' and ')} are both set, to different values; set only one.`);
+      continue;
+    }
+    if (set.length > 0) {
+      raw[key] = env[set[0]!]!.trim();
+      origin[key] = `environment variable ${set[0]}`;
+    } else {
+      raw[key] = DEFAULT_RUNTIME_CONFIG[key];
+      origin[key] = 'default';
+    }
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = String(issue.path[0]);
+      problems.push(`${origin[key] ?? key}: ${issue.message} (got ${JSON.stringify(raw[key])}).`);
+    }
+  }
+  if (problems.length > 0 || !parsed.success) {
+    throw new InvalidConfigFileException(
+      `Invalid runtime configuration:\n  ${problems.join('\n  ')}`,
+      {
+        problems,
+      },
+    );
+  }
+  return parsed.data;
+}

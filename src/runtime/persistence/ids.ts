@@ -1,0 +1,31 @@
+import { getRandomValues } from 'node:crypto';
+import { monotonicFactory } from 'ulidx';
+
+// Crockford base32, 26 characters, first one <= 7 (48-bit timestamp). Checked before any query
+// so malformed ids from URLs never reach the database.
+const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+
+/** True when `id` has the shape of an instance id (an upper-case ULID). */
+export function isInstanceId(id: string): boolean {
+  return typeof id === 'string' && ULID_PATTERN.test(id);
+}
+
+// ulidx's default random source costs one crypto call per character: ~40 us for the first id
+// of every millisecond (its bare `ulid()` pays that on every call), more than a SQLite commit.
+// Drawing from a pooled buffer of crypto-random words makes an id cost well under 1 us.
+const pool = new Uint32Array(1024);
+let poolIndex = pool.length;
+function pooledRandom(): number {
+  if (poolIndex === pool.length) {
+    getRandomValues(pool);
+    poolIndex = 0;
+  }
+  return pool[poolIndex++]! / 0x1_0000_0000;
+}
+
+const nextUlid = monotonicFactory(pooledRandom);
+
+/** A new ULID, used for lock owners. */
+export function newOwnerId(): string {
+  return nextUlid();
+}

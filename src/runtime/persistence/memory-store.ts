@@ -1,0 +1,175 @@
+/**
+ * A store in process memory: for tests and machines that opt out of persistence. It keeps the
+ * SQL stores' semantics (atomic commits, fencing, lock expiry) so one suite covers all three.
+ * Values are cloned on the way in and out, as a database would, so callers cannot mutate what
+ * is stored.
+ */
+import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import {
+  SequenceConflictError,
+  assertCommitRequest,
+  diffStates,
+  type CommitRequest,
+  type CurrentStateRow,
+  type FindInStateOptions,
+  type HistoryQuery,
+  type InstanceInState,
+  type LockRequest,
+  type LockRow,
+  type Store,
+} from './store.js';
+
+interface InstanceEntry {
+  snapshot: MachineSnapshot;
+  history: HistoryRecord[];
+  /** Current states by state id. */
+  states: Map<string, CurrentStateRow>;
+}
+
+/** `Store` in process memory. Nothing survives the process. */
+export class MemoryStore implements Store {
+  readonly kind = 'memory' as const;
+  readonly #instances = new Map<string, InstanceEntry>();
+  readonly #eventIds = new Set<string>();
+  readonly #locks = new Map<string, LockRow>();
+  readonly #now: () => number;
+
+  /** @param options.now clock for lock expiry (tests); default `Date.now`. */
+  constructor(options: { now?: () => number } = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  async migrate(): Promise<void> {}
+
+  async load(rootEventId: string): Promise<MachineSnapshot | null> {
+    const entry = this.#instances.get(rootEventId);
+    return entry ? structuredClone(entry.snapshot) : null;
+  }
+
+  async commit(request: CommitRequest): Promise<void> {
+    assertCommitRequest(request);
+    const { snapshot, history, expectedSequence } = request;
+    const existing = this.#instances.get(snapshot.id);
+    const fenced =
+      expectedSequence === null
+        ? existing !== undefined
+        : existing === undefined ||
+          existing.snapshot.sequence !== expectedSequence ||
+          existing.snapshot.machineId !== snapshot.machineId;
+    if (fenced) throw new SequenceConflictError(snapshot.id, expectedSequence);
+    // Check every row before changing anything: a commit applies whole or not at all.
+    const ids = new Set<string>();
+    for (const record of history) {
+      if (this.#eventIds.has(record.id) || ids.has(record.id)) {
+        throw new Error(`Duplicate history record id ${record.id}.`);
+      }
+      ids.add(record.id);
+    }
+    const entry: InstanceEntry = existing ?? { snapshot, history: [], states: new Map() };
+    entry.snapshot = structuredClone(snapshot);
+    for (const record of history) {
+      entry.history.push(structuredClone(record));
+      this.#eventIds.add(record.id);
+    }
+    const { entered, left } = diffStates(request.previousValue, snapshot.value);
+    for (const stateId of left) entry.states.delete(stateId);
+    for (const stateId of entered) {
+      if (entry.states.has(stateId)) continue;
+      entry.states.set(stateId, {
+        rootEventId: snapshot.id,
+        machineId: snapshot.machineId,
+        stateId,
+        stateEnteredAt: request.now.toISOString(),
+        scenarioClass: null,
+        scenarioParams: null,
+      });
+    }
+    this.#instances.set(snapshot.id, entry);
+    if (
+      request.releaseLockOwner !== undefined &&
+      this.#locks.get(snapshot.id)?.ownerId === request.releaseLockOwner
+    ) {
+      this.#locks.delete(snapshot.id);
+    }
+  }
+
+  async history(rootEventId: string, query: HistoryQuery = {}): Promise<HistoryRecord[]> {
+    const records = this.#instances.get(rootEventId)?.history ?? [];
+    const after = query.afterSequence ?? 0;
+    const selected = records.filter((record) => record.sequence > after);
+    return structuredClone(query.limit === undefined ? selected : selected.slice(0, query.limit));
+  }
+
+  async currentStates(rootEventId: string): Promise<CurrentStateRow[]> {
+    const states = [...(this.#instances.get(rootEventId)?.states.values() ?? [])];
+    return structuredClone(states.sort((a, b) => compare(a.stateId, b.stateId)));
+  }
+
+  async findInstancesInState(
+    machineId: string,
+    stateId: string,
+    options: FindInStateOptions,
+  ): Promise<InstanceInState[]> {
+    const before = options.enteredBefore?.toISOString();
+    const found: InstanceInState[] = [];
+    for (const entry of this.#instances.values()) {
+      const row = entry.states.get(stateId);
+      if (!row || row.machineId !== machineId) continue;
+      if (before !== undefined && !(row.stateEnteredAt < before)) continue;
+      found.push({
+        rootEventId: row.rootEventId,
+        machineId,
+        stateId,
+        stateEnteredAt: row.stateEnteredAt,
+      });
+    }
+    found.sort(
+      (a, b) =>
+        compare(a.stateEnteredAt, b.stateEnteredAt) || compare(a.rootEventId, b.rootEventId),
+    );
+    return found.slice(0, options.limit);
+  }
+
+  async tryAcquireLock(request: LockRequest): Promise<boolean> {
+    const now = this.#now();
+    const held = this.#locks.get(request.rootEventId);
+    if (held && !(Date.parse(held.expiresAt) < now)) return false;
+    this.#locks.set(request.rootEventId, {
+      rootEventId: request.rootEventId,
+      ownerId: request.ownerId,
+      acquiredAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + request.ttlMs).toISOString(),
+      context: request.context ?? null,
+    });
+    return true;
+  }
+
+  async releaseLock(rootEventId: string, ownerId: string): Promise<boolean> {
+    if (this.#locks.get(rootEventId)?.ownerId !== ownerId) return false;
+    return this.#locks.delete(rootEventId);
+  }
+
+  async readLock(rootEventId: string): Promise<LockRow | null> {
+    const lock = this.#locks.get(rootEventId);
+    return lock ? { ...lock } : null;
+  }
+
+  async sweepExpiredLocks(): Promise<number> {
+    const now = this.#now();
+    let swept = 0;
+    for (const [id, lock] of this.#locks) {
+      if (Date.parse(lock.expiresAt) < now) {
+        this.#locks.delete(id);
+        swept += 1;
+      }
+    }
+    return swept;
+  }
+
+  async close(): Promise<void> {}
+}
+
+// Code-unit order, as SQL's binary collation sorts text.
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,327 @@
+/**
+ * The scale-out store: PostgreSQL through a `pg` pool. Several processes may share one
+ * database: locks are rows taken by one atomic statement, timed by the database clock
+ * (`clock_timestamp()`, so hosts with skewed clocks agree on expiry), and commits are fenced on
+ * the instance's sequence number.
+ *
+ * Statements are named, so each pooled connection parses and plans them once. History rows go in
+ * with one multi-row INSERT per macrostep (a statement per row count, up to EVENT_CHUNK rows;
+ * longer histories in chunks): about twice as fast as an `unnest` of column arrays, whose array
+ * parsing and casts cost more than the extra plans.
+ */
+import pg from 'pg';
+import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
+import {
+  currentStateFromRow,
+  historyFromRow,
+  instanceInStateFromRow,
+  lockFromRow,
+  snapshotFromRow,
+  toJson,
+  type CurrentStateDbRow,
+  type EventRow,
+  type InstanceRow,
+  type LockDbRow,
+} from './rows.js';
+import {
+  SequenceConflictError,
+  assertCommitRequest,
+  diffStates,
+  type CommitRequest,
+  type CurrentStateRow,
+  type FindInStateOptions,
+  type HistoryQuery,
+  type InstanceInState,
+  type LockRequest,
+  type LockRow,
+  type Store,
+} from './store.js';
+
+/** Options of `PostgresStore`. */
+export interface PostgresStoreOptions {
+  /** `postgres://` / `postgresql://` URL (without the `schema` parameter). */
+  connectionString: string;
+  /**
+   * Schema holding the tables (default: the server's search_path, normally `public`). Set as the
+   * connections' `search_path`, so tests and tenants can each use their own; created by
+   * `migrate()` when missing.
+   */
+  schema?: string;
+  /** Maximum pooled connections (default 10). */
+  poolSize?: number;
+}
+
+// Every statement of this dialect. Names make pg prepare each once per connection.
+const SQL = {
+  loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number
+    FROM machine_instances WHERE root_event_id = $1`,
+  insertInstance: `INSERT INTO machine_instances
+    (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+    ON CONFLICT (root_event_id) DO NOTHING`,
+  updateInstance: `UPDATE machine_instances
+    SET machine_value = $3, context = $4, status = $5, sequence_number = $6, updated_at = $7
+    WHERE root_event_id = $1 AND machine_id = $2 AND sequence_number = $8`,
+  insertStates: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
+    SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT (root_event_id, state_id) DO NOTHING`,
+  deleteStates: `DELETE FROM machine_current_states WHERE root_event_id = $1 AND state_id = ANY($2::text[])`,
+  history: `SELECT * FROM machine_events WHERE root_event_id = $1 AND sequence_number > $2
+    ORDER BY sequence_number LIMIT $3`,
+  currentStates: `SELECT * FROM machine_current_states WHERE root_event_id = $1 ORDER BY state_id COLLATE "C"`,
+  findInState: `SELECT root_event_id, machine_id, state_id, state_entered_at FROM machine_current_states
+    WHERE machine_id = $1 AND state_id = $2 AND state_entered_at < $3
+    ORDER BY state_entered_at, root_event_id LIMIT $4`,
+  // One statement: insert, or take over an expired row; RETURNING tells whether we got it.
+  acquireLock: `INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context)
+    VALUES ($1, $2, clock_timestamp(), clock_timestamp() + $3 * interval '1 millisecond', $4)
+    ON CONFLICT (root_event_id) DO UPDATE SET owner_id = excluded.owner_id, acquired_at = excluded.acquired_at,
+      expires_at = excluded.expires_at, context = excluded.context
+    WHERE machine_locks.expires_at < excluded.acquired_at
+    RETURNING owner_id`,
+  releaseLock: `DELETE FROM machine_locks WHERE root_event_id = $1 AND owner_id = $2`,
+  readLock: `SELECT * FROM machine_locks WHERE root_event_id = $1`,
+  sweepLocks: `DELETE FROM machine_locks WHERE expires_at < clock_timestamp()`,
+} as const;
+
+type StatementName = keyof typeof SQL;
+
+const EVENT_COLUMNS = 12;
+/** Most history rows per INSERT statement (12 parameters each; PostgreSQL allows 65535). */
+const EVENT_CHUNK = 100;
+const insertEventsText = new Map<number, string>();
+
+// `INSERT INTO machine_events ... VALUES (...), (...)` for `rows` rows, built once per count.
+function insertEventsSql(rows: number): string {
+  let text = insertEventsText.get(rows);
+  if (text === undefined) {
+    const tuples = Array.from(
+      { length: rows },
+      (_, row) =>
+        `(${Array.from({ length: EVENT_COLUMNS }, (_, column) => `$${row * EVENT_COLUMNS + column + 1}`).join(', ')})`,
+    );
+    text = `INSERT INTO machine_events
+    (id, sequence_number, created_at, machine_id, root_event_id, source, type, payload, machine_value, context, version, actor)
+    VALUES ${tuples.join(', ')}`;
+    insertEventsText.set(rows, text);
+  }
+  return text;
+}
+
+/** Checks a schema name so it can be quoted into DDL and `search_path` safely. */
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** `Store` on a PostgreSQL database. */
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  readonly schema: string | undefined;
+  readonly #pool: pg.Pool;
+
+  constructor(options: PostgresStoreOptions) {
+    if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+      throw new Error(
+        `Invalid PostgreSQL schema name '${options.schema}': use letters, digits and _.`,
+      );
+    }
+    this.schema = options.schema;
+    this.#pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 10,
+      ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+    });
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    this.#pool.on('error', () => {});
+  }
+
+  /** The pool, for tools and the benchmark's hand-written baseline. */
+  get pool(): pg.Pool {
+    return this.#pool;
+  }
+
+  async #query<R extends pg.QueryResultRow>(
+    name: StatementName,
+    values: unknown[],
+    client: pg.Pool | pg.PoolClient = this.#pool,
+  ): Promise<pg.QueryResult<R>> {
+    return client.query<R>({ name: `mr_${name}`, text: SQL[name], values });
+  }
+
+  async migrate(): Promise<void> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Serializes concurrent migrators (several app processes starting at once) per schema.
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+        `machine_routes.migrate.${this.schema ?? ''}`,
+      ]);
+      if (this.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`);
+      await client.query(SCHEMA_MIGRATIONS_DDL.postgres);
+      const applied = await client.query<{ version: number }>(
+        'SELECT version FROM schema_migrations',
+      );
+      for (const migration of pendingMigrations(applied.rows.map((row) => row.version))) {
+        await client.query(migration.postgres);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Versions recorded in `schema_migrations`. */
+  async appliedMigrations(): Promise<number[]> {
+    const result = await this.#pool.query<{ version: number }>(
+      'SELECT version FROM schema_migrations ORDER BY version',
+    );
+    return result.rows.map((row) => row.version);
+  }
+
+  async load(rootEventId: string): Promise<MachineSnapshot | null> {
+    const result = await this.#query<InstanceRow>('loadInstance', [rootEventId]);
+    const row = result.rows[0];
+    return row ? snapshotFromRow(row) : null;
+  }
+
+  async commit(request: CommitRequest): Promise<void> {
+    assertCommitRequest(request);
+    const { snapshot, history, expectedSequence } = request;
+    const client = await this.#pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const instance = [
+        snapshot.id,
+        snapshot.machineId,
+        JSON.stringify(snapshot.value),
+        JSON.stringify(snapshot.context),
+        snapshot.status,
+        snapshot.sequence,
+        request.now,
+      ];
+      const written =
+        expectedSequence === null
+          ? await this.#query('insertInstance', instance, client)
+          : await this.#query('updateInstance', [...instance, expectedSequence], client);
+      if (written.rowCount !== 1) throw new SequenceConflictError(snapshot.id, expectedSequence);
+      for (let start = 0; start < history.length; start += EVENT_CHUNK) {
+        const chunk = history.slice(start, start + EVENT_CHUNK);
+        await client.query({
+          name: `mr_insertEvents_${chunk.length}`,
+          text: insertEventsSql(chunk.length),
+          values: eventValues(chunk),
+        });
+      }
+      const { entered, left } = diffStates(request.previousValue, snapshot.value);
+      if (left.length > 0) await this.#query('deleteStates', [snapshot.id, left], client);
+      if (entered.length > 0) {
+        await this.#query(
+          'insertStates',
+          [snapshot.id, snapshot.machineId, entered, request.now],
+          client,
+        );
+      }
+      if (request.releaseLockOwner !== undefined) {
+        await this.#query('releaseLock', [snapshot.id, request.releaseLockOwner], client);
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        broken = rollbackError as Error;
+      }
+      throw error;
+    } finally {
+      // A connection whose ROLLBACK failed is in an unknown state: destroy it, not reuse it.
+      client.release(broken);
+    }
+  }
+
+  async history(rootEventId: string, query: HistoryQuery = {}): Promise<HistoryRecord[]> {
+    const result = await this.#query<EventRow>('history', [
+      rootEventId,
+      query.afterSequence ?? 0,
+      query.limit ?? null,
+    ]);
+    return result.rows.map(historyFromRow);
+  }
+
+  async currentStates(rootEventId: string): Promise<CurrentStateRow[]> {
+    const result = await this.#query<CurrentStateDbRow>('currentStates', [rootEventId]);
+    return result.rows.map(currentStateFromRow);
+  }
+
+  async findInstancesInState(
+    machineId: string,
+    stateId: string,
+    options: FindInStateOptions,
+  ): Promise<InstanceInState[]> {
+    const result = await this.#query<CurrentStateDbRow>('findInState', [
+      machineId,
+      stateId,
+      // 'infinity' rather than an OR on NULL, so the bound stays an index condition.
+      options.enteredBefore ?? 'infinity',
+      options.limit,
+    ]);
+    return result.rows.map(instanceInStateFromRow);
+  }
+
+  async tryAcquireLock(request: LockRequest): Promise<boolean> {
+    const result = await this.#query('acquireLock', [
+      request.rootEventId,
+      request.ownerId,
+      request.ttlMs,
+      request.context ?? null,
+    ]);
+    return result.rowCount === 1;
+  }
+
+  async releaseLock(rootEventId: string, ownerId: string): Promise<boolean> {
+    const result = await this.#query('releaseLock', [rootEventId, ownerId]);
+    return result.rowCount === 1;
+  }
+
+  async readLock(rootEventId: string): Promise<LockRow | null> {
+    const result = await this.#query<LockDbRow>('readLock', [rootEventId]);
+    const row = result.rows[0];
+    return row ? lockFromRow(row) : null;
+  }
+
+  async sweepExpiredLocks(): Promise<number> {
+    const result = await this.#query('sweepLocks', []);
+    return result.rowCount ?? 0;
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}
+
+// Parameters of the multi-row INSERT: each record's columns, records in order.
+function eventValues(history: readonly HistoryRecord[]): unknown[] {
+  const values: unknown[] = [];
+  for (const record of history) {
+    values.push(
+      record.id,
+      record.sequence,
+      record.createdAt,
+      record.machineId,
+      record.rootEventId,
+      record.source,
+      record.type,
+      toJson(record.payload),
+      JSON.stringify(record.value),
+      toJson(record.context),
+      record.version,
+      record.actor,
+    );
+  }
+  return values;
+}

@@ -1,0 +1,288 @@
+/**
+ * The default store: one SQLite file through better-sqlite3, created and migrated on first use.
+ *
+ * Durability: WAL journal with `synchronous = NORMAL`. A committed transaction survives a crash
+ * of the process (the WAL is in the OS before `COMMIT` returns); only a power loss or OS crash
+ * may roll back the last few commits, and never corrupts the file. FULL would fsync the WAL on
+ * every commit (about an order of magnitude slower on ordinary disks) for protection against
+ * power loss; choose it with `synchronous: 'FULL'` (`sqlite:./x.db?synchronous=full`).
+ *
+ * better-sqlite3 is synchronous: each method runs to completion on the event loop, so a
+ * transaction never interleaves with another call of this process. Other processes are
+ * serialized by SQLite's file lock; writers take it at `BEGIN IMMEDIATE` and wait up to
+ * `busyTimeoutMs` for it.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
+import {
+  currentStateFromRow,
+  historyFromRow,
+  instanceInStateFromRow,
+  lockFromRow,
+  snapshotFromRow,
+  toJson,
+  type CurrentStateDbRow,
+  type EventRow,
+  type InstanceRow,
+  type LockDbRow,
+} from './rows.js';
+import {
+  SequenceConflictError,
+  assertCommitRequest,
+  diffStates,
+  type CommitRequest,
+  type CurrentStateRow,
+  type FindInStateOptions,
+  type HistoryQuery,
+  type InstanceInState,
+  type LockRequest,
+  type LockRow,
+  type Store,
+} from './store.js';
+
+/** Options of `SqliteStore`. */
+export interface SqliteStoreOptions {
+  /** File path, or `:memory:`. Parent directories are created. */
+  filename: string;
+  /** `NORMAL` (default) or `FULL`; see the module comment. */
+  synchronous?: 'NORMAL' | 'FULL';
+  /** How long a writer waits for another process's write lock (default 5000 ms). */
+  busyTimeoutMs?: number;
+  /** Run pending migrations when opening (default true). */
+  migrate?: boolean;
+}
+
+// Every statement of this dialect, prepared once per connection.
+const SQL = {
+  loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number
+    FROM machine_instances WHERE root_event_id = ?`,
+  insertInstance: `INSERT INTO machine_instances
+    (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (root_event_id) DO NOTHING`,
+  updateInstance: `UPDATE machine_instances
+    SET machine_value = ?, context = ?, status = ?, sequence_number = ?, updated_at = ?
+    WHERE root_event_id = ? AND machine_id = ? AND sequence_number = ?`,
+  insertEvent: `INSERT INTO machine_events
+    (id, sequence_number, created_at, machine_id, root_event_id, source, type, payload, machine_value, context, version, actor)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  insertState: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
+    VALUES (?, ?, ?, ?) ON CONFLICT (root_event_id, state_id) DO NOTHING`,
+  deleteState: `DELETE FROM machine_current_states WHERE root_event_id = ? AND state_id = ?`,
+  history: `SELECT * FROM machine_events WHERE root_event_id = ? AND sequence_number > ?
+    ORDER BY sequence_number LIMIT ?`,
+  currentStates: `SELECT * FROM machine_current_states WHERE root_event_id = ? ORDER BY state_id`,
+  findInState: `SELECT root_event_id, machine_id, state_id, state_entered_at FROM machine_current_states
+    WHERE machine_id = ? AND state_id = ? AND state_entered_at < ?
+    ORDER BY state_entered_at, root_event_id LIMIT ?`,
+  // One statement: insert, or take over an expired row. A live row is left alone (0 changes).
+  acquireLock: `INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context)
+    VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (root_event_id) DO UPDATE SET owner_id = excluded.owner_id, acquired_at = excluded.acquired_at,
+      expires_at = excluded.expires_at, context = excluded.context
+    WHERE machine_locks.expires_at < excluded.acquired_at`,
+  releaseLock: `DELETE FROM machine_locks WHERE root_event_id = ? AND owner_id = ?`,
+  readLock: `SELECT * FROM machine_locks WHERE root_event_id = ?`,
+  sweepLocks: `DELETE FROM machine_locks WHERE expires_at < ?`,
+} as const;
+
+type Statements = { -readonly [K in keyof typeof SQL]: Database.Statement };
+
+// Upper bound for ISO text comparisons when no `enteredBefore` is given.
+const FAR_FUTURE = '9999-12-31T23:59:59.999Z';
+
+/** `Store` on a SQLite file (or `:memory:` database). */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  readonly filename: string;
+  readonly #db: Database.Database;
+  #statements: Statements | undefined;
+  readonly #commitTransaction: (request: CommitRequest) => void;
+
+  constructor(options: SqliteStoreOptions) {
+    this.filename = options.filename;
+    if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
+    this.#db = new Database(options.filename, { timeout: options.busyTimeoutMs ?? 5000 });
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma(`synchronous = ${options.synchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
+    this.#db.pragma('foreign_keys = ON');
+    if (options.migrate !== false) this.migrateSync();
+    const commit = this.#db.transaction((request: CommitRequest) => this.#applyCommit(request));
+    // IMMEDIATE takes the write lock at BEGIN: a deferred transaction that upgrades later can
+    // fail with SQLITE_BUSY without waiting when another process writes concurrently.
+    this.#commitTransaction = (request) => commit.immediate(request);
+  }
+
+  /** The underlying connection, for tools and the benchmark's hand-written baseline. */
+  get database(): Database.Database {
+    return this.#db;
+  }
+
+  async migrate(): Promise<void> {
+    this.migrateSync();
+  }
+
+  /** Applies pending migrations in one immediate transaction (other processes wait). */
+  migrateSync(): void {
+    this.#db
+      .transaction(() => {
+        this.#db.exec(SCHEMA_MIGRATIONS_DDL.sqlite);
+        const applied = this.#db
+          .prepare('SELECT version FROM schema_migrations')
+          .pluck()
+          .all() as number[];
+        const record = this.#db.prepare(
+          'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+        );
+        for (const migration of pendingMigrations(applied)) {
+          this.#db.exec(migration.sqlite);
+          record.run(migration.version, migration.name, new Date().toISOString());
+        }
+      })
+      .immediate();
+    this.#statements = undefined;
+  }
+
+  /** Versions recorded in `schema_migrations`. */
+  appliedMigrations(): number[] {
+    return this.#db
+      .prepare('SELECT version FROM schema_migrations ORDER BY version')
+      .pluck()
+      .all() as number[];
+  }
+
+  get #sql(): Statements {
+    if (!this.#statements) {
+      const prepared = {} as Statements;
+      for (const key of Object.keys(SQL) as (keyof typeof SQL)[])
+        prepared[key] = this.#db.prepare(SQL[key]);
+      this.#statements = prepared;
+    }
+    return this.#statements;
+  }
+
+  async load(rootEventId: string): Promise<MachineSnapshot | null> {
+    const row = this.#sql.loadInstance.get(rootEventId) as InstanceRow | undefined;
+    return row ? snapshotFromRow(row) : null;
+  }
+
+  async commit(request: CommitRequest): Promise<void> {
+    assertCommitRequest(request);
+    this.#commitTransaction(request);
+  }
+
+  #applyCommit(request: CommitRequest): void {
+    const { snapshot, history, expectedSequence } = request;
+    const sql = this.#sql;
+    const now = request.now.toISOString();
+    const value = JSON.stringify(snapshot.value);
+    const context = JSON.stringify(snapshot.context);
+    const result =
+      expectedSequence === null
+        ? sql.insertInstance.run(
+            snapshot.id,
+            snapshot.machineId,
+            value,
+            context,
+            snapshot.status,
+            snapshot.sequence,
+            now,
+            now,
+          )
+        : sql.updateInstance.run(
+            value,
+            context,
+            snapshot.status,
+            snapshot.sequence,
+            now,
+            snapshot.id,
+            snapshot.machineId,
+            expectedSequence,
+          );
+    if (result.changes !== 1) throw new SequenceConflictError(snapshot.id, expectedSequence);
+    for (const record of history) {
+      sql.insertEvent.run(
+        record.id,
+        record.sequence,
+        record.createdAt,
+        record.machineId,
+        record.rootEventId,
+        record.source,
+        record.type,
+        toJson(record.payload),
+        JSON.stringify(record.value),
+        toJson(record.context),
+        record.version,
+        record.actor,
+      );
+    }
+    const { entered, left } = diffStates(request.previousValue, snapshot.value);
+    for (const stateId of left) sql.deleteState.run(snapshot.id, stateId);
+    for (const stateId of entered)
+      sql.insertState.run(snapshot.id, snapshot.machineId, stateId, now);
+    if (request.releaseLockOwner !== undefined)
+      sql.releaseLock.run(snapshot.id, request.releaseLockOwner);
+  }
+
+  async history(rootEventId: string, query: HistoryQuery = {}): Promise<HistoryRecord[]> {
+    const rows = this.#sql.history.all(
+      rootEventId,
+      query.afterSequence ?? 0,
+      query.limit ?? -1,
+    ) as EventRow[];
+    return rows.map(historyFromRow);
+  }
+
+  async currentStates(rootEventId: string): Promise<CurrentStateRow[]> {
+    return (this.#sql.currentStates.all(rootEventId) as CurrentStateDbRow[]).map(
+      currentStateFromRow,
+    );
+  }
+
+  async findInstancesInState(
+    machineId: string,
+    stateId: string,
+    options: FindInStateOptions,
+  ): Promise<InstanceInState[]> {
+    const before = options.enteredBefore?.toISOString() ?? FAR_FUTURE;
+    const rows = this.#sql.findInState.all(
+      machineId,
+      stateId,
+      before,
+      options.limit,
+    ) as CurrentStateDbRow[];
+    return rows.map(instanceInStateFromRow);
+  }
+
+  async tryAcquireLock(request: LockRequest): Promise<boolean> {
+    const now = Date.now();
+    const result = this.#sql.acquireLock.run(
+      request.rootEventId,
+      request.ownerId,
+      new Date(now).toISOString(),
+      new Date(now + request.ttlMs).toISOString(),
+      request.context ?? null,
+    );
+    return result.changes === 1;
+  }
+
+  async releaseLock(rootEventId: string, ownerId: string): Promise<boolean> {
+    return this.#sql.releaseLock.run(rootEventId, ownerId).changes === 1;
+  }
+
+  async readLock(rootEventId: string): Promise<LockRow | null> {
+    const row = this.#sql.readLock.get(rootEventId) as LockDbRow | undefined;
+    return row ? lockFromRow(row) : null;
+  }
+
+  async sweepExpiredLocks(): Promise<number> {
+    return this.#sql.sweepLocks.run(new Date().toISOString()).changes;
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+}

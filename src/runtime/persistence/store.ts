@@ -1,0 +1,182 @@
+/**
+ * The storage contract every backend (memory, SQLite, PostgreSQL) fulfils, and the plain rows
+ * it reads and writes. `MachineRuntime` is the only writer; it owns the ordering rules
+ * (lock, load, compute, commit) and the store only guarantees atomicity and fencing.
+ */
+import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+
+/** Which backend a store is. */
+export type StoreKind = 'memory' | 'sqlite' | 'postgres';
+
+/**
+ * One macrostep (or an instance's creation) to apply atomically: the history rows, the
+ * current snapshot and the `machine_current_states` diff commit together or not at all.
+ */
+export interface CommitRequest {
+  /** The snapshot after the step. Its `sequence` must be the last history record's. */
+  snapshot: MachineSnapshot;
+  /** New history records, in order, continuing `expectedSequence`. */
+  history: readonly HistoryRecord[];
+  /**
+   * Sequence of the snapshot the step was computed from; `null` when creating the instance.
+   * The commit fails with `SequenceConflictError` when the stored instance has moved on (or,
+   * on create, already exists): a fence that keeps history gap-free even if a lock expired
+   * while its holder was still computing.
+   */
+  expectedSequence: number | null;
+  /** Active state ids of that snapshot (`[]` on create): the base of the current-state diff. */
+  previousValue: readonly string[];
+  /** Time written as `state_entered_at` for newly entered states. */
+  now: Date;
+  /**
+   * Owner whose lock on the instance is deleted in the same transaction: `send` releases its lock
+   * with the commit, saving a write transaction (and, on PostgreSQL, a WAL flush) per event. A
+   * failed commit rolls the release back with everything else.
+   */
+  releaseLockOwner?: string;
+}
+
+/** A row of `machine_current_states`. */
+export interface CurrentStateRow {
+  rootEventId: string;
+  machineId: string;
+  stateId: string;
+  /** ISO-8601 UTC. Unchanged while the state stays active (self-loops keep it). */
+  stateEnteredAt: string;
+  scenarioClass: string | null;
+  scenarioParams: Record<string, unknown> | null;
+}
+
+/** Options of `findInstancesInState`. */
+export interface FindInStateOptions {
+  /** Maximum number of instances returned. */
+  limit: number;
+  /** Only instances that entered the state strictly before this time. */
+  enteredBefore?: Date;
+}
+
+/** An instance found by `findInstancesInState`, oldest entry first. */
+export interface InstanceInState {
+  rootEventId: string;
+  machineId: string;
+  stateId: string;
+  stateEnteredAt: string;
+}
+
+/** Options of `history`. */
+export interface HistoryQuery {
+  /** Only records with a greater sequence number. */
+  afterSequence?: number;
+  /** At most this many records. */
+  limit?: number;
+}
+
+/** Arguments of one lock attempt. */
+export interface LockRequest {
+  rootEventId: string;
+  /** ULID naming the holder; release only deletes a row that still carries it. */
+  ownerId: string;
+  /** Lifetime: a row older than this may be taken over (its holder is presumed dead). */
+  ttlMs: number;
+  /** Free text recorded for diagnostics (`send`, a job name, ...). */
+  context?: string | null;
+}
+
+/** A row of `machine_locks`. */
+export interface LockRow {
+  rootEventId: string;
+  ownerId: string;
+  /** ISO-8601 UTC. */
+  acquiredAt: string;
+  /** ISO-8601 UTC. */
+  expiresAt: string;
+  context: string | null;
+}
+
+/**
+ * Persistence of machine instances. All methods are async so one suite covers every backend;
+ * implementations must make `commit` atomic and `tryAcquireLock` a single atomic statement.
+ */
+export interface Store {
+  readonly kind: StoreKind;
+  /** Brings the schema to the latest version (idempotent; safe to run concurrently). */
+  migrate(): Promise<void>;
+  /** The last committed snapshot of an instance, or `null` when it does not exist. */
+  load(rootEventId: string): Promise<MachineSnapshot | null>;
+  /** Applies one step atomically. Throws `SequenceConflictError` when fenced out. */
+  commit(request: CommitRequest): Promise<void>;
+  /** History records of an instance in sequence order. */
+  history(rootEventId: string, query?: HistoryQuery): Promise<HistoryRecord[]>;
+  /** `machine_current_states` rows of an instance, ordered by state id. */
+  currentStates(rootEventId: string): Promise<CurrentStateRow[]>;
+  /** Instances of `machineId` whose active states include `stateId`, oldest entry first. */
+  findInstancesInState(
+    machineId: string,
+    stateId: string,
+    options: FindInStateOptions,
+  ): Promise<InstanceInState[]>;
+  /** Takes the lock when it is free or expired; `false` when someone else holds it. Never waits. */
+  tryAcquireLock(request: LockRequest): Promise<boolean>;
+  /** Deletes the lock when `ownerId` still holds it; `false` when it was lost or never held. */
+  releaseLock(rootEventId: string, ownerId: string): Promise<boolean>;
+  /** The lock row of an instance, expired or not. */
+  readLock(rootEventId: string): Promise<LockRow | null>;
+  /** Deletes every expired lock; returns how many. */
+  sweepExpiredLocks(): Promise<number>;
+  /** Releases connections / file handles. */
+  close(): Promise<void>;
+}
+
+/**
+ * A commit was fenced out: the instance moved past `expectedSequence` (or already exists on
+ * create). Internal to persistence: `MachineRuntime` turns it into
+ * `MachineAlreadyRunningException`.
+ */
+export class SequenceConflictError extends Error {
+  readonly rootEventId: string;
+  readonly expectedSequence: number | null;
+
+  constructor(rootEventId: string, expectedSequence: number | null) {
+    super(
+      expectedSequence === null
+        ? `Machine '${rootEventId}' already exists.`
+        : `Machine '${rootEventId}' is no longer at sequence ${expectedSequence}: another writer committed first.`,
+    );
+    this.name = 'SequenceConflictError';
+    this.rootEventId = rootEventId;
+    this.expectedSequence = expectedSequence;
+  }
+}
+
+/** Checks the invariants of a commit request shared by every backend (cheap, no I/O). */
+export function assertCommitRequest(request: CommitRequest): void {
+  const { snapshot, history, expectedSequence } = request;
+  let expected = (expectedSequence ?? 0) + 1;
+  for (const record of history) {
+    if (record.rootEventId !== snapshot.id || record.sequence !== expected) {
+      throw new Error(
+        `History record ${record.id} (sequence ${record.sequence}, instance ${record.rootEventId}) ` +
+          `does not continue instance ${snapshot.id} at sequence ${expected}.`,
+      );
+    }
+    expected += 1;
+  }
+  if (snapshot.sequence !== expected - 1) {
+    throw new Error(
+      `Snapshot sequence ${snapshot.sequence} of ${snapshot.id} does not match its last history record (${expected - 1}).`,
+    );
+  }
+}
+
+/** States entered and left between two values, in value order (the current-state diff). */
+export function diffStates(
+  previous: readonly string[],
+  next: readonly string[],
+): { entered: string[]; left: string[] } {
+  const before = new Set(previous);
+  const after = new Set(next);
+  return {
+    entered: [...after].filter((state) => !before.has(state)),
+    left: [...before].filter((state) => !after.has(state)),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * TypeScript fixtures run as real OS processes (`node --import tsx <script>`), with line-based
+ * handshakes over stdout.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+/** A running fixture process. */
+export interface FixtureProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** Resolves with the first stdout line matching `predicate` (rejects if the process exits first). */
+  waitForLine(predicate: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit code (or signal name) once the process ends. */
+  readonly exited: Promise<number | string>;
+  /** Everything written to stderr so far (for failure messages). */
+  stderr(): string;
+}
+
+/** Starts `node --import tsx <script> ...args`. */
+export function startFixture(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): FixtureProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const lines: string[] = [];
+  const waiters = new Set<() => void>();
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    lines.push(line);
+    for (const wake of waiters) wake();
+  });
+  const exited = new Promise<number | string>((resolve) => {
+    child.on('exit', (code, signal) => {
+      resolve(code ?? signal ?? 'unknown');
+      for (const wake of waiters) wake();
+    });
+  });
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+
+  return {
+    child,
+    exited,
+    stderr: () => stderr,
+    waitForLine(predicate, timeoutMs = 15_000) {
+      return new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(
+            new Error(`No matching line from ${script} within ${timeoutMs} ms. stderr:\n${stderr}`),
+          );
+        }, timeoutMs);
+        const check = () => {
+          const line = lines.find(predicate);
+          if (line !== undefined || done) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            if (line !== undefined) resolve(line);
+            else
+              reject(
+                new Error(`${script} exited before printing the expected line. stderr:\n${stderr}`),
+              );
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+  };
+}
