@@ -36,12 +36,15 @@
  * it); the others have `context: null`.
  */
 import { monotonicFactory } from 'ulidx';
+import { pooledRandom } from '../ids.js';
 import type { Context, EventObject } from '../definition/types.js';
 import type { HistoryRecord, HistorySource } from './types.js';
 
 const ENCODING = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const RANDOM_START = 10;
-const seedFactory = monotonicFactory();
+// The pooled source matters: ulidx's default draws one crypto value per character, ~40 us for
+// the first id of every millisecond.
+const seedFactory = monotonicFactory(pooledRandom);
 
 let lastTime = -1;
 let prefix = '';

@@ -24,7 +24,7 @@ export {
 } from './open-store.js';
 export { MIGRATIONS, type Migration } from './migrations.js';
 export { LockManager, type AcquireOptions, type LockHandle } from './locks.js';
-export { isInstanceId } from './ids.js';
+export { isInstanceId } from '../ids.js';
 export {
   MachineRuntime,
   type LockedInstance,

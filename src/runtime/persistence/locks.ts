@@ -6,7 +6,7 @@
  * still safe because commits are fenced on the instance's sequence number.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newOwnerId } from './ids.js';
+import { newUlid } from '../ids.js';
 import type { Store } from './store.js';
 
 /** A held lock. `release` is idempotent. */
@@ -40,7 +40,7 @@ export class LockManager {
 
   /** One attempt, never waiting: the handle, or `null` when someone else holds the lock. */
   async tryAcquire(rootEventId: string, context?: string): Promise<LockHandle | null> {
-    const ownerId = newOwnerId();
+    const ownerId = newUlid();
     const acquired = await this.#store.tryAcquireLock({
       rootEventId,
       ownerId,

@@ -14,7 +14,7 @@ import { MachineAlreadyRunningException, MachineNotFoundException } from '../err
 import { initialize, toValidationException, transition } from '../interpreter/index.js';
 import type { HistoryRecord, MachineSnapshot, MacrostepResult } from '../interpreter/types.js';
 import { loadRuntimeConfig, type MachineRuntimeConfig } from '../config.js';
-import { isInstanceId } from './ids.js';
+import { isInstanceId } from '../ids.js';
 import { LockManager, type LockHandle } from './locks.js';
 import { openStore } from './open-store.js';
 import {

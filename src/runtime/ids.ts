@@ -1,3 +1,4 @@
+/** Instance and record ids: ULIDs, generated cheaply and checked before any query. */
 import { getRandomValues } from 'node:crypto';
 import { monotonicFactory } from 'ulidx';
 
@@ -15,7 +16,8 @@ export function isInstanceId(id: string): boolean {
 // Drawing from a pooled buffer of crypto-random words makes an id cost well under 1 us.
 const pool = new Uint32Array(1024);
 let poolIndex = pool.length;
-function pooledRandom(): number {
+/** A uniform number in [0, 1) from a pooled buffer of crypto-random words (ulidx's PRNG hook). */
+export function pooledRandom(): number {
   if (poolIndex === pool.length) {
     getRandomValues(pool);
     poolIndex = 0;
@@ -25,7 +27,7 @@ function pooledRandom(): number {
 
 const nextUlid = monotonicFactory(pooledRandom);
 
-/** A new ULID, used for lock owners. */
-export function newOwnerId(): string {
+/** A new ULID (lock owners, job ids); monotonic within the process. */
+export function newUlid(): string {
   return nextUlid();
 }
