@@ -1,0 +1,42 @@
+/**
+ * The `machine-routes` command line. `runCli` returns the exit code instead of exiting, so
+ * tests run commands in-process.
+ */
+import { Command, CommanderError } from 'commander';
+import { isMachineRoutesError } from '../generator/issues.js';
+import { registerCheck } from './commands/check.js';
+import { registerGenerate } from './commands/generate.js';
+import { registerMigrate } from './commands/migrate.js';
+import { registerRoutes } from './commands/routes.js';
+import { processIo, type CliIo } from './io.js';
+
+/** Runs one command line (`argv` without node and the script) and returns its exit code. */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  let code = 0;
+  const exit = (value: number): void => {
+    code = value;
+  };
+  const program = new Command('machine-routes')
+    .description('Expose TypeScript state machines as HTTP APIs')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout(text.trimEnd()),
+      writeErr: (text) => io.stderr(text.trimEnd()),
+    });
+  registerCheck(program, io, exit);
+  registerGenerate(program, io, exit);
+  registerRoutes(program, io, exit);
+  registerMigrate(program, io, exit);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    // A problem of the user's input that escaped a command (e.g. a migration failing) is one line.
+    if (isMachineRoutesError(error)) {
+      io.stderr(`${error.name} [${error.code}] ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+  return code;
+}

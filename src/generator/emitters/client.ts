@@ -1,0 +1,138 @@
+/**
+ * Emits the typed fetch client: `client.gen.ts` and a copy of the client runtime
+ * (`client-runtime.gen.ts`). Its types are printed from the OpenAPI document's component
+ * schemas (openapi.ts builds them), so the document and the client cannot drift apart.
+ */
+import { readFileSync } from 'node:fs';
+import { pathParamsOf } from '../../runtime/http/uri.js';
+import type { GeneratedFile, ManifestRoute, RouteManifest } from '../manifest.js';
+import { camelCase, sortBy } from '../naming.js';
+import { schemaToType } from '../schema-to-type.js';
+import { GENERATED_HEADER, renderTemplate } from '../templates.js';
+import {
+  buildComponentSchemas,
+  errorResponses,
+  payloadSchemaName,
+  responseSchemaName,
+  routeTypeName,
+} from './openapi.js';
+import type { EmitOptions } from './types.js';
+
+const CLIENT_RUNTIME = new URL('../../client/runtime.ts', import.meta.url);
+const COMPONENT_PREFIX = '#/components/schemas/';
+
+interface TypeView {
+  name: string;
+  type: string;
+}
+
+interface MethodView {
+  name: string;
+  method: string;
+  path: string;
+  routeName: string;
+  inputType: string;
+  resultType: string;
+  spec: string;
+}
+
+/** Component references become the names of the types emitted for the components. */
+function resolveComponent(ref: string): string {
+  return ref.startsWith(COMPONENT_PREFIX) ? ref.slice(COMPONENT_PREFIX.length) : 'unknown';
+}
+
+/** Method name of a route in its registration group: `create`, `submit`, `confirmPayment`. */
+export function clientMethodName(route: ManifestRoute): string {
+  return route.eventType === null ? 'create' : camelCase(route.eventType);
+}
+
+/**
+ * The result union of a route: one member per body type, its statuses grouped, so a check of
+ * `status` narrows the body (422 field errors, 423 contention snapshot).
+ */
+function resultType(route: ManifestRoute): string {
+  const response = responseSchemaName(route);
+  // Grouped by body and by success, so that `ok` narrows as well as `status` (423 is not ok).
+  const members = new Map<string, { body: string; statuses: number[] }>([
+    [`ok ${response}`, { body: response, statuses: [route.status] }],
+  ]);
+  for (const error of errorResponses(route)) {
+    const body = error.status === 423 ? response : schemaToType(error.schema, resolveComponent);
+    const member = members.get(`error ${body}`) ?? { body, statuses: [] };
+    member.statuses.push(error.status);
+    members.set(`error ${body}`, member);
+  }
+  return [...members.values()]
+    .map(({ body, statuses }) => `ClientResponse<${statuses.join(' | ')}, ${body}>`)
+    .join(' | ');
+}
+
+function methodView(
+  route: ManifestRoute,
+  statusSet: (statuses: number[]) => string,
+): { result: TypeView; method: MethodView } {
+  const inputMembers = pathParamsOf(route.path).map((name) => `${name}: string;`);
+  if (route.payloadSchema !== null) inputMembers.push(`payload: ${payloadSchemaName(route)};`);
+  const statuses = [route.status, ...errorResponses(route).map((error) => error.status)];
+  const event = route.handler === 'create' ? 'null' : JSON.stringify(route.eventType);
+  const input = inputMembers.length > 0;
+  const name = `${routeTypeName(route)}Result`;
+  return {
+    result: { name, type: resultType(route) },
+    method: {
+      name: clientMethodName(route),
+      method: route.method,
+      path: route.path,
+      routeName: route.name,
+      inputType: input ? `{ ${inputMembers.join(' ')} }` : 'null',
+      resultType: name,
+      spec: `{ method: '${route.method}', path: ${JSON.stringify(route.path)}, event: ${event}, input: ${input}, statuses: ${statusSet(statuses)} }`,
+    },
+  };
+}
+
+/** Builds the view of `templates/client.hbs` (exported so it can be tested without rendering). */
+export function buildClientView(manifest: RouteManifest): {
+  types: TypeView[];
+  statusSets: Array<{ name: string; statuses: string }>;
+  groups: Array<{ property: string; methods: MethodView[] }>;
+} {
+  // Status lists repeat across routes: each distinct list is one constant, numbered in order of use.
+  const statusSets = new Map<string, string>();
+  const statusSet = (statuses: number[]): string => {
+    const key = statuses.join(', ');
+    if (!statusSets.has(key)) statusSets.set(key, `STATUSES_${statusSets.size + 1}`);
+    return statusSets.get(key)!;
+  };
+  const types: TypeView[] = Object.entries(buildComponentSchemas(manifest)).map(
+    ([name, schema]) => ({
+      name,
+      type: schemaToType(schema, resolveComponent),
+    }),
+  );
+  const groups = manifest.registrations.map((registration) => {
+    const views = sortBy(registration.routes, (route) => route.name).map((route) =>
+      methodView(route, statusSet),
+    );
+    types.push(...views.map((view) => view.result));
+    return { property: camelCase(registration.name), methods: views.map((view) => view.method) };
+  });
+  return {
+    types,
+    statusSets: [...statusSets].map(([statuses, name]) => ({ name, statuses })),
+    groups,
+  };
+}
+
+/** Emits `client.gen.ts` and `client-runtime.gen.ts`. */
+export function emitClient(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
+  const runtime = readFileSync(CLIENT_RUNTIME, 'utf8');
+  const view = {
+    ...buildClientView(manifest),
+    defaultBaseUrl: options.client.baseUrl === null ? null : JSON.stringify(options.client.baseUrl),
+  };
+  return [
+    { path: 'client.gen.ts', contents: renderTemplate('client', view) },
+    { path: 'client-runtime.gen.ts', contents: `${GENERATED_HEADER}\n${runtime}` },
+  ];
+}

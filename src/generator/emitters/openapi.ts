@@ -1,0 +1,359 @@
+/**
+ * Emits `openapi.json`, an OpenAPI 3.1 document of every route of the manifest.
+ *
+ * Every named schema (error bodies, state ids, availableEvents entries, each route's payload
+ * and success body) is a component built once by `buildComponentSchemas`; the client emitter
+ * prints its types from the same components, so the document and the client cannot disagree.
+ */
+import type {
+  GeneratedFile,
+  JsonSchema,
+  ManifestMachine,
+  ManifestRoute,
+  RouteManifest,
+} from '../manifest.js';
+import { pathParamsOf } from '../../runtime/http/uri.js';
+import { compareCodeUnits, pascalCase, sortBy } from '../naming.js';
+import type { EmitOptions } from './types.js';
+
+const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+/** Statuses every route may answer with, besides its success status. */
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 423 | 500;
+
+/** Names of the shared component schemas. */
+export const ERROR_SCHEMA = 'ErrorResponse';
+export const VALIDATION_ERROR_SCHEMA = 'ValidationErrorResponse';
+
+/** Component name of a machine's state-id enum. */
+export function stateSchemaName(machineId: string): string {
+  return `${pascalCase(machineId)}State`;
+}
+
+/** Component name of a machine's default output. */
+export function outputSchemaName(machineId: string): string {
+  return `${pascalCase(machineId)}Output`;
+}
+
+/** The output schema of a route: the machine's shared component unless the route has its own. */
+function routeOutputSchema(route: ManifestRoute): JsonSchema {
+  return route.output.kind === 'default' && route.childMachineId === null
+    ? ref(outputSchemaName(route.machineId))
+    : route.outputSchema;
+}
+
+/** Component name of a machine's availableEvents entry. */
+export function availableEventSchemaName(machineId: string): string {
+  return `${pascalCase(machineId)}AvailableEvent`;
+}
+
+/** Type-name stem of a route: `ticket_staff.assign` -> `TicketStaffAssign`. */
+export function routeTypeName(route: ManifestRoute): string {
+  return pascalCase(route.name);
+}
+
+/**
+ * Component name of a route's success body (also its 423 body). Routes answering with the
+ * machine's standard envelope share one (`OrderResponse`, and `OrderCreatedResponse` for
+ * create); a route with its own output, forwarded child or no availableEvents has its own
+ * (`OrderCancelResponse`).
+ */
+export function responseSchemaName(route: ManifestRoute): string {
+  const standard = route.output.kind === 'default' && route.childMachineId === null;
+  if (standard && route.handler === 'create')
+    return `${pascalCase(route.machineId)}CreatedResponse`;
+  if (standard && route.availableEvents) return `${pascalCase(route.machineId)}Response`;
+  return `${routeTypeName(route)}Response`;
+}
+
+/** Component name of a route's payload. */
+export function payloadSchemaName(route: ManifestRoute): string {
+  return `${routeTypeName(route)}Payload`;
+}
+
+/** A reference to a component schema. */
+export function ref(name: string): JsonSchema {
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+function objectSchema(properties: Record<string, JsonSchema>, required: string[]): JsonSchema {
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+/** Whether a middleware name is an authentication middleware (`auth`, `auth:admin`). */
+function isAuthMiddleware(name: string): boolean {
+  return name === 'auth' || name.startsWith('auth:');
+}
+
+/** Whether the route reads its payload from the query string instead of a body. */
+export function usesQuery(route: ManifestRoute): boolean {
+  return route.method === 'GET';
+}
+
+/** The success envelope of a route, `{ data: ... }`, as the runtime's response builder writes it. */
+function successSchema(route: ManifestRoute): JsonSchema {
+  const machineId = route.machineId;
+  if (route.handler === 'create') {
+    return objectSchema(
+      {
+        data: objectSchema(
+          {
+            id: { type: 'string' },
+            state: { type: 'array', items: ref(stateSchemaName(machineId)) },
+            output: routeOutputSchema(route),
+          },
+          ['id', 'state', 'output'],
+        ),
+      },
+      ['data'],
+    );
+  }
+  return envelopeSchema(route);
+}
+
+/** The machine envelope of an event route; 423 answers with the same shape. */
+function envelopeSchema(route: ManifestRoute): JsonSchema {
+  const machineId = route.machineId;
+  const properties: Record<string, JsonSchema> = {
+    id: { type: 'string' },
+    state: { type: 'array', items: ref(stateSchemaName(machineId)) },
+  };
+  const required = ['id', 'state'];
+  if (route.availableEvents) {
+    properties['availableEvents'] = {
+      type: 'array',
+      items: ref(availableEventSchemaName(machineId)),
+    };
+    required.push('availableEvents');
+  }
+  if (route.childMachineId === null) {
+    properties['output'] = routeOutputSchema(route);
+    required.push('output');
+  } else {
+    if (route.output.kind === 'behavior') {
+      // A parent-level output behavior answers beside the child's state.
+      properties['output'] = { type: 'object' };
+      required.push('output');
+    }
+    // `child` is null when no child was reached (lock contention: nothing was forwarded).
+    properties['child'] = {
+      anyOf: [
+        objectSchema(
+          {
+            state: { type: 'array', items: ref(stateSchemaName(route.childMachineId)) },
+            output: route.outputSchema,
+          },
+          ['state', 'output'],
+        ),
+        { type: 'null' },
+      ],
+    };
+    required.push('child');
+  }
+  properties['isProcessing'] = { type: 'boolean' };
+  required.push('isProcessing');
+  return objectSchema({ data: objectSchema(properties, required) }, ['data']);
+}
+
+/** One documented error answer of a route. */
+export interface ErrorResponse {
+  status: ErrorStatus;
+  /** Body schema (a component reference). */
+  schema: JsonSchema;
+  /** Name under `components.responses` when the answer is shared by routes; 423 is per route. */
+  component: string | null;
+}
+
+/** The answers shared by routes: `components.responses`, by status. */
+const SHARED_RESPONSES: Readonly<
+  Record<Exclude<ErrorStatus, 423>, { name: string; description: string; schema: string }>
+> = {
+  400: { name: 'BadRequest', description: 'Malformed JSON body.', schema: ERROR_SCHEMA },
+  401: {
+    name: 'Unauthorized',
+    description: 'Missing or invalid credentials.',
+    schema: ERROR_SCHEMA,
+  },
+  404: {
+    name: 'NotFound',
+    description: 'Unknown machine instance or model.',
+    schema: ERROR_SCHEMA,
+  },
+  409: {
+    name: 'Conflict',
+    description: 'No transition accepts the event in the current state.',
+    schema: ERROR_SCHEMA,
+  },
+  413: { name: 'PayloadTooLarge', description: 'Body too large.', schema: ERROR_SCHEMA },
+  415: { name: 'UnsupportedMediaType', description: 'Body is not JSON.', schema: ERROR_SCHEMA },
+  422: {
+    name: 'ValidationFailed',
+    description: 'Payload or validation guard rejected the event.',
+    schema: VALIDATION_ERROR_SCHEMA,
+  },
+  500: { name: 'ServerError', description: 'Unexpected error.', schema: ERROR_SCHEMA },
+};
+
+function shared(status: Exclude<ErrorStatus, 423>): ErrorResponse {
+  const response = SHARED_RESPONSES[status];
+  return { status, schema: ref(response.schema), component: response.name };
+}
+
+/** Error answers of a route, in ascending status order. */
+export function errorResponses(route: ManifestRoute): ErrorResponse[] {
+  const hasBody = route.handler !== 'create' && !usesQuery(route);
+  const bound = route.binding.kind !== 'none';
+  const sendsEvent = route.handler !== 'create';
+  const errors: ErrorResponse[] = [];
+  if (hasBody) errors.push(shared(400));
+  if (route.middleware.some(isAuthMiddleware)) errors.push(shared(401));
+  if (bound) errors.push(shared(404));
+  if (sendsEvent) errors.push(shared(409));
+  if (hasBody) errors.push(shared(413), shared(415));
+  if (sendsEvent) errors.push(shared(422));
+  // GET answers contention with 200 and isProcessing true; a write method answers 423.
+  if (bound && sendsEvent && !usesQuery(route)) {
+    errors.push({ status: 423, schema: ref(responseSchemaName(route)), component: null });
+  }
+  errors.push(shared(500));
+  return errors;
+}
+
+function sharedResponses(): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    Object.values(SHARED_RESPONSES).map(({ name, description, schema }) => [
+      name,
+      { description, content: { 'application/json': { schema: ref(schema) } } },
+    ]),
+  );
+}
+
+/**
+ * Every component schema: error bodies, per machine its state ids and availableEvents entry,
+ * per route its payload and success body. Sorted by name.
+ */
+export function buildComponentSchemas(manifest: RouteManifest): Record<string, JsonSchema> {
+  const schemas: Record<string, JsonSchema> = {
+    [ERROR_SCHEMA]: objectSchema({ message: { type: 'string' } }, ['message']),
+    [VALIDATION_ERROR_SCHEMA]: objectSchema(
+      {
+        message: { type: 'string' },
+        errors: {
+          type: 'object',
+          additionalProperties: { type: 'array', items: { type: 'string' } },
+        },
+      },
+      ['message', 'errors'],
+    ),
+  };
+  for (const machine of manifest.machines) {
+    schemas[stateSchemaName(machine.id)] = { type: 'string', enum: machine.stateIds };
+    schemas[availableEventSchemaName(machine.id)] = availableEventSchema(machine);
+    schemas[outputSchemaName(machine.id)] = machine.outputSchema;
+  }
+  for (const route of manifest.registrations.flatMap((registration) => registration.routes)) {
+    schemas[responseSchemaName(route)] = successSchema(route);
+    if (route.payloadSchema !== null) schemas[payloadSchemaName(route)] = route.payloadSchema;
+  }
+  return Object.fromEntries(sortBy(Object.entries(schemas), ([name]) => name));
+}
+
+function availableEventSchema(machine: ManifestMachine): JsonSchema {
+  const types = [...new Set([...machine.eventTypes, ...machine.forwardedEventTypes])].sort(
+    compareCodeUnits,
+  );
+  const properties: Record<string, JsonSchema> = {
+    type: { type: 'string', enum: types },
+    source: {
+      type: 'string',
+      enum: machine.forwardedEventTypes.length > 0 ? ['parent', 'forward'] : ['parent'],
+    },
+  };
+  if (machine.hasRegions) properties['region'] = { type: 'string' };
+  return objectSchema(properties, ['type', 'source']);
+}
+
+function operation(route: ManifestRoute): JsonSchema {
+  const parameters: JsonSchema[] = pathParamsOf(route.path).map((name) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+  if (usesQuery(route) && route.payloadSchema !== null) {
+    const properties = (route.payloadSchema['properties'] ?? {}) as Record<string, JsonSchema>;
+    const required = (route.payloadSchema['required'] ?? []) as string[];
+    for (const [name, schema] of Object.entries(properties)) {
+      parameters.push({ name, in: 'query', required: required.includes(name), schema });
+    }
+  }
+  const op: JsonSchema = {
+    operationId: route.name,
+    tags: [route.machineId],
+    summary:
+      route.eventType === null ? `Create a ${route.machineId} instance` : `Send ${route.eventType}`,
+  };
+  if (parameters.length > 0) op['parameters'] = parameters;
+  if (route.handler !== 'create' && !usesQuery(route)) {
+    const body: Record<string, JsonSchema> = {
+      type: { type: 'string', const: route.eventType ?? '' },
+    };
+    if (route.payloadSchema !== null) body['payload'] = ref(payloadSchemaName(route));
+    op['requestBody'] = {
+      required: route.payloadSchema !== null,
+      content: {
+        'application/json': {
+          schema: objectSchema(body, route.payloadSchema === null ? [] : ['payload']),
+        },
+      },
+    };
+  }
+  const responses: JsonSchema = {
+    [String(route.status)]: {
+      description: route.handler === 'create' ? 'Instance created.' : 'Event processed.',
+      content: { 'application/json': { schema: ref(responseSchemaName(route)) } },
+    },
+  };
+  for (const error of errorResponses(route)) {
+    responses[String(error.status)] =
+      error.component === null
+        ? {
+            description:
+              'The instance is processing another event: its last committed state, isProcessing true.',
+            content: { 'application/json': { schema: error.schema } },
+          }
+        : { $ref: `#/components/responses/${error.component}` };
+  }
+  op['responses'] = responses;
+  return op;
+}
+
+/** Builds the OpenAPI 3.1 document as a plain object (exported for tests and the client emitter). */
+export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptions): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  const routes = manifest.registrations.flatMap((registration) => registration.routes);
+  for (const route of sortBy(routes, (r) => `${r.path} ${r.method}`)) {
+    const item = (paths[route.path] ??= {});
+    item[route.method.toLowerCase()] = operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: options.openapi.title, version: options.openapi.version },
+    jsonSchemaDialect: JSON_SCHEMA_DIALECT,
+    tags: [...new Set(routes.map((route) => route.machineId))]
+      .sort(compareCodeUnits)
+      .map((name) => ({ name })),
+    paths,
+    components: { schemas: buildComponentSchemas(manifest), responses: sharedResponses() },
+  };
+}
+
+/** Emits `openapi.json` (already in its final layout: JSON.stringify with two spaces). */
+export function emitOpenApi(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
+  return [
+    {
+      path: 'openapi.json',
+      contents: `${JSON.stringify(buildOpenApiDocument(manifest, options), null, 2)}\n`,
+    },
+  ];
+}

@@ -1,0 +1,19 @@
+/**
+ * What every emitter shares: its signature and its options. An emitter is a pure function of
+ * the manifest; it reads no file and no clock.
+ */
+import type { GeneratedFile, RouteManifest } from '../manifest.js';
+
+/** HTTP frameworks the handler emitter targets. */
+export type Framework = 'fastify' | 'express';
+
+/** Options of every emitter, resolved from the config (defaults applied). */
+export interface EmitOptions {
+  framework: Framework;
+  openapi: { title: string; version: string };
+  /** Base URL the client defaults to; `null`: callers must pass one. */
+  client: { baseUrl: string | null };
+}
+
+/** Turns the manifest into files; never formats (format.ts does) and never writes. */
+export type Emitter = (manifest: RouteManifest, options: EmitOptions) => GeneratedFile[];

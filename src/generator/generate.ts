@@ -1,0 +1,131 @@
+/**
+ * The build-time pipeline: load config -> validate and build the manifest -> emit -> format.
+ * `check`, `generate` and `routes` are views of it; nothing here writes files or prints.
+ */
+import path from 'node:path';
+import { throwIfAny, type MachineRoutesError, type SourceLocation } from '../runtime/errors.js';
+import { buildManifest } from './build-manifest.js';
+import { registrationName, type OutputKind } from './config.js';
+import { emitterFor, OUTPUT_KINDS } from './emitters/index.js';
+import type { EmitOptions } from './emitters/types.js';
+import { formatFiles } from './format.js';
+import { flattenIssues, isMachineRoutesError, sortIssues, type Issue } from './issues.js';
+import { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
+import type { GeneratedFile, RouteManifest } from './manifest.js';
+import { sortBy } from './naming.js';
+
+/** Default output directory, relative to the config file. */
+export const DEFAULT_OUTPUT_DIR = 'src/generated';
+
+/** What `check` found. */
+export interface CheckReport {
+  /** Every problem, located and sorted by file and line. */
+  issues: Issue[];
+  /** The same problems as thrown errors (what the API throws). */
+  errors: MachineRoutesError[];
+  /** The manifest, when there was no problem. */
+  manifest: RouteManifest | null;
+  /** The loaded config, when it could be loaded. */
+  loaded: LoadedConfig | null;
+}
+
+/** Output of `generate`, rendered in memory. */
+export interface RenderedProject {
+  /** Absolute output directory. */
+  outputDir: string;
+  manifest: RouteManifest;
+  /** Formatted files, sorted by path. */
+  files: GeneratedFile[];
+}
+
+/** Absolute output directory of a loaded config. */
+export function outputDirOf(loaded: LoadedConfig): string {
+  return path.resolve(path.dirname(loaded.file), loaded.config.output?.dir ?? DEFAULT_OUTPUT_DIR);
+}
+
+/** Emitter options of a loaded config, defaults applied. */
+export function emitOptionsOf(loaded: LoadedConfig): EmitOptions {
+  return {
+    framework: loaded.config.output?.framework ?? 'fastify',
+    openapi: {
+      title: loaded.config.openapi?.title ?? 'machine-routes API',
+      version: loaded.config.openapi?.version ?? '1.0.0',
+    },
+    client: { baseUrl: loaded.config.client?.baseUrl ?? null },
+  };
+}
+
+async function locateAll(
+  loaded: LoadedConfig,
+  errors: readonly MachineRoutesError[],
+): Promise<Issue[]> {
+  // ts-morph (and the TypeScript compiler it carries) is loaded only when there is something to locate.
+  const { SourceLocator } = await import('./locate-issues.js');
+  const registrationIndex = new Map(
+    loaded.config.registrations.map((registration, index) => [
+      registrationName(registration),
+      index,
+    ]),
+  );
+  const machineSources = new Map<string, SourceLocation>();
+  for (const { machine } of loaded.config.registrations) {
+    if (machine.source !== undefined) machineSources.set(machine.id, machine.source);
+  }
+  const locator = new SourceLocator({ configFile: loaded.file, registrationIndex, machineSources });
+  return sortIssues(errors.map((error) => locator.locate(error)));
+}
+
+/**
+ * Loads the config and runs every definition-time and registration-time validation. Never
+ * throws for a problem of the user's input: a config that cannot be loaded is one issue.
+ */
+export async function checkProject(options: LoadConfigOptions): Promise<CheckReport> {
+  let loaded: LoadedConfig;
+  try {
+    loaded = await loadConfig(options);
+  } catch (error) {
+    if (!isMachineRoutesError(error)) throw error;
+    const file = typeof error.details.path === 'string' ? error.details.path : null;
+    const errors = flattenIssues(error);
+    const issues = errors.map((issue) => ({
+      name: issue.name,
+      code: issue.code,
+      message: issue.message,
+      details: issue.details,
+      location: issue.details.location ?? (file === null ? null : { file, line: 1, column: 1 }),
+    }));
+    return { issues: sortIssues(issues), errors, manifest: null, loaded: null };
+  }
+  const result = buildManifest({ loaded, outputDir: outputDirOf(loaded) });
+  if (result.ok) return { issues: [], errors: [], manifest: result.manifest, loaded };
+  const errors = result.issues.flatMap(flattenIssues);
+  return { issues: await locateAll(loaded, errors), errors, manifest: null, loaded };
+}
+
+/** Runs every emitter of `kinds` and formats the result; pure apart from prettier. */
+export async function renderFiles(
+  manifest: RouteManifest,
+  options: EmitOptions,
+  kinds: readonly OutputKind[] = OUTPUT_KINDS,
+): Promise<GeneratedFile[]> {
+  const files = kinds.flatMap((kind) => emitterFor(kind)(manifest, options));
+  return sortBy(await formatFiles(files), (file) => file.path);
+}
+
+/**
+ * Checks the project and renders every output file in memory. Throws the problems `check`
+ * would report: the single error, or an `AggregateMachineRoutesError` carrying `.issues`.
+ */
+export async function renderProject(options: LoadConfigOptions): Promise<RenderedProject> {
+  const report = await checkProject(options);
+  if (report.manifest === null || report.loaded === null) {
+    throwIfAny(report.errors);
+    throw new Error('check failed without reporting a problem');
+  }
+  const files = await renderFiles(
+    report.manifest,
+    emitOptionsOf(report.loaded),
+    report.loaded.config.output?.kinds,
+  );
+  return { outputDir: outputDirOf(report.loaded), manifest: report.manifest, files };
+}

@@ -1,0 +1,237 @@
+/**
+ * Finds where a build-time problem sits in the user's source with ts-morph: the property of a
+ * registration in the config file, or the key of a machine definition (following the state
+ * path of `details.path` down `config.states`).
+ *
+ * Only syntax is read (no type checker), so locating stays fast; when a key cannot be found the
+ * closest enclosing place is returned (the state, the defineMachine call, the registration).
+ */
+import {
+  Node,
+  Project,
+  SyntaxKind,
+  type CallExpression,
+  type ObjectLiteralExpression,
+  type SourceFile,
+} from 'ts-morph';
+import { fileURLToPath } from 'node:url';
+import type { MachineRoutesError, SourceLocation } from '../runtime/errors.js';
+import type { Issue } from './issues.js';
+
+/** What locating needs to know about the config. */
+export interface LocateContext {
+  /** Absolute path of the config file. */
+  configFile: string;
+  /** Registration index by registration name. */
+  registrationIndex: ReadonlyMap<string, number>;
+  /** Where each machine (by definition id) was defined, when known. */
+  machineSources: ReadonlyMap<string, SourceLocation>;
+}
+
+/** Parses source files once per `check` run. */
+export class SourceLocator {
+  private readonly project = new Project({
+    useInMemoryFileSystem: false,
+    skipAddingFilesFromTsConfig: true,
+    skipFileDependencyResolution: true,
+    compilerOptions: { allowJs: true },
+  });
+
+  constructor(private readonly context: LocateContext) {}
+
+  /** The issue with the most precise location found: the offending key, else its enclosing place. */
+  locate(error: MachineRoutesError): Issue {
+    const details = error.details ?? {};
+    const location =
+      this.find(details) ?? (details.location && normalize(details.location)) ?? null;
+    return { name: error.name, code: error.code, message: error.message, details, location };
+  }
+
+  private find(details: MachineRoutesError['details']): SourceLocation | undefined {
+    if (typeof details.registration === 'string') {
+      const found = this.findInRegistration(details.registration, details.key);
+      if (found !== undefined) return found;
+    }
+    if (typeof details.machine === 'string') {
+      // Definition problems carry the defineMachine call site; the key is searched from there.
+      const known = details.location ?? this.context.machineSources.get(details.machine);
+      const source = known && normalize(known);
+      if (source !== undefined)
+        return this.findInMachine(source, details.machine, details.path, details.key) ?? source;
+    }
+    return undefined;
+  }
+
+  private sourceFile(file: string): SourceFile | undefined {
+    try {
+      return this.project.getSourceFile(file) ?? this.project.addSourceFileAtPath(file);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private findInRegistration(name: string, key: string | undefined): SourceLocation | undefined {
+    const index = this.context.registrationIndex.get(name);
+    const file = this.sourceFile(this.context.configFile);
+    if (index === undefined || file === undefined) return undefined;
+    const registrations = file
+      .getDescendantsOfKind(SyntaxKind.PropertyAssignment)
+      .find((property) => property.getName() === 'registrations')
+      ?.getInitializer();
+    if (registrations === undefined || !Node.isArrayLiteralExpression(registrations))
+      return undefined;
+    const element = registrations.getElements()[index];
+    if (element === undefined) return at(registrations);
+    if (key !== undefined && Node.isObjectLiteralExpression(element)) {
+      const property = element.getProperty(key);
+      if (property !== undefined) return at(property);
+    }
+    // The key may be a value instead (an unknown middleware name): search the registration.
+    return (key !== undefined ? findKey(element, key) : undefined) ?? at(element);
+  }
+
+  private findInMachine(
+    source: SourceLocation,
+    machineId: string,
+    statePath: string | undefined,
+    key: string | undefined,
+  ): SourceLocation | undefined {
+    const file = this.sourceFile(source.file);
+    const definition = file && machineArgument(file, source.line, machineId);
+    if (definition === undefined) return undefined;
+    const scope = scopeOf(definition, statePath);
+    return key === undefined
+      ? at(scope)
+      : (findKey(scope, key) ?? findKey(definition, key) ?? at(scope));
+  }
+}
+
+/**
+ * The object passed to the `defineMachine` call of `machineId`: the call on `line`, else the
+ * call whose `config.id` is the machine id (a stack line can be off when source maps are not
+ * applied, e.g. under a test runner's own stack formatting).
+ */
+function machineArgument(
+  file: SourceFile,
+  line: number,
+  machineId: string,
+): ObjectLiteralExpression | undefined {
+  const candidates = file
+    .getDescendantsOfKind(SyntaxKind.CallExpression)
+    .map((call) => ({ call, argument: call.getArguments()[0] }))
+    .map(({ call, argument }) => ({ call, definition: argument && resolveObject(argument) }))
+    .filter(
+      (candidate): candidate is { call: CallExpression; definition: ObjectLiteralExpression } =>
+        candidate.definition !== undefined,
+    );
+  const onLine = candidates.find(
+    ({ call }) => file.getLineAndColumnAtPos(call.getStart()).line === line,
+  );
+  const byId = candidates.find(({ definition }) => {
+    const config = objectProperty(definition, 'config');
+    const id = config?.getProperty('id');
+    const value =
+      id !== undefined && Node.isPropertyAssignment(id) ? id.getInitializer() : undefined;
+    return (
+      value !== undefined && Node.isStringLiteral(value) && value.getLiteralValue() === machineId
+    );
+  });
+  return (onLine ?? byId)?.definition;
+}
+
+/**
+ * The node of `defineMachine`'s argument a problem's `path` names: `endpoints[2]` (or
+ * `endpoints`) is an entry of the endpoint list, anything else a dotted state path under
+ * `config.states`. The deepest node found is returned.
+ */
+function scopeOf(definition: ObjectLiteralExpression, statePath: string | undefined): Node {
+  const endpoint = /^endpoints(?:\[(\d+)\])?/.exec(statePath ?? '');
+  if (endpoint !== null) {
+    const list = definition.getProperty('endpoints');
+    const initializer =
+      list !== undefined && Node.isPropertyAssignment(list) ? list.getInitializer() : undefined;
+    if (initializer === undefined || !Node.isArrayLiteralExpression(initializer)) return definition;
+    return (
+      (endpoint[1] === undefined ? undefined : initializer.getElements()[Number(endpoint[1])]) ??
+      initializer
+    );
+  }
+  let scope: Node = definition;
+  let state: ObjectLiteralExpression | undefined = objectProperty(definition, 'config');
+  if (state === undefined || statePath === undefined || statePath === '')
+    return state ?? definition;
+  scope = state;
+  for (const segment of statePath.split('.')) {
+    const states: ObjectLiteralExpression | undefined = objectProperty(state, 'states');
+    state = states && objectProperty(states, segment);
+    if (state === undefined) break;
+    scope = state;
+  }
+  return scope;
+}
+
+/** The object literal `node` is, or names (an identifier declared in the same file). */
+function resolveObject(node: Node): ObjectLiteralExpression | undefined {
+  if (Node.isObjectLiteralExpression(node)) return node;
+  if (Node.isIdentifier(node)) {
+    const declaration = node.getSourceFile().getVariableDeclaration(node.getText());
+    const initializer = declaration?.getInitializer();
+    return initializer && resolveObject(initializer);
+  }
+  if (
+    Node.isAsExpression(node) ||
+    Node.isSatisfiesExpression(node) ||
+    Node.isParenthesizedExpression(node)
+  ) {
+    return resolveObject(node.getExpression());
+  }
+  return undefined;
+}
+
+function objectProperty(
+  object: ObjectLiteralExpression,
+  name: string,
+): ObjectLiteralExpression | undefined {
+  const property =
+    object.getProperty(name) ?? object.getProperty(`'${name}'`) ?? object.getProperty(`"${name}"`);
+  if (property === undefined || !Node.isPropertyAssignment(property)) return undefined;
+  const initializer = property.getInitializer();
+  return initializer && resolveObject(initializer);
+}
+
+/** The first property named `key`, or string literal / identifier reading `key`, under `scope`. */
+function findKey(scope: Node, key: string): SourceLocation | undefined {
+  const matches = (node: Node): boolean => {
+    if (Node.isPropertyAssignment(node) || Node.isShorthandPropertyAssignment(node)) {
+      return unquote(node.getName()) === key;
+    }
+    if (Node.isStringLiteral(node) || Node.isNoSubstitutionTemplateLiteral(node)) {
+      // A quoted property name ('@always': ...) is found through its property assignment.
+      const parent = node.getParent();
+      return (
+        node.getLiteralValue() === key &&
+        !(Node.isPropertyAssignment(parent) && parent.getNameNode() === node)
+      );
+    }
+    return false;
+  };
+  const match = matches(scope) ? scope : scope.getFirstDescendant(matches);
+  return match && at(match);
+}
+
+function unquote(name: string): string {
+  return name.replace(/^['"]|['"]$/g, '');
+}
+
+function at(node: Node): SourceLocation {
+  const file = node.getSourceFile();
+  const { line, column } = file.getLineAndColumnAtPos(node.getStart());
+  return { file: file.getFilePath(), line, column };
+}
+
+/** Accepts `file://` URLs from stack traces as well as paths. */
+function normalize(location: SourceLocation): SourceLocation {
+  return location.file.startsWith('file://')
+    ? { ...location, file: fileURLToPath(location.file) }
+    : location;
+}

@@ -1,0 +1,184 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { EXAMPLE_CONFIG, ROOT } from '../generator/support.js';
+
+/** Runs the CLI in-process and captures what it prints. */
+async function run(
+  argv: string[],
+  cwd = ROOT,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runCli(argv, {
+    cwd,
+    stdout: (text) => stdout.push(text),
+    stderr: (text) => stderr.push(text),
+  });
+  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
+}
+
+describe('machine-routes check', () => {
+  it('should print a summary and exit 0 for a valid config', async () => {
+    expect(await run(['check', '--config', EXAMPLE_CONFIG])).toEqual({
+      code: 0,
+      stdout: 'No problems: 5 machines, 16 routes.',
+      stderr: '',
+    });
+  });
+
+  it('should print each problem as file:line:col and exit 1', async () => {
+    const result = await run(['check', '--config', 'fixtures/invalid/undefined-target.config.ts']);
+    expect(result.code).toBe(1);
+    expect(result.stdout.split('\n')).toEqual([
+      "fixtures/invalid/undefined-target.config.ts:10:29 UndefinedTargetStateException [MR_UNDEFINED_TARGET_STATE] Machine 'order', state 'idle': transition 'SUBMIT' targets 'shipped', which is not a sibling, an ancestor's sibling or a path from the root. Check the spelling or use a dotted path from the root (e.g. 'checkout.payment').",
+      "fixtures/invalid/undefined-target.config.ts:14:15 InvalidEndpointDefinitionException [MR_INVALID_ENDPOINT_DEFINITION] Endpoint references undefined event type `SUBMIT` in machine 'order'. Ensure a state handles it under 'on' (and list its payload under the behavior 'events').",
+    ]);
+    expect(result.stderr).toBe('2 problems found.');
+  });
+
+  it('should print problems as JSON with --format json', async () => {
+    const result = await run([
+      'check',
+      '--format',
+      'json',
+      '--config',
+      'fixtures/invalid/router-only-and-except.config.ts',
+    ]);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual({
+      ok: false,
+      machines: 0,
+      routes: 0,
+      issues: [
+        {
+          name: 'InvalidRouterConfigException',
+          code: 'MR_INVALID_ROUTER_CONFIG',
+          message:
+            "MachineRouter: 'only' and 'except' cannot be used together. Keep one of them. (machine 'order', registration 'order')",
+          details: { machine: 'order', registration: 'order', key: 'only' },
+          location: {
+            file: 'fixtures/invalid/router-only-and-except.config.ts',
+            line: 19,
+            column: 48,
+          },
+        },
+      ],
+    });
+  });
+
+  it('should explain a missing config file', async () => {
+    const result = await run(['check'], path.join(ROOT, 'fixtures'));
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe(
+      `machine-routes.config.ts:1:1 InvalidConfigFileException [MR_INVALID_CONFIG_FILE] No machine-routes.config.ts found in ${path.join(ROOT, 'fixtures')}. Create one exporting defineConfig({ ... }), or pass --config <path>.`,
+    );
+  });
+
+  it('should explain a --config path that does not exist', async () => {
+    const result = await run(['check', '--config', 'nope.config.ts']);
+    expect(result.stdout).toBe(
+      "nope.config.ts:1:1 InvalidConfigFileException [MR_INVALID_CONFIG_FILE] Config file 'nope.config.ts' does not exist. Check the --config path.",
+    );
+  });
+});
+
+describe('machine-routes routes', () => {
+  it('should print the route table', async () => {
+    const result = await run(['routes', '--config', EXAMPLE_CONFIG]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines[0]).toBe(
+      'METHOD  PATH                                NAME                  HANDLER',
+    );
+    expect(lines).toContain(
+      'POST    /orders/{machineId}/submit          order.submit          machineIdBound',
+    );
+    expect(lines).toContain(
+      'POST    /invoices/{invoice}/pay             invoice.pay           modelBound',
+    );
+    expect(lines).toHaveLength(17);
+  });
+});
+
+describe('machine-routes generate', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    // A project outside the repository: the config imports the example by absolute path.
+    dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-'));
+    writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
+    writeFileSync(
+      path.join(dir, 'machine-routes.config.ts'),
+      `import example from ${JSON.stringify(path.join(ROOT, EXAMPLE_CONFIG))};\n` +
+        `export default { ...example, output: { dir: 'out', framework: 'express' } };\n`,
+    );
+  });
+
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('should report generated-example/ as up to date', async () => {
+    expect(await run(['generate', '--check', '--config', EXAMPLE_CONFIG])).toEqual({
+      code: 0,
+      stdout: 'generated-example/ is up to date (12 files).',
+      stderr: '',
+    });
+  });
+
+  it('should write every file, then list stale, missing and extra files with --check', async () => {
+    expect((await run(['generate'], dir)).stdout).toBe(
+      'Wrote 12 files to out/ (12 new, 0 changed, 0 removed).',
+    );
+    expect((await run(['generate', '--check'], dir)).code).toBe(0);
+
+    const out = path.join(dir, 'out');
+    writeFileSync(
+      path.join(out, 'client.gen.ts'),
+      `${readFileSync(path.join(out, 'client.gen.ts'), 'utf8')}// edited\n`,
+    );
+    unlinkSync(path.join(out, 'openapi.json'));
+    writeFileSync(path.join(out, 'old.routes.gen.ts'), '// left over\n');
+    writeFileSync(path.join(out, 'notes.md'), 'not generated\n');
+    expect(await run(['generate', '--check'], dir)).toEqual({
+      code: 1,
+      stdout: [
+        'stale:   out/client.gen.ts',
+        'missing: out/openapi.json',
+        'extra:   out/old.routes.gen.ts',
+      ].join('\n'),
+      stderr: 'out/ is out of date: run machine-routes generate.',
+    });
+
+    expect((await run(['generate'], dir)).stdout).toBe(
+      'Wrote 12 files to out/ (1 new, 1 changed, 1 removed).',
+    );
+    expect(existsSync(path.join(out, 'old.routes.gen.ts'))).toBe(false);
+    expect(readFileSync(path.join(out, 'notes.md'), 'utf8')).toBe('not generated\n');
+    expect((await run(['generate', '--check'], dir)).code).toBe(0);
+  });
+});
+
+describe('machine-routes migrate', () => {
+  it('should migrate the store a URL names', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-'));
+    try {
+      const file = path.join(dir, 'app.db');
+      expect(await run(['migrate', '--database', `sqlite:${file}`])).toEqual({
+        code: 0,
+        stdout: `Migrated sqlite:${file}.`,
+        stderr: '',
+      });
+      expect(existsSync(file)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should require --database', async () => {
+    const result = await run(['migrate']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe("error: required option '-d, --database <url>' not specified");
+  });
+});

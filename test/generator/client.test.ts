@@ -1,0 +1,53 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createClient } from './__snapshots__/forwarding/client.gen.js';
+
+/** A fetch that records the request and answers 200 with an empty envelope. */
+function recordingFetch(calls: Array<{ url: string; init: RequestInit }>): typeof fetch {
+  return async (url, init) => {
+    calls.push({ url: String(url), init: init ?? {} });
+    return new Response('{"data":{}}', { status: 200 });
+  };
+}
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+describe('createClient', () => {
+  it("should resolve the config's relative base URL against the page", async () => {
+    vi.stubGlobal('location', { href: 'https://shop.example/checkout/' });
+    const calls: Array<{ url: string; init: RequestInit }> = [];
+    await createClient({ fetch: recordingFetch(calls) }).checkout.provideCard({
+      machineId: '01J0000000000000000000000A',
+      payload: { card: '4111111111111111' },
+    });
+    expect(calls).toEqual([
+      {
+        url: 'https://shop.example/api/checkouts/01J0000000000000000000000A/provide-card',
+        init: expect.objectContaining({
+          method: 'POST',
+          body: '{"type":"PROVIDE_CARD","payload":{"card":"4111111111111111"}}',
+        }),
+      },
+    ]);
+  });
+
+  it('should prefer a base URL given to createClient, and send headers and the bearer token', async () => {
+    const calls: Array<{ url: string; init: RequestInit }> = [];
+    const client = createClient({
+      baseUrl: 'http://localhost:3000/',
+      headers: () => ({ 'x-tenant': 'acme' }),
+      auth: () => 'token-1',
+      fetch: recordingFetch(calls),
+    });
+    await client.checkout.cancel({ machineId: 'a/b' }, { headers: { 'x-request-id': '7' } });
+    expect(calls[0]!.url).toBe('http://localhost:3000/checkouts/a%2Fb/cancel');
+    expect(calls[0]!.init.headers).toEqual({
+      accept: 'application/json',
+      'x-tenant': 'acme',
+      authorization: 'Bearer token-1',
+      'x-request-id': '7',
+      'content-type': 'application/json',
+    });
+  });
+});

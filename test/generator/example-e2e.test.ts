@@ -1,0 +1,222 @@
+/**
+ * The generated example end to end: the generated server listening on a real port, driven
+ * through the generated client.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type App } from '../../generated-example/app.gen.js';
+import {
+  createClient,
+  UnexpectedResponseError,
+  type Client,
+} from '../../generated-example/client.gen.js';
+
+let app: App;
+let baseUrl: string;
+let customer: Client;
+let staff: Client;
+
+beforeAll(async () => {
+  app = await buildApp({ databaseUrl: 'sqlite::memory:' });
+  baseUrl = await app.listen(0);
+  customer = createClient({ baseUrl, auth: () => 'customer-token' });
+  staff = createClient({ baseUrl, headers: { authorization: 'Bearer staff-token' } });
+});
+
+afterAll(async () => {
+  await app.close();
+});
+
+async function createOrder(): Promise<string> {
+  const created = await customer.order.create();
+  if (created.status !== 201) throw new Error(`create answered ${created.status}`);
+  return created.body.data.id;
+}
+
+describe('generated client against the generated server', () => {
+  it('should create an order and drive it through events', async () => {
+    const created = await customer.order.create();
+    expect(created).toEqual({
+      ok: true,
+      status: 201,
+      body: {
+        data: {
+          id: expect.any(String),
+          state: ['order.draft'],
+          output: { total: 0, note: null, lastQuote: null },
+        },
+      },
+    });
+    const machineId = created.status === 201 ? created.body.data.id : '';
+
+    const submitted = await customer.order.submit({
+      machineId,
+      payload: { amount: 500, note: 'gift' },
+    });
+    expect(submitted).toEqual({
+      ok: true,
+      status: 200,
+      body: {
+        data: {
+          id: machineId,
+          state: ['order.submitted'],
+          availableEvents: [
+            { type: 'APPROVE', source: 'parent' },
+            { type: 'CANCEL', source: 'parent' },
+            { type: 'QUOTE', source: 'parent' },
+          ],
+          output: { total: 500, note: 'gift', lastQuote: null },
+          isProcessing: false,
+        },
+      },
+    });
+
+    const quoted = await customer.order.quote({ machineId, payload: { quantity: 3 } });
+    expect(quoted.status === 200 && quoted.body.data.output).toEqual({
+      total: 500,
+      note: 'gift',
+      lastQuote: 75,
+    });
+
+    const approved = await customer.order.approve({ machineId });
+    expect(approved.status === 200 && approved.body.data).toEqual({
+      id: machineId,
+      state: ['order.approved'],
+      availableEvents: [],
+      output: { total: 500, approved: true },
+      isProcessing: false,
+    });
+  });
+
+  it('should answer 422 with field errors for an invalid payload', async () => {
+    const machineId = await createOrder();
+    const rejected = await customer.order.submit({ machineId, payload: { amount: 0 } });
+    expect(rejected.status).toBe(422);
+    if (rejected.status !== 422) return;
+    expect(rejected.ok).toBe(false);
+    expect(rejected.body).toEqual({
+      message: expect.any(String),
+      errors: { 'payload.amount': [expect.any(String)] },
+    });
+  });
+
+  it('should answer 422 when a validation guard rejects the event', async () => {
+    const machineId = await createOrder();
+    await customer.order.submit({ machineId, payload: { amount: 20_000 } });
+    const rejected = await customer.order.approve({ machineId });
+    expect(rejected).toEqual({
+      ok: false,
+      status: 422,
+      body: {
+        message: 'Orders over 10000 need a manual approval.',
+        errors: { total: ['Orders over 10000 need a manual approval.'] },
+      },
+    });
+  });
+
+  it('should answer 423 with the last committed state while the instance is locked', async () => {
+    const machineId = await createOrder();
+    await customer.order.submit({ machineId, payload: { amount: 700 } });
+    const contended = await app.runtime.withLock(machineId, () =>
+      customer.order.cancel({ machineId }),
+    );
+    expect(contended).toEqual({
+      ok: false,
+      status: 423,
+      body: {
+        data: {
+          id: machineId,
+          state: ['order.submitted'],
+          output: { total: 700 },
+          isProcessing: true,
+        },
+      },
+    });
+    const cancelled = await customer.order.cancel({ machineId });
+    expect(cancelled.status === 200 && cancelled.body.data.state).toEqual(['order.cancelled']);
+  });
+
+  it('should answer 401 without credentials and 404 for an unknown instance', async () => {
+    const anonymous = createClient({ baseUrl });
+    expect(await anonymous.order.create()).toEqual({
+      ok: false,
+      status: 401,
+      body: { message: 'Unauthenticated.' },
+    });
+    const missing = await customer.order.submit({
+      machineId: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+      payload: { amount: 5 },
+    });
+    expect(missing).toEqual({ ok: false, status: 404, body: { message: expect.any(String) } });
+  });
+
+  it('should run stateless, model-bound, parallel and protected routes', async () => {
+    const sum = await customer.calculator.add({ payload: { a: 2, b: 3 } });
+    expect(sum.status === 200 && sum.body.data.output).toEqual({ result: 5 });
+
+    const paid = await customer.invoice.pay({
+      invoice: 'INV-1',
+      payload: { amount: 120, method: 'card' },
+    });
+    expect(paid.status === 200 && paid.body.data).toMatchObject({
+      state: ['invoice.paid'],
+      output: { paid: 120, method: 'card' },
+    });
+    expect((await customer.invoice.void({ invoice: 'INV-404' })).status).toBe(404);
+
+    const fulfillment = await customer.fulfillment.create();
+    const id = fulfillment.status === 201 ? fulfillment.body.data.id : '';
+    const captured = await customer.fulfillment.capture({ machineId: id });
+    expect(captured.status === 200 && captured.body.data.availableEvents).toEqual([
+      { type: 'PACK', source: 'parent', region: 'packing' },
+    ]);
+
+    const ticket = await customer.ticket.create();
+    const ticketId = ticket.status === 201 ? ticket.body.data.id : '';
+    expect(
+      (await customer.ticket.comment({ machineId: ticketId, payload: { text: 'hello' } })).status,
+    ).toBe(200);
+    expect(
+      (await staff.ticketStaff.assign({ machineId: ticketId, payload: { agent: 'ada' } })).status,
+    ).toBe(200);
+    expect((await customer.ticketStaff.resolve({ machineId: ticketId })).status).toBe(401);
+    const resolved = await staff.ticketStaff.resolve({ machineId: ticketId });
+    expect(resolved.status === 200 && resolved.body.data.state).toEqual(['ticket.resolved']);
+  });
+
+  it('should pass the AbortSignal to fetch', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(customer.order.create({ signal: controller.signal })).rejects.toThrow(/abort/i);
+  });
+
+  it('should throw UnexpectedResponseError on a status the route does not document', async () => {
+    const client = createClient({
+      baseUrl,
+      fetch: async () => new Response('{"message":"teapot"}', { status: 418 }),
+    });
+    await expect(client.calculator.add({ payload: { a: 1, b: 1 } })).rejects.toBeInstanceOf(
+      UnexpectedResponseError,
+    );
+  });
+});
+
+describe('generated Express server', () => {
+  it('should serve the same routes through the generated client', async () => {
+    // The Express variant of the example, as emitted for the express fixture.
+    const { buildApp: buildExpressApp } = await import('./__snapshots__/express/app.gen.js');
+    const express = await buildExpressApp({ databaseUrl: 'sqlite::memory:' });
+    try {
+      const client = createClient({
+        baseUrl: await express.listen(0),
+        auth: () => 'customer-token',
+      });
+      const created = await client.order.create();
+      const machineId = created.status === 201 ? created.body.data.id : '';
+      const submitted = await client.order.submit({ machineId, payload: { amount: 42 } });
+      expect(submitted.status === 200 && submitted.body.data.state).toEqual(['order.submitted']);
+      expect((await client.order.submit({ machineId, payload: { amount: -1 } })).status).toBe(422);
+    } finally {
+      await express.close();
+    }
+  });
+});

@@ -1,0 +1,270 @@
+import { describe, expect, it } from 'vitest';
+import { checkProject } from '../../src/generator/generate.js';
+import { ROOT } from './support.js';
+
+/**
+ * One config per build-time error of the spec: [fixture, exception, code, line, column, message]
+ * of the first problem `check` reports (sorted by file and line).
+ */
+const CASES: Array<[string, string, string, number, number, string]> = [
+  [
+    'config-shape',
+    'InvalidConfigFileException',
+    'MR_INVALID_CONFIG_FILE',
+    1,
+    1,
+    'config-shape.config.ts must export defineConfig({ ... }) as default: registrations: register at least one machine; output.framework: Invalid option: expected one of "fastify"|"express".',
+  ],
+  [
+    'behavior-not-found',
+    'BehaviorNotFoundException',
+    'MR_BEHAVIOR_NOT_FOUND',
+    10,
+    55,
+    "Machine 'order', state 'idle': guard 'isOpen' (in on.SUBMIT.guards) is not defined. Add it under behavior.guards.",
+  ],
+  [
+    'endpoint-forward-declared-as-endpoint',
+    'InvalidEndpointDefinitionException',
+    'MR_INVALID_ENDPOINT_DEFINITION',
+    26,
+    19,
+    "State 'checkout.paying' forwards 'PROVIDE_CARD' which is also declared in parent's endpoints. Remove 'PROVIDE_CARD' from endpoints — forward is the single source of truth for child events.",
+  ],
+  [
+    'endpoint-forward-in-behavior-events',
+    'InvalidEndpointDefinitionException',
+    'MR_INVALID_ENDPOINT_DEFINITION',
+    26,
+    19,
+    "State 'checkout.paying' forwards 'PROVIDE_CARD' which is also declared in parent's behavior.events. Remove 'PROVIDE_CARD' from behavior.events — forward auto-discovers child events.",
+  ],
+  [
+    'endpoint-forward-in-two-states',
+    'InvalidEndpointDefinitionException',
+    'MR_INVALID_ENDPOINT_DEFINITION',
+    32,
+    19,
+    "Forward event 'PROVIDE_CARD' is declared in multiple delegating states ('checkout.paying' and 'checkout.retrying'). Use rename syntax to disambiguate (e.g., { CANCEL_PAYMENT: 'CANCEL' }).",
+  ],
+  [
+    'endpoint-invalid-action',
+    'InvalidEndpointDefinitionException',
+    'MR_INVALID_ENDPOINT_DEFINITION',
+    11,
+    27,
+    "Endpoint action `audit` of endpoint `SUBMIT` (machine 'order') must be created with defineEndpointAction(), be an object of before/after/onException hooks, or be a key of behavior 'endpointActions'.",
+  ],
+  [
+    'endpoint-undefined-event',
+    'InvalidEndpointDefinitionException',
+    'MR_INVALID_ENDPOINT_DEFINITION',
+    11,
+    25,
+    "Endpoint references undefined event type `SHIP` in machine 'order'. Ensure a state handles it under 'on' (and list its payload under the behavior 'events').",
+  ],
+  [
+    'endpoint-undefined-output',
+    'InvalidEndpointDefinitionException',
+    'MR_INVALID_ENDPOINT_DEFINITION',
+    11,
+    27,
+    "Endpoint references undefined output behavior `summary` (endpoint `SUBMIT` of machine 'order'). Ensure it is listed in the behavior 'outputs' or pass the function itself.",
+  ],
+  [
+    'output-in-parallel-region',
+    'InvalidOutputDefinitionException',
+    'MR_INVALID_OUTPUT_DEFINITION',
+    15,
+    65,
+    "Machine 'order', state 'active.payment.paid': 'output' is not allowed on a state inside a parallel region. Define it on the parallel state itself.",
+  ],
+  [
+    'output-injection',
+    'MachineOutputInjectionException',
+    'MR_MACHINE_OUTPUT_INJECTION',
+    28,
+    21,
+    "Machine 'checkout', state 'paying': forward 'PROVIDE_CARD' uses output 'childOutput', which reads the child's output, but child machine 'payment' defines no output on any state. Add output: [...keys] (or an output behavior) to the child's final states, or use a plain output behavior.",
+  ],
+  [
+    'output-on-transient',
+    'InvalidOutputDefinitionException',
+    'MR_INVALID_OUTPUT_DEFINITION',
+    11,
+    46,
+    "Machine 'order', state 'checking': 'output' is not allowed on a transient (@always) state: it is left before anyone reads it. Move the output to the state it leads to.",
+  ],
+  [
+    'router-binding-overlap',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    25,
+    7,
+    "MachineRouter: events cannot be in both 'machineIdFor' and 'modelFor': SUBMIT. Keep each in one list. (machine 'order', registration 'order')",
+  ],
+  [
+    'router-duplicate-name',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    21,
+    5,
+    "MachineRouter: two registrations are named 'order', so their routes would share names. Give each registration of 'order' a distinct 'name'.",
+  ],
+  [
+    'router-forwarded-in-machine-id-for',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    36,
+    51,
+    "MachineRouter: 'machineIdFor' cannot reference forwarded endpoints (they inherit binding mode from parent model config): PROVIDE_CARD. Remove them from 'machineIdFor'. (machine 'checkout', registration 'checkout')",
+  ],
+  [
+    'router-forwarded-in-model-for',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    42,
+    7,
+    "MachineRouter: 'modelFor' cannot reference forwarded endpoints (they inherit binding mode from parent model config): PROVIDE_CARD. Remove them from 'modelFor'. (machine 'checkout', registration 'checkout')",
+  ],
+  [
+    'router-machine-id-for-filtered',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    20,
+    52,
+    "MachineRouter: 'machineIdFor' references event types not in the registered endpoint set: CANCEL (filtered by 'only'). Remove from 'machineIdFor' or add to 'only'. (machine 'order', registration 'order')",
+  ],
+  [
+    'router-machine-id-for-unknown',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    19,
+    48,
+    "MachineRouter: 'machineIdFor' references event types not in the registered endpoint set: SHIP. Available: SUBMIT, CANCEL. (machine 'order', registration 'order')",
+  ],
+  [
+    'router-missing-prefix',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    19,
+    30,
+    "MachineRouter: 'prefix' is required, e.g. { prefix: 'orders' }. (machine 'order', registration 'order')",
+  ],
+  [
+    'router-model-for-filtered',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    26,
+    7,
+    "MachineRouter: 'modelFor' references event types not in the registered endpoint set: CANCEL (filtered by 'except'). Remove from 'modelFor' or adjust 'except'. (machine 'order', registration 'order')",
+  ],
+  [
+    'router-model-for-unknown',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    20,
+    75,
+    "MachineRouter: 'modelFor' references event types not in the registered endpoint set: SHIP. Available: SUBMIT, CANCEL. (machine 'order', registration 'order')",
+  ],
+  [
+    'router-model-without-attribute',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    19,
+    19,
+    "MachineRouter: 'model' and 'attribute' are required when 'modelFor' is set, e.g. { model: 'Order', attribute: 'machine_id' }. (machine 'order', registration 'order')",
+  ],
+  [
+    'router-only-and-except',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    19,
+    48,
+    "MachineRouter: 'only' and 'except' cannot be used together. Keep one of them. (machine 'order', registration 'order')",
+  ],
+  [
+    'router-unknown-middleware',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    19,
+    73,
+    "MachineRouter: unknown middleware 'throttle' on order.submit, order.cancel (machine 'order', registration 'order'). Declare 'throttle' in the middleware registry. Known: auth.",
+  ],
+  [
+    'router-unknown-model',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    20,
+    34,
+    "MachineRouter: unknown model 'Order' (machine 'order', registration 'order'). Provide a binder for it in the router's 'models' (e.g. models: { Order: tableModelBinder(...) }). Known: (none).",
+  ],
+  [
+    'router-unknown-only',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    19,
+    48,
+    "MachineRouter: unknown event types in 'only': SHIP. Available: SUBMIT, CANCEL. (machine 'order', registration 'order')",
+  ],
+  [
+    'state-final-with-transitions',
+    'InvalidStateConfigException',
+    'MR_INVALID_STATE_CONFIG',
+    11,
+    30,
+    "Machine 'order', state 'done': a final state cannot have transitions. Remove 'on' or make the state non-final.",
+  ],
+  [
+    'timer-non-positive',
+    'InvalidTimerDefinitionException',
+    'MR_INVALID_TIMER_DEFINITION',
+    11,
+    24,
+    "Machine 'order', state 'waiting': transition 'EXPIRE': 'after' must be positive, got -5. Use a positive number of seconds or an object such as { minutes: 5 }.",
+  ],
+  [
+    'undefined-target',
+    'UndefinedTargetStateException',
+    'MR_UNDEFINED_TARGET_STATE',
+    10,
+    29,
+    "Machine 'order', state 'idle': transition 'SUBMIT' targets 'shipped', which is not a sibling, an ancestor's sibling or a path from the root. Check the spelling or use a dotted path from the root (e.g. 'checkout.payment').",
+  ],
+];
+
+describe('checkProject', () => {
+  it.each(CASES)('should report %s as %s', async (fixture, name, code, line, column, message) => {
+    const file = `fixtures/invalid/${fixture}.config.ts`;
+    const report = await checkProject({ config: file, cwd: ROOT });
+    expect(report.manifest).toBeNull();
+    expect(report.issues[0]).toMatchObject({
+      name,
+      code,
+      message,
+      location: { file: `${ROOT}${file}`, line, column },
+    });
+  });
+
+  it('should report every problem of a config, sorted by line', async () => {
+    const report = await checkProject({
+      config: 'fixtures/invalid/undefined-target.config.ts',
+      cwd: ROOT,
+    });
+    expect(report.issues.map((issue) => [issue.code, issue.location?.line])).toEqual([
+      ['MR_UNDEFINED_TARGET_STATE', 10],
+      ['MR_INVALID_ENDPOINT_DEFINITION', 14],
+    ]);
+  });
+
+  it('should report a missing config file as InvalidConfigFileException', async () => {
+    const report = await checkProject({ cwd: `${ROOT}fixtures` });
+    expect(report.issues).toEqual([
+      expect.objectContaining({
+        name: 'InvalidConfigFileException',
+        code: 'MR_INVALID_CONFIG_FILE',
+        message: `No machine-routes.config.ts found in ${ROOT}fixtures. Create one exporting defineConfig({ ... }), or pass --config <path>.`,
+      }),
+    ]);
+  });
+});

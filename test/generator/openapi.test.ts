@@ -1,0 +1,263 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkProject } from '../../src/generator/generate.js';
+import { buildOpenApiDocument } from '../../src/generator/emitters/openapi.js';
+import type { JsonSchema } from '../../src/generator/manifest.js';
+import { EXAMPLE_CONFIG, ROOT } from './support.js';
+
+const options = {
+  framework: 'fastify',
+  openapi: { title: 'example', version: '1.0.0' },
+  client: { baseUrl: null },
+} as const;
+
+let document: JsonSchema;
+
+beforeAll(async () => {
+  const { manifest } = await checkProject({ config: EXAMPLE_CONFIG, cwd: ROOT });
+  document = buildOpenApiDocument(manifest!, options);
+});
+
+function exampleDocument(): JsonSchema {
+  return document;
+}
+
+function schemas(): Record<string, JsonSchema> {
+  return (document['components'] as { schemas: Record<string, JsonSchema> }).schemas;
+}
+
+type Operation = {
+  operationId: string;
+  tags: string[];
+  parameters?: Array<{ name: string; in: string; required: boolean }>;
+  requestBody?: { content: Record<string, { schema: JsonSchema }> };
+  responses: Record<string, { content: Record<string, { schema: JsonSchema }> }>;
+};
+
+function operation(document: JsonSchema, path: string, method: string): Operation {
+  return (document['paths'] as Record<string, Record<string, Operation>>)[path]![method]!;
+}
+
+describe('emitOpenApi', () => {
+  it('should produce a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(exampleDocument());
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('should produce a valid document for forwarded endpoints', async () => {
+    const { manifest } = await checkProject({
+      config: 'fixtures/generator/forwarding/machine-routes.config.ts',
+      cwd: ROOT,
+    });
+    const forwarding = buildOpenApiDocument(manifest!, options);
+    const result = await new Validator().validate(forwarding);
+    expect(result.errors ?? []).toEqual([]);
+    const components = (forwarding['components'] as { schemas: Record<string, JsonSchema> })
+      .schemas;
+    expect(components['CheckoutConfirmPaymentResponse']).toEqual({
+      type: 'object',
+      properties: {
+        data: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            state: { type: 'array', items: { $ref: '#/components/schemas/CheckoutState' } },
+            availableEvents: {
+              type: 'array',
+              items: { $ref: '#/components/schemas/CheckoutAvailableEvent' },
+            },
+            child: {
+              anyOf: [
+                {
+                  type: 'object',
+                  properties: {
+                    state: { type: 'array', items: { $ref: '#/components/schemas/PaymentState' } },
+                    output: { type: 'object', properties: { cardLast4: {} } },
+                  },
+                  required: ['state', 'output'],
+                  additionalProperties: false,
+                },
+                { type: 'null' },
+              ],
+            },
+            isProcessing: { type: 'boolean' },
+          },
+          required: ['id', 'state', 'availableEvents', 'child', 'isProcessing'],
+          additionalProperties: false,
+        },
+      },
+      required: ['data'],
+      additionalProperties: false,
+    });
+    expect(components['CheckoutAvailableEvent']).toMatchObject({
+      properties: {
+        type: { enum: ['CANCEL', 'CONFIRM_PAYMENT', 'PROVIDE_CARD', 'START_PAYMENT'] },
+        source: { enum: ['parent', 'forward'] },
+      },
+    });
+  });
+
+  it('should name every operation after its route and tag it with its machine', () => {
+    const document = exampleDocument();
+    const submit = operation(document, '/orders/{machineId}/submit', 'post');
+    expect(submit.operationId).toBe('order.submit');
+    expect(submit.tags).toEqual(['order']);
+    expect(document['tags']).toEqual([
+      { name: 'calculator' },
+      { name: 'fulfillment' },
+      { name: 'invoice' },
+      { name: 'order' },
+      { name: 'ticket' },
+    ]);
+  });
+
+  it('should describe the request body with the payload schema of the event', () => {
+    const submit = operation(exampleDocument(), '/orders/{machineId}/submit', 'post');
+    expect(submit.requestBody!.content['application/json']!.schema).toEqual({
+      type: 'object',
+      properties: {
+        type: { type: 'string', const: 'SUBMIT' },
+        payload: { $ref: '#/components/schemas/OrderSubmitPayload' },
+      },
+      required: ['payload'],
+      additionalProperties: false,
+    });
+    expect(schemas()['OrderSubmitPayload']).toEqual({
+      type: 'object',
+      properties: {
+        amount: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+        note: { type: 'string', maxLength: 200 },
+      },
+      required: ['amount'],
+    });
+    expect(submit.parameters).toEqual([
+      { name: 'machineId', in: 'path', required: true, schema: { type: 'string' } },
+    ]);
+  });
+
+  it('should turn the payload of a GET endpoint into query parameters', async () => {
+    const quote = operation(exampleDocument(), '/orders/{machineId}/quote', 'get');
+    expect(quote.requestBody).toBeUndefined();
+    expect(quote.parameters).toEqual([
+      { name: 'machineId', in: 'path', required: true, schema: { type: 'string' } },
+      {
+        name: 'quantity',
+        in: 'query',
+        required: true,
+        schema: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+      },
+    ]);
+  });
+
+  it('should document the statuses each route can answer', () => {
+    const document = exampleDocument();
+    const statuses = (path: string, method: string) =>
+      Object.keys(operation(document, path, method).responses);
+    expect(statuses('/orders/{machineId}/submit', 'post')).toEqual([
+      '200',
+      '400',
+      '401',
+      '404',
+      '409',
+      '413',
+      '415',
+      '422',
+      '423',
+      '500',
+    ]);
+    expect(statuses('/orders/{machineId}/quote', 'get')).toEqual([
+      '200',
+      '401',
+      '404',
+      '409',
+      '422',
+      '500',
+    ]);
+    expect(statuses('/orders/create', 'post')).toEqual(['201', '401', '500']);
+    expect(statuses('/calculator/add', 'post')).toEqual([
+      '200',
+      '400',
+      '409',
+      '413',
+      '415',
+      '422',
+      '500',
+    ]);
+  });
+
+  it('should describe the envelope with the machine state ids and available events', () => {
+    const submit = operation(exampleDocument(), '/orders/{machineId}/submit', 'post');
+    expect(submit.responses['200']).toEqual({
+      description: 'Event processed.',
+      content: {
+        'application/json': { schema: { $ref: '#/components/schemas/OrderResponse' } },
+      },
+    });
+    expect(submit.responses['423']!.content['application/json']!.schema).toEqual({
+      $ref: '#/components/schemas/OrderResponse',
+    });
+    expect(submit.responses['422']).toEqual({ $ref: '#/components/responses/ValidationFailed' });
+    expect(schemas()['OrderResponse']).toEqual({
+      type: 'object',
+      properties: {
+        data: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            state: { type: 'array', items: { $ref: '#/components/schemas/OrderState' } },
+            availableEvents: {
+              type: 'array',
+              items: { $ref: '#/components/schemas/OrderAvailableEvent' },
+            },
+            output: { $ref: '#/components/schemas/OrderOutput' },
+            isProcessing: { type: 'boolean' },
+          },
+          required: ['id', 'state', 'availableEvents', 'output', 'isProcessing'],
+          additionalProperties: false,
+        },
+      },
+      required: ['data'],
+      additionalProperties: false,
+    });
+    expect(schemas()['OrderOutput']).toEqual({
+      type: 'object',
+      properties: { total: { type: 'number' }, note: {}, lastQuote: {} },
+      required: ['total', 'note', 'lastQuote'],
+    });
+    expect(schemas()['OrderState']).toEqual({
+      type: 'string',
+      enum: ['order.approved', 'order.cancelled', 'order.draft', 'order.submitted'],
+    });
+    expect(schemas()['FulfillmentAvailableEvent']).toEqual({
+      type: 'object',
+      properties: {
+        type: { type: 'string', enum: ['CAPTURE', 'PACK'] },
+        source: { type: 'string', enum: ['parent'] },
+        region: { type: 'string' },
+      },
+      required: ['type', 'source'],
+      additionalProperties: false,
+    });
+  });
+
+  it('should answer create with id, state and output only', () => {
+    const created = schemas()['OrderCreatedResponse'] as {
+      properties: { data: { required: string[] } };
+    };
+    expect(created.properties.data.required).toEqual(['id', 'state', 'output']);
+  });
+
+  it('should filter the output schema by the keys of an output filter', () => {
+    const cancel = schemas()['OrderCancelResponse'] as {
+      properties: { data: { properties: Record<string, JsonSchema>; required: string[] } };
+    };
+    expect(cancel.properties.data.properties['output']).toEqual({
+      type: 'object',
+      properties: { total: { type: 'number' } },
+    });
+    expect(cancel.properties.data.required).toEqual(['id', 'state', 'output', 'isProcessing']);
+  });
+});
