@@ -5,5 +5,7 @@
 export * from './errors.js';
 export * from './definition/index.js';
 export * from './interpreter/index.js';
+export * from './delegation/index.js';
 export * from './persistence/index.js';
 export * from './http/index.js';
+export * from './jobs/index.js';

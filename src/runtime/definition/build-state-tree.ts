@@ -5,6 +5,7 @@
 import { InvalidOutputDefinitionException } from '../errors.js';
 import type { BehaviorRegistry } from './behavior-registry.js';
 import { isUserEventType } from './event-type.js';
+import { normalizeInvocation } from './invocation.js';
 import { childPath, type IssueCollector } from './issues.js';
 import {
   isLeaf,
@@ -44,7 +45,10 @@ export function buildStateTree(
   for (const node of context.nodes) {
     node.on = normalizeTransitions(node, { root, registry, issues });
     const done = node.on.get('@done');
-    if (done !== undefined) node.doneHandler = handlerFor(done, node.route, config.id);
+    // A delegating state's `@done` answers its child, not a final child state of its own.
+    if (done !== undefined && node.config.machine === undefined)
+      node.doneHandler = handlerFor(done, node.route, config.id);
+    node.invocation = normalizeInvocation(node, config.id, issues);
   }
   for (const node of context.nodes) if (isLeaf(node)) completeLeaf(node, config.id);
   return {
@@ -86,6 +90,7 @@ function buildNode(
     availableTypes: [],
     hasAlways: false,
     doneHandler: null,
+    invocation: null,
     delegation:
       config.machine === undefined
         ? null

@@ -4,6 +4,7 @@
  */
 import type { ZodType } from 'zod';
 import {
+  MachineOutputInjectionException,
   InvalidBehaviorDefinitionException,
   InvalidEventDefinitionException,
   InvalidStateConfigException,
@@ -14,6 +15,8 @@ import { BehaviorRegistry } from './behavior-registry.js';
 import { buildStateTree, type StateTree } from './build-state-tree.js';
 import { collectIssuesSync, currentIssueScope } from './collect-issues.js';
 import { normalizeEndpoints, type DelegatingStateInput } from './endpoints.js';
+import { requiresChildOutput } from './child-output.js';
+import { isMachineDefinition } from './invocation.js';
 import { eventTypeOf, isEventReference, isUserEventType, toEventDefinition } from './event-type.js';
 import { IssueCollector } from './issues.js';
 import type {
@@ -30,6 +33,7 @@ import type {
   Context,
   EndpointConfig,
   EventDefinition,
+  ForwardDefinition,
   MachineConfig,
   MachineOptions,
 } from './types.js';
@@ -113,6 +117,7 @@ export function defineMachine<TContext extends Context = Context>(
     delegatingStates: collectDelegatingStates(tree),
   });
   issues.merge(normalized.issues);
+  checkForwardOutputs(normalized.forwards, tree, issues);
 
   const definition: MachineDefinition = {
     kind: 'machine',
@@ -281,6 +286,34 @@ function childSummary(node: StateNode): DelegatingStateInput['child'] {
     return null;
   const definition = child as MachineDefinition;
   return { id: definition.id, events: definition.events, eventTypes: definition.eventTypes };
+}
+
+/**
+ * A forward whose output behavior requires the child's output (defineChildOutput) needs a child
+ * that defines outputs. Knowable here when the child is a definition; otherwise the endpoint
+ * checks when it answers.
+ */
+function checkForwardOutputs(
+  forwards: readonly ForwardDefinition[],
+  tree: StateTree,
+  issues: IssueCollector,
+): void {
+  for (const forward of forwards) {
+    // Mocked or partial forwards (tests of normalizeEndpoints) carry no output.
+    if (forward.output?.kind !== 'behavior' || !requiresChildOutput(forward.output.run)) continue;
+    const state = tree.idMap.get(forward.stateId);
+    const child = state?.invocation?.machine;
+    if (state === undefined || !isMachineDefinition(child) || child.invalid) continue;
+    if (child.idMap.size > 0 && [...child.idMap.values()].some((node) => node.output !== null))
+      continue;
+    issues.add(
+      MachineOutputInjectionException,
+      { path: state.route, key: forward.parentEventType },
+      `forward '${forward.parentEventType}' uses output '${forward.output.name}', which reads the child's output, ` +
+        `but child machine '${child.id}' defines no output on any state.`,
+      `Add output: [...keys] (or an output behavior) to the child's final states, or use a plain output behavior.`,
+    );
+  }
 }
 
 function recordTypes(machineId: string): MachineRecordTypes {

@@ -4,6 +4,7 @@
  * sets) is computed once at definition time so an event costs map lookups, not tree searches.
  */
 import type { ResolvedBehavior } from './behavior-registry.js';
+import type { InvocationDefinition } from './invocation.js';
 import type { TimerDefinition } from './timers.js';
 import type { OutputDefinition, StateConfig, StateType } from './types.js';
 
@@ -94,7 +95,10 @@ export interface StateNode {
   readonly doneHandler: Handler | null;
   /** Leaves only: true when this leaf or an ancestor has an `@always` transition. */
   readonly hasAlways: boolean;
+  /** The state's raw delegation keys (`machine`, `input`, `queue`, `forward`), as written. */
   readonly delegation: DelegationConfig | null;
+  /** Delegating atomic states: the validated, normalized delegation the interpreter runs. */
+  readonly invocation: InvocationDefinition | null;
   readonly records: StateRecordTypes;
   readonly config: StateConfig;
 }

@@ -73,6 +73,15 @@ function checkEventKey(node: StateNode, eventType: string, issues: IssueCollecto
   }
   if (isReservedEventType(eventType)) {
     if (delegating) return true;
+    if (eventType.startsWith('@done.')) {
+      issues.add(
+        InvalidStateConfigException,
+        where,
+        `it has ${eventType} keys but no 'machine' delegation: '@done.<final>' routes a child machine's final state.`,
+        `Add machine: <child machine> or use '@done'.`,
+      );
+      return false;
+    }
     issues.add(
       InvalidEventDefinitionException,
       where,

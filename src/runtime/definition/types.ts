@@ -71,6 +71,25 @@ export interface BehaviorArgs<TContext extends Context = Context> {
   id: string;
   /** Queue an event to this machine, processed after the current transition completes. */
   raise(event: EventObject | string): void;
+  /**
+   * Sends an event to another instance synchronously: the shell applies it right after this
+   * macrostep commits, before the request answers (effect `{ kind: 'send', mode: 'sync' }`).
+   */
+  sendTo(target: MachineTarget, event: EventObject | string): void;
+  /** Sends an event to another instance through the job queue (retried while it is not accepted yet). */
+  dispatchTo(target: MachineTarget, event: EventObject | string): void;
+  /** `sendTo` the parent machine. Throws NoParentMachineException when there is none. */
+  sendToParent(event: EventObject | string): void;
+  /** `dispatchTo` the parent machine. Throws NoParentMachineException when there is none. */
+  dispatchToParent(event: EventObject | string): void;
+}
+
+/** Names one machine instance: its definition id and its instance id (root event id). */
+export interface MachineTarget {
+  /** Definition id (`order`). */
+  machineId: string;
+  /** Instance id (a ULID). */
+  id: string;
 }
 
 export type GuardFunction<C extends Context = Context> = (args: BehaviorArgs<C>) => boolean;
@@ -105,7 +124,8 @@ export type BehaviorReference =
   | ValidationGuardDefinition<never>;
 
 /** A behavior, optionally with named parameters: `[behavior, { ...params }]`. */
-export type BehaviorEntry = BehaviorReference | readonly [BehaviorReference, Record<string, unknown>];
+export type BehaviorEntry =
+  BehaviorReference | readonly [BehaviorReference, Record<string, unknown>];
 
 /** One behavior or a list of them, run in order. */
 export type BehaviorList = BehaviorEntry | readonly BehaviorEntry[];
@@ -115,8 +135,7 @@ export type BehaviorList = BehaviorEntry | readonly BehaviorEntry[];
 
 /** A duration: seconds as a positive number, or an object of units. */
 export type TimerSpec =
-  | number
-  | { seconds?: number; minutes?: number; hours?: number; days?: number; weeks?: number };
+  number | { seconds?: number; minutes?: number; hours?: number; days?: number; weeks?: number };
 
 // ---------------------------------------------------------------------------------------------
 // States and transitions
@@ -163,12 +182,30 @@ export interface StateConfig {
   output?: OutputConfig;
   description?: string;
   meta?: Record<string, unknown>;
-  // Delegation (child machines, forwarded endpoints): see delegation/.
-  machine?: unknown;
-  input?: unknown;
+  // Delegation (child machines, forwarded endpoints): see docs/delegation.md.
+  /**
+   * Delegates to a child machine while this (atomic) state is active. A definition, or the
+   * definition id of a machine the runtime knows (resolved when the state is entered, through
+   * `MacrostepOptions.machines`), e.g. for machines that import each other.
+   */
+  machine?: MachineDefinitionBase | string;
+  /** The child's initial context from the parent's: keys, a `{ childKey: parentKey }` map or a function. */
+  input?: ChildInputConfig;
+  /** Present (true or a queue name): the child runs asynchronously, through the job queue. */
   queue?: boolean | string;
+  /** Parent events exposed as endpoints and forwarded to the running child (async only). */
   forward?: ForwardConfig;
 }
+
+/**
+ * How a child's initial context is built from the parent: a list of parent context keys copied
+ * as they are, a rename map `{ childKey: 'parentKey' }`, or a function of the parent's context
+ * and the event that entered the delegating state. Merged over the child's own initial context.
+ */
+export type ChildInputConfig =
+  | readonly string[]
+  | Readonly<Record<string, string>>
+  | ((args: { context: Context; event: EventObject }) => Context);
 
 export interface ListenConfig {
   entry?: BehaviorList;
@@ -191,11 +228,25 @@ export interface MachineConfig<TContext extends Context = Context> extends State
 
 export interface BehaviorConfig<TContext extends Context = Context> {
   events?: Record<string, EventReference>;
-  guards?: Record<string, GuardFunction<TContext> | ValidationGuardDefinition<TContext> | BehaviorClass<BehaviorArgs<TContext>, boolean>>;
+  guards?: Record<
+    string,
+    | GuardFunction<TContext>
+    | ValidationGuardDefinition<TContext>
+    | BehaviorClass<BehaviorArgs<TContext>, boolean>
+  >;
   actions?: Record<string, ActionFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>>;
-  calculators?: Record<string, CalculatorFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>>;
-  outputs?: Record<string, OutputFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, unknown>>;
-  listeners?: Record<string, ActionFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>>;
+  calculators?: Record<
+    string,
+    CalculatorFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>
+  >;
+  outputs?: Record<
+    string,
+    OutputFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, unknown>
+  >;
+  listeners?: Record<
+    string,
+    ActionFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>
+  >;
   /** Values derived from context: shown in responses, never persisted. */
   computed?: Record<string, ComputedFunction<TContext>>;
   endpointActions?: Record<string, EndpointActionReference>;
@@ -235,8 +286,7 @@ export interface ForwardOptions extends Omit<EndpointOptions, 'available_events'
 
 /** A delegating state's `forward`: list, rename map, or options map. */
 export type ForwardConfig = readonly (
-  | EventReference
-  | Record<string, EventReference | ForwardOptions>
+  EventReference | Record<string, EventReference | ForwardOptions>
 )[];
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import { availableEvents, initialize, resolveOutput } from '../interpreter/index
 import type { MachineDefinition } from '../definition/index.js';
 import type { MachineInstances } from '../persistence/types.js';
 import type { MiddlewareRegistry } from './middleware-registry.js';
+import { forwardedOutput } from './forwarded-output.js';
 import { planRegistration } from './plan-routes.js';
 import { createRouteHandler, type HttpServices } from './request-lifecycle.js';
 import { consoleLogger } from './responses.js';
@@ -35,8 +36,8 @@ export interface MachineRouterOptions {
   bodyLimit?: number;
   /**
    * Finds the running child a forwarded event reached, for `data.child` of forwarded
-   * responses. The runtime's instance contract has no child lookup yet; without this option
-   * forwarded responses carry `child: null`.
+   * responses. Default: the runtime's `forwardedChild` (MachineRuntime reads `machine_children`);
+   * without either, forwarded responses carry `child: null`.
    */
   forwardedChild?: HttpServices<MachineDefinition>['forwardedChild'];
 }
@@ -62,13 +63,26 @@ export class MachineRouter {
 
   constructor(options: MachineRouterOptions) {
     this.bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    const runtime = options.runtime;
     this.#services = {
-      instances: options.runtime,
-      availableEvents: (definition, snapshot) => availableEvents(definition, snapshot),
+      instances: runtime,
+      // A runtime that tracks children lists forwarded events too.
+      availableEvents: runtime.availableEvents
+        ? (definition, snapshot) => runtime.availableEvents!(definition, snapshot)
+        : (definition, snapshot) => availableEvents(definition, snapshot),
+      forwardedOutput: (definition, snapshot, forward, child, event) =>
+        forwardedOutput(definition, snapshot, forward, child, event),
       resolveOutput: (definition, snapshot, output, event) =>
         resolveOutput(definition, snapshot, output, event === undefined ? {} : { event }),
       initialSnapshot: (definition) => initialize(definition).snapshot,
-      ...(options.forwardedChild ? { forwardedChild: options.forwardedChild } : {}),
+      ...(options.forwardedChild
+        ? { forwardedChild: options.forwardedChild }
+        : runtime.forwardedChild
+          ? {
+              forwardedChild: (definition, parent, forward) =>
+                runtime.forwardedChild!(definition, parent, forward),
+            }
+          : {}),
       middleware: options.middleware ?? {},
       models: options.models ?? {},
       logger: options.logger ?? consoleLogger,

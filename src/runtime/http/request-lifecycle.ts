@@ -58,7 +58,11 @@ import { validatePayload } from './validation-errors.js';
  */
 export interface HttpServices<D extends MachineDefinitionBase> {
   instances: MachineInstances<D>;
-  availableEvents(definition: D, snapshot: MachineSnapshot): AvailableEvent[];
+  /** May read children (forwarded events), hence possibly async. */
+  availableEvents(
+    definition: D,
+    snapshot: MachineSnapshot,
+  ): AvailableEvent[] | Promise<AvailableEvent[]>;
   /** `event` is the event just sent, shown to output behaviors. */
   resolveOutput(
     definition: D,
@@ -77,6 +81,19 @@ export interface HttpServices<D extends MachineDefinitionBase> {
     parent: MachineSnapshot,
     forward: ForwardDefinition,
   ): Promise<MachineSnapshot | null>;
+  /**
+   * A forward's output: its output behavior run with the parent and the child (`args.child`,
+   * see defineChildOutput), and `data.child` (state, context filtered by a key-list output).
+   * Optional: without it the behavior runs with the parent only and `data.child.output` is the
+   * child's context.
+   */
+  forwardedOutput?(
+    definition: D,
+    parent: MachineSnapshot,
+    forward: ForwardDefinition,
+    child: MachineSnapshot | null,
+    event: EventObject,
+  ): { output: unknown; child: { state: readonly string[]; output: unknown } | null };
   middleware: MiddlewareRegistry;
   models: Readonly<Record<string, ModelBinder>>;
   logger: HttpLogger;
@@ -169,7 +186,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     event: EventObject,
   ): Promise<EndpointResponse> => {
     const available = route.availableEvents
-      ? services.availableEvents(definition, snapshot)
+      ? await services.availableEvents(definition, snapshot)
       : undefined;
     if (target.forward === null) {
       const output = services.resolveOutput(definition, snapshot, target.output, event);
@@ -185,6 +202,20 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
       };
     }
     const child = (await services.forwardedChild?.(definition, snapshot, target.forward)) ?? null;
+    if (services.forwardedOutput) {
+      const resolved = services.forwardedOutput(definition, snapshot, target.forward, child, event);
+      return {
+        status,
+        body: forwardedEnvelope({
+          id: snapshot.id,
+          state: snapshot.value,
+          availableEvents: available,
+          output: resolved.output,
+          child: resolved.child,
+          isProcessing,
+        }),
+      };
+    }
     return {
       status,
       body: forwardedEnvelope({

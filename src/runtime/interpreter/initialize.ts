@@ -46,7 +46,15 @@ export function initialize(
   const macrostep = new Macrostep(
     definition,
     id,
-    { value: [], leaves: [], context, sequence: 0, time },
+    {
+      value: [],
+      leaves: [],
+      context,
+      sequence: 0,
+      time,
+      parent: options.parent,
+      machines: options.machines,
+    },
     event,
   );
   macrostep.owned = true;

@@ -6,7 +6,14 @@ import { MachineNotFoundException, MaxTransitionDepthExceededException } from '.
 import type { ResolvedBehavior } from '../definition/behavior-registry.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { StateNode } from '../definition/state-node.js';
-import type { BehaviorArgs, Context, EventObject, StateView } from '../definition/types.js';
+import type {
+  BehaviorArgs,
+  Context,
+  EventObject,
+  MachineTarget,
+  StateView,
+} from '../definition/types.js';
+import { createMessaging, type MessagingFunctions } from '../delegation/messaging.js';
 import { cloneContext } from './clone-context.js';
 import { HistoryWriter } from './history.js';
 import { LiveStateView } from './state-view.js';
@@ -20,6 +27,10 @@ export interface MacrostepStart {
   sequence: number;
   /** Epoch milliseconds of the macrostep (one `createdAt` for all its records). */
   time: number;
+  /** The parent instance, for child machines. */
+  parent?: MachineTarget | undefined;
+  /** Resolver of child machines referenced by id. */
+  machines?: ((machineId: string) => MachineDefinition | undefined) | undefined;
 }
 
 export class Macrostep {
@@ -37,8 +48,17 @@ export class Macrostep {
   readonly completed: StateNode[] = [];
   readonly effects: DeferredEffect[] = [];
   readonly history: HistoryWriter;
+  /** Delegating states entered and not yet invoked (their child starts once the step settles). */
+  readonly invocations: StateNode[] = [];
+  /** Delegating states whose child outcome was routed in this macrostep: leaving them cancels nothing. */
+  readonly settledChildren: StateNode[] = [];
+  readonly parent: MachineTarget | null;
+  readonly machines: ((machineId: string) => MachineDefinition | undefined) | undefined;
+  /** Epoch milliseconds of the macrostep. */
+  readonly time: number;
   private stateView: StateView | null = null;
   private raiseFunction: ((event: EventObject | string) => void) | null = null;
+  private messagingFunctions: MessagingFunctions | null = null;
   /** Internal steps taken so far (`@always`, `@done`, raised events). */
   depth = 0;
   /** A top-level final state was entered. */
@@ -58,6 +78,9 @@ export class Macrostep {
     this.context = start.context;
     this.event = trigger;
     this.history = new HistoryWriter(definition.id, id, start.sequence, start.time);
+    this.parent = start.parent ?? null;
+    this.machines = start.machines;
+    this.time = start.time;
   }
 
   /** The state view of behaviors, made on first use (many events run no behavior). */
@@ -83,16 +106,27 @@ export class Macrostep {
     }
   }
 
+  /** sendTo / dispatchTo / sendToParent / dispatchToParent: made on first use, like `raise`. */
+  get messaging(): MessagingFunctions {
+    return (this.messagingFunctions ??= createMessaging(this));
+  }
+
+  /** Messaging source: the actor of the triggering event (messages inherit it). */
+  get actor(): string | null {
+    return this.trigger.actor ?? null;
+  }
+
   argsFor(behavior: ResolvedBehavior): BehaviorArgs {
-    return {
-      context: this.context,
-      event: this.event,
-      state: this.view,
-      params: behavior.params as Record<string, unknown>,
-      machineId: this.machineId,
-      id: this.id,
-      raise: this.raise,
-    };
+    return new MacrostepArgs(
+      this.context,
+      this.event,
+      this.view,
+      behavior.params as Record<string, unknown>,
+      this.machineId,
+      this.id,
+      this.raise,
+      this,
+    );
   }
 
   runActions(actions: readonly ResolvedBehavior[]): void {
@@ -135,7 +169,7 @@ export class Macrostep {
 
   /** The snapshot after this macrostep (input value and context when a validation guard failed). */
   snapshot(status: MachineSnapshot['status']): MachineSnapshot {
-    return {
+    const snapshot: MachineSnapshot = {
       machineId: this.machineId,
       id: this.id,
       value: this.value,
@@ -143,6 +177,48 @@ export class Macrostep {
       status,
       sequence: this.history.lastSequence,
     };
+    if (this.parent !== null) snapshot.parent = this.parent;
+    return snapshot;
+  }
+}
+
+/**
+ * The argument object of one behavior call. A class rather than a literal so the messaging
+ * functions are prototype getters, made only when a behavior reads them: creating functions per
+ * macrostep costs more than a whole small transition (bound functions and closures both), and
+ * most behaviors never send.
+ */
+class MacrostepArgs implements BehaviorArgs {
+  // Private: spreading or logging the args shows the behavior's fields only.
+  readonly #macrostep: Macrostep;
+
+  constructor(
+    public context: Context,
+    public event: EventObject,
+    public state: StateView,
+    public params: Record<string, unknown>,
+    public machineId: string,
+    public id: string,
+    public raise: (event: EventObject | string) => void,
+    macrostep: Macrostep,
+  ) {
+    this.#macrostep = macrostep;
+  }
+
+  get sendTo(): MessagingFunctions['sendTo'] {
+    return this.#macrostep.messaging.sendTo;
+  }
+
+  get dispatchTo(): MessagingFunctions['dispatchTo'] {
+    return this.#macrostep.messaging.dispatchTo;
+  }
+
+  get sendToParent(): MessagingFunctions['sendToParent'] {
+    return this.#macrostep.messaging.sendToParent;
+  }
+
+  get dispatchToParent(): MessagingFunctions['dispatchToParent'] {
+    return this.#macrostep.messaging.dispatchToParent;
   }
 }
 

@@ -1,12 +1,14 @@
 /**
  * The macrostep loop shared by `initialize` and `transition`: after the first microstep, settle
- * completions (`@done`), then `@always`, then raised events one at a time (rule 4), until nothing
- * is left or the machine finished.
+ * completions (`@done`), then child machines of entered delegating states (a synchronous child's
+ * outcome is routed right away), then `@always`, then raised events one at a time (rule 4), until
+ * nothing is left or the machine finished.
  */
 import { NoTransitionDefinitionFoundException } from '../errors.js';
 import type { StateNode } from '../definition/state-node.js';
 import type { EventObject } from '../definition/types.js';
 import type { Macrostep } from './macrostep-context.js';
+import { invokeChild } from './invoke-child.js';
 import { isInFinalState, runMicrostep } from './microstep.js';
 import { selectCompletion, selectTransitions } from './select-transitions.js';
 import type { MacrostepResult, MachineSnapshot } from './types.js';
@@ -38,6 +40,11 @@ export function settle(macrostep: Macrostep): void {
       const selection = selectCompletion(macrostep, handler);
       if (selection.kind === 'selected' && selection.selected.length > 0)
         runMicrostep(macrostep, selection.selected);
+      continue;
+    }
+    const invoked = macrostep.invocations.shift();
+    if (invoked !== undefined) {
+      if (macrostep.leaves.includes(invoked)) invokeChild(macrostep, invoked);
       continue;
     }
     if (macrostep.leaves.some((leaf) => leaf.hasAlways)) {
@@ -98,7 +105,9 @@ export function finishMacrostep(
     snapshot: macrostep.snapshot(status),
     history: macrostep.history.records,
     validationFailure: macrostep.validationFailure,
-    effects: macrostep.effects,
+    // A rejected event changes nothing: children started or messages sent on the way are void
+    // with the state the step is rolled back to.
+    effects: macrostep.validationFailure === null ? macrostep.effects : [],
   };
 }
 

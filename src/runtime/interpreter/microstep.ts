@@ -11,6 +11,7 @@ import {
   isProperDescendant,
   type StateNode,
 } from '../definition/state-node.js';
+import { leaveDelegatingState } from './invoke-child.js';
 import type { Macrostep } from './macrostep-context.js';
 import type { SelectedTransition } from './select-transitions.js';
 
@@ -63,6 +64,7 @@ function exitState(macrostep: Macrostep, state: StateNode): void {
     macrostep.runActions(state.exit);
     macrostep.record(records.exitFinish);
   }
+  if (state.invocation !== null) leaveDelegatingState(macrostep, state);
   macrostep.record(records.exit);
 }
 
@@ -77,6 +79,9 @@ function enterState(macrostep: Macrostep, state: StateNode): void {
     macrostep.record(records.entryFinish);
   }
   if (state.type === 'final') noteCompletion(macrostep, state);
+  // The child starts once the step settles: after completions, before @always and raised
+  // events (rule 4).
+  else if (state.invocation !== null) macrostep.invocations.push(state);
 }
 
 /**

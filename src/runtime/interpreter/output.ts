@@ -5,6 +5,7 @@
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { StateNode } from '../definition/state-node.js';
 import type { Context, EventObject, OutputDefinition } from '../definition/types.js';
+import { NO_MESSAGING } from '../delegation/messaging.js';
 import { leavesOf } from './macrostep-context.js';
 import { LiveStateView } from './state-view.js';
 import type { MachineSnapshot } from './types.js';
@@ -61,7 +62,19 @@ export function resolveOutput(
     id: snapshot.id,
     // Outputs describe a state; raising from them has nowhere to go.
     raise: () => undefined,
+    ...NO_MESSAGING,
   });
+}
+
+/**
+ * The `output` definition a snapshot's current state resolves to (the atomic state, then its
+ * ancestors; the parallel state's own in a parallel configuration), `null` when none is defined.
+ */
+export function stateOutputOf(
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+): OutputDefinition | null {
+  return stateOutput(definition, leavesOf(definition, snapshot.value));
 }
 
 function stateOutput(

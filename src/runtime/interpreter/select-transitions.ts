@@ -89,12 +89,13 @@ function evaluateHandler(
 /**
  * Runs a branch's calculators then guards on a private copy of the context. The copy becomes the
  * working context when the branch passes; when it fails the copy is dropped, which is the
- * rollback of rule 6, and events raised meanwhile are dropped with it.
+ * rollback of rule 6, and events raised (or messages sent) meanwhile are dropped with it.
  */
 function evaluateBranch(macrostep: Macrostep, branch: TransitionBranch): BranchOutcome {
   const before = macrostep.context;
   const wasOwned = macrostep.owned;
   const raisedBefore = macrostep.raised.length;
+  const effectsBefore = macrostep.effects.length;
   macrostep.owned = false;
   macrostep.own();
   const outcome = runChecks(macrostep, branch);
@@ -102,6 +103,8 @@ function evaluateBranch(macrostep: Macrostep, branch: TransitionBranch): BranchO
     macrostep.context = before;
     macrostep.owned = wasOwned;
     macrostep.raised.length = raisedBefore;
+    // Messages sent by a failing guard or calculator are rolled back with its context.
+    macrostep.effects.length = effectsBefore;
   }
   return outcome;
 }

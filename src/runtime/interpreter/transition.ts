@@ -52,6 +52,8 @@ export function transition(
       context: snapshot.context,
       sequence: snapshot.sequence,
       time: options.now === undefined ? Date.now() : options.now().getTime(),
+      parent: snapshot.parent,
+      machines: options.machines,
     },
     external,
   );

@@ -2,7 +2,8 @@
  * Plain data that crosses module boundaries: the snapshot of an instance and its history
  * records. Both are JSON-serializable; persistence stores them as they are.
  */
-import type { Context, EventObject } from '../definition/types.js';
+import type { MachineDefinition } from '../definition/machine-definition.js';
+import type { Context, EventObject, MachineTarget } from '../definition/types.js';
 
 /** The state of one machine instance between two events. */
 export interface MachineSnapshot {
@@ -18,6 +19,11 @@ export interface MachineSnapshot {
   status: 'active' | 'done';
   /** Sequence number of the last history record (the next one is `sequence + 1`). */
   sequence: number;
+  /**
+   * The parent instance when this one was started by a delegating state. Absent otherwise;
+   * `sendToParent` / `dispatchToParent` throw NoParentMachineException without it.
+   */
+  parent?: MachineTarget;
 }
 
 /** Where a history record came from. */
@@ -84,6 +90,13 @@ export interface MacrostepOptions {
   context?: Context;
   /** `initialize` only: actor recorded on the initial history records. */
   actor?: string | null;
+  /** `initialize` only: the parent instance of a child machine (kept in its snapshot). */
+  parent?: MachineTarget;
+  /**
+   * Resolves a child machine referenced by id (`machine: 'payment'`) when a delegating state is
+   * entered. Children referenced by definition need nothing.
+   */
+  machines?: (machineId: string) => MachineDefinition | undefined;
 }
 
 /** An event accepted in the current state, as listed in responses. */

@@ -9,10 +9,19 @@
  * makes it the latest committed state.
  */
 import { configureRuntime, type MachineDefinition } from '../definition/index.js';
-import type { EventObject } from '../definition/types.js';
+import type { EventObject, ForwardDefinition } from '../definition/types.js';
+import type { ChildRow } from '../delegation/child-rows.js';
+import { resolveForward } from '../delegation/forwarding.js';
+import type { JobQueue } from '../delegation/job-queue.js';
+import { DelegationShell, type DelegationShellOptions } from '../delegation/shell.js';
 import { MachineAlreadyRunningException, MachineNotFoundException } from '../errors.js';
 import { initialize, toValidationException, transition } from '../interpreter/index.js';
-import type { HistoryRecord, MachineSnapshot, MacrostepResult } from '../interpreter/types.js';
+import type {
+  AvailableEvent,
+  HistoryRecord,
+  MachineSnapshot,
+  MacrostepResult,
+} from '../interpreter/types.js';
 import { loadRuntimeConfig, type MachineRuntimeConfig } from '../config.js';
 import { isInstanceId } from '../ids.js';
 import { LockManager, type LockHandle } from './locks.js';
@@ -35,6 +44,24 @@ export interface MachineEngine {
 /** Options of `new MachineRuntime`. */
 export interface MachineRuntimeOptions {
   store: Store;
+  /**
+   * Job queue of the asynchronous parts of delegation and messaging: child machines with
+   * `queue`, their completion and `@timeout`, `dispatchTo` / `dispatchToParent`, and
+   * synchronous sends retried after contention. Default (made on first use): an in-process
+   * `InMemoryJobQueue` running in the background, which does not survive the process.
+   */
+  jobs?: JobQueue;
+  /**
+   * Machines this runtime may have to run before it has seen them: the parents and children
+   * named in jobs (a worker process), children referenced by id (`machine: 'payment'`), targets
+   * of `sendTo`. Definitions passed to `create`/`send`, and children referenced by definition,
+   * are known automatically.
+   */
+  machines?: readonly MachineDefinition[];
+  /** Async sends: tries (25), non-retryable failures tolerated (3), delay between tries (1000 ms). */
+  sendRetry?: DelegationShellOptions['sendRetry'];
+  /** Failures of deferred work nobody awaits (a send given up, ...). Default: console.error. */
+  onDeferredError?: DelegationShellOptions['onError'];
   /** Seconds a lock lives before it may be taken over (default 60). */
   lockTtl?: number;
   /** Seconds `withLock` waits for a busy lock by default (default 30). */
@@ -67,6 +94,10 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
   migrate?: boolean;
   /** Environment to read settings from (default `process.env`). */
   env?: Record<string, string | undefined>;
+  /** See `MachineRuntimeOptions.jobs`. */
+  jobs?: JobQueue;
+  /** See `MachineRuntimeOptions.machines`. */
+  machines?: readonly MachineDefinition[];
 }
 
 /** Runs machines against a `Store`: one writer per instance at a time, one transaction per event. */
@@ -76,6 +107,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   readonly #lockTimeoutMs: number;
   readonly #now: () => Date;
   readonly #engine: MachineEngine;
+  readonly #delegation: DelegationShell;
 
   constructor(options: MachineRuntimeOptions) {
     this.store = options.store;
@@ -83,6 +115,22 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     this.#lockTimeoutMs = (options.lockTimeout ?? 30) * 1000;
     this.#now = options.now ?? (() => new Date());
     this.#engine = options.engine ?? { initialize, transition };
+    this.#delegation = new DelegationShell(
+      {
+        store: this.store,
+        now: this.#now,
+        send: (definition, id, event) => this.send(definition, id, event),
+        withLock: (id, fn, lockOptions) => this.withLock(id, () => fn(), lockOptions),
+      },
+      {
+        jobs: options.jobs,
+        machines: options.machines,
+        sendRetry: options.sendRetry,
+        onError: options.onDeferredError,
+      },
+    );
+    const onError = options.onDeferredError ?? ((error: unknown) => console.error(error));
+    this.#delegation.registerJobs().catch((error: unknown) => onError(error, 'registering jobs'));
   }
 
   /**
@@ -90,30 +138,42 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
    * `maxTransitionDepth` the process-wide default of machines that set none (`configureRuntime`).
    */
   static async open(options: OpenRuntimeOptions = {}): Promise<MachineRuntime> {
-    const { migrate, env, ...overrides } = options;
+    const { migrate, env, jobs, machines, ...overrides } = options;
     const config = loadRuntimeConfig(overrides, env);
     configureRuntime({ maxTransitionDepth: config.maxTransitionDepth });
     const store = await openStore(config.databaseUrl, migrate === undefined ? {} : { migrate });
-    return new MachineRuntime({ store, lockTtl: config.lockTtl, lockTimeout: config.lockTimeout });
+    return new MachineRuntime({
+      store,
+      lockTtl: config.lockTtl,
+      lockTimeout: config.lockTimeout,
+      ...(jobs === undefined ? {} : { jobs }),
+      ...(machines === undefined ? {} : { machines }),
+    });
   }
 
   async create(
     definition: MachineDefinition,
     options: CreateOptions = {},
   ): Promise<InstanceResult> {
+    this.#delegation.register(definition);
     const result = this.#engine.initialize(definition, {
       now: this.#now,
+      machines: this.#delegation.machines,
       ...(options.input === undefined ? {} : { context: options.input }),
       ...(options.actor === undefined ? {} : { actor: options.actor }),
     });
     // Persisted even when `should_persist` is false: the create endpoint persists explicitly.
+    const extras = this.#delegation.prepare(result);
     await this.store.commit({
       snapshot: result.snapshot,
       history: result.history,
       expectedSequence: null,
       previousValue: [],
       now: this.#now(),
+      children: extras.children,
+      also: extras.also,
     });
+    await this.#delegation.afterCommit(result);
     return finish(result);
   }
 
@@ -132,7 +192,12 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     if (!definition.options.shouldPersist) {
       // Never persisted on send: computed from the stored state, not written back.
       const snapshot = await this.restore(definition, id);
-      return finish(this.#engine.transition(definition, snapshot, event, { now: this.#now }));
+      return finish(
+        this.#engine.transition(definition, snapshot, event, {
+          now: this.#now,
+          machines: this.#delegation.machines,
+        }),
+      );
     }
     const lock = await this.#locks.tryAcquire(id, 'send');
     if (!lock) {
@@ -156,8 +221,29 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     lock?: LockHandle,
   ): Promise<InstanceResult> {
     const snapshot = await this.restore(definition, id);
+    this.#delegation.register(definition);
+    // A parent-facing event of a running child (forwarded endpoint): recorded on the parent,
+    // sent to the child, one transaction.
+    const forward =
+      definition.forwards.length > 0 ? resolveForward(definition, snapshot, event.type) : null;
+    if (forward !== null) {
+      const { parent } = await this.#delegation.sendForwarded(
+        definition,
+        snapshot,
+        event,
+        forward,
+        lock?.ownerId,
+      );
+      lock?.releasedByCommit();
+      return finish(parent);
+    }
     // Throws NoTransitionDefinitionFoundException before anything is written.
-    const result = this.#engine.transition(definition, snapshot, event, { now: this.#now });
+    const result = this.#engine.transition(definition, snapshot, event, {
+      now: this.#now,
+      machines: this.#delegation.machines,
+    });
+    // Rows and child instances of delegation effects go into the same transaction.
+    const extras = this.#delegation.prepare(result);
     try {
       await this.store.commit({
         snapshot: result.snapshot,
@@ -166,6 +252,8 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         previousValue: snapshot.value,
         now: this.#now(),
         ...(lock ? { releaseLockOwner: lock.ownerId } : {}),
+        children: extras.children,
+        also: extras.also,
       });
       lock?.releasedByCommit();
     } catch (error) {
@@ -175,7 +263,33 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       }
       throw error;
     }
+    await this.#delegation.afterCommit(result);
     return finish(result);
+  }
+
+  /**
+   * Events the instance accepts now, including forwarded events its running children accept
+   * (`{ type, source: 'forward' }`): reads the children's rows and snapshots.
+   */
+  availableEvents(
+    definition: MachineDefinition,
+    snapshot: MachineSnapshot,
+  ): Promise<AvailableEvent[]> {
+    return this.#delegation.availableEvents(definition, snapshot);
+  }
+
+  /** The child a forwarded endpoint reached (running, else the latest of its state), or `null`. */
+  forwardedChild(
+    definition: MachineDefinition,
+    parent: MachineSnapshot,
+    forward: ForwardDefinition,
+  ): Promise<MachineSnapshot | null> {
+    return this.#delegation.forwardedChild(definition, parent, forward);
+  }
+
+  /** `machine_children` rows of a parent instance, oldest first. */
+  children(parentId: string): Promise<ChildRow[]> {
+    return this.store.findChildren({ parentRootEventId: parentId });
   }
 
   async sendStateless(definition: MachineDefinition, event: EventObject): Promise<InstanceResult> {
@@ -263,8 +377,9 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   }
 
   /** Closes the store. */
-  close(): Promise<void> {
-    return this.store.close();
+  async close(): Promise<void> {
+    await this.#delegation.close();
+    await this.store.close();
   }
 }
 

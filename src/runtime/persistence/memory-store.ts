@@ -6,9 +6,17 @@
  */
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import {
+  applyChildChange,
+  matchesChildQuery,
+  type ChildQuery,
+  type ChildRow,
+  type ChildRowChange,
+} from '../delegation/child-rows.js';
+import {
   SequenceConflictError,
   assertCommitRequest,
   diffStates,
+  flattenCommit,
   type CommitRequest,
   type CurrentStateRow,
   type FindInStateOptions,
@@ -32,6 +40,8 @@ export class MemoryStore implements Store {
   readonly #instances = new Map<string, InstanceEntry>();
   readonly #eventIds = new Set<string>();
   readonly #locks = new Map<string, LockRow>();
+  /** `machine_children` rows, oldest first. */
+  readonly #children: ChildRow[] = [];
   readonly #now: () => number;
 
   /** @param options.now clock for lock expiry (tests); default `Date.now`. */
@@ -48,6 +58,18 @@ export class MemoryStore implements Store {
 
   async commit(request: CommitRequest): Promise<void> {
     assertCommitRequest(request);
+    const requests = flattenCommit(request);
+    // Check every instance and row before changing anything: a commit applies whole or not at all.
+    const ids = new Set<string>();
+    for (const part of requests) this.#check(part, ids);
+    for (const part of requests) this.#apply(part);
+    for (const part of requests)
+      for (const change of part.children ?? [])
+        applyChildChange(this.#children, structuredClone(change));
+  }
+
+  /** Fencing and duplicate ids of one instance write. */
+  #check(request: CommitRequest, ids: Set<string>): void {
     const { snapshot, history, expectedSequence } = request;
     const existing = this.#instances.get(snapshot.id);
     const fenced =
@@ -57,14 +79,17 @@ export class MemoryStore implements Store {
           existing.snapshot.sequence !== expectedSequence ||
           existing.snapshot.machineId !== snapshot.machineId;
     if (fenced) throw new SequenceConflictError(snapshot.id, expectedSequence);
-    // Check every row before changing anything: a commit applies whole or not at all.
-    const ids = new Set<string>();
     for (const record of history) {
       if (this.#eventIds.has(record.id) || ids.has(record.id)) {
         throw new Error(`Duplicate history record id ${record.id}.`);
       }
       ids.add(record.id);
     }
+  }
+
+  #apply(request: CommitRequest): void {
+    const { snapshot, history } = request;
+    const existing = this.#instances.get(snapshot.id);
     const entry: InstanceEntry = existing ?? { snapshot, history: [], states: new Map() };
     entry.snapshot = structuredClone(snapshot);
     for (const record of history) {
@@ -91,6 +116,17 @@ export class MemoryStore implements Store {
     ) {
       this.#locks.delete(snapshot.id);
     }
+  }
+
+  async findChildren(query: ChildQuery): Promise<ChildRow[]> {
+    // Oldest first, as the SQL stores order them.
+    const rows = this.#children.filter((row) => matchesChildQuery(row, query));
+    rows.sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.id, b.id));
+    return structuredClone(rows);
+  }
+
+  async updateChildren(changes: readonly ChildRowChange[]): Promise<void> {
+    for (const change of changes) applyChildChange(this.#children, structuredClone(change));
   }
 
   async history(rootEventId: string, query: HistoryQuery = {}): Promise<HistoryRecord[]> {

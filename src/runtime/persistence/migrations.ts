@@ -16,6 +16,7 @@
  * original's per-column indexes on `machine_events` (type, source, machine_value, ...) serve
  * ad-hoc queries only and are left out.
  */
+import { JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from '../jobs/schema.js';
 
 /** One schema version. */
 export interface Migration {
@@ -183,6 +184,18 @@ CREATE INDEX machine_locks_expires_idx ON machine_locks (expires_at);
 /** Every migration, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sqlite: V1_SQLITE, postgres: V1_POSTGRES },
+  // Child machines (delegation) keep their parent in the snapshot, for sendToParent and for the
+  // parent's completion when they finish through their own events.
+  {
+    version: 2,
+    name: 'machine instance parent',
+    sqlite: `ALTER TABLE machine_instances ADD COLUMN parent_machine_id TEXT;
+ALTER TABLE machine_instances ADD COLUMN parent_root_event_id TEXT;`,
+    postgres: `ALTER TABLE machine_instances ADD COLUMN parent_machine_id text;
+ALTER TABLE machine_instances ADD COLUMN parent_root_event_id text;`,
+  },
+  // The embedded job queue's table (jobs/schema.ts); PostgreSQL keeps jobs in pg-boss's schema.
+  { version: 3, name: 'job queue', sqlite: JOBS_TABLE_SQLITE, postgres: JOBS_TABLE_POSTGRES },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

@@ -10,15 +10,20 @@
  * parsing and casts cost more than the extra plans.
  */
 import pg from 'pg';
+import type { ChildQuery, ChildRow, ChildRowChange } from '../delegation/child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
 import {
+  childChangeSql,
+  childFromRow,
+  childQuerySql,
   currentStateFromRow,
   historyFromRow,
   instanceInStateFromRow,
   lockFromRow,
   snapshotFromRow,
   toJson,
+  type ChildDbRow,
   type CurrentStateDbRow,
   type EventRow,
   type InstanceRow,
@@ -28,6 +33,7 @@ import {
   SequenceConflictError,
   assertCommitRequest,
   diffStates,
+  flattenCommit,
   type CommitRequest,
   type CurrentStateRow,
   type FindInStateOptions,
@@ -54,11 +60,13 @@ export interface PostgresStoreOptions {
 
 // Every statement of this dialect. Names make pg prepare each once per connection.
 const SQL = {
-  loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number
+  loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
+    parent_machine_id, parent_root_event_id
     FROM machine_instances WHERE root_event_id = $1`,
   insertInstance: `INSERT INTO machine_instances
-    (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+    (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at,
+     parent_machine_id, parent_root_event_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
     ON CONFLICT (root_event_id) DO NOTHING`,
   updateInstance: `UPDATE machine_instances
     SET machine_value = $3, context = $4, status = $5, sequence_number = $6, updated_at = $7
@@ -191,45 +199,15 @@ export class PostgresStore implements Store {
 
   async commit(request: CommitRequest): Promise<void> {
     assertCommitRequest(request);
-    const { snapshot, history, expectedSequence } = request;
     const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      const instance = [
-        snapshot.id,
-        snapshot.machineId,
-        JSON.stringify(snapshot.value),
-        JSON.stringify(snapshot.context),
-        snapshot.status,
-        snapshot.sequence,
-        request.now,
-      ];
-      const written =
-        expectedSequence === null
-          ? await this.#query('insertInstance', instance, client)
-          : await this.#query('updateInstance', [...instance, expectedSequence], client);
-      if (written.rowCount !== 1) throw new SequenceConflictError(snapshot.id, expectedSequence);
-      for (let start = 0; start < history.length; start += EVENT_CHUNK) {
-        const chunk = history.slice(start, start + EVENT_CHUNK);
-        await client.query({
-          name: `mr_insertEvents_${chunk.length}`,
-          text: insertEventsSql(chunk.length),
-          values: eventValues(chunk),
-        });
-      }
-      const { entered, left } = diffStates(request.previousValue, snapshot.value);
-      if (left.length > 0) await this.#query('deleteStates', [snapshot.id, left], client);
-      if (entered.length > 0) {
-        await this.#query(
-          'insertStates',
-          [snapshot.id, snapshot.machineId, entered, request.now],
-          client,
-        );
-      }
-      if (request.releaseLockOwner !== undefined) {
-        await this.#query('releaseLock', [snapshot.id, request.releaseLockOwner], client);
-      }
+      // The instance writes of the request and its `also` requests, then their child rows.
+      const requests = flattenCommit(request);
+      for (const part of requests) await this.#writeInstance(part, client);
+      for (const part of requests)
+        if (part.children) await this.#writeChildren(part.children, client);
       await client.query('COMMIT');
     } catch (error) {
       try {
@@ -240,6 +218,81 @@ export class PostgresStore implements Store {
       throw error;
     } finally {
       // A connection whose ROLLBACK failed is in an unknown state: destroy it, not reuse it.
+      client.release(broken);
+    }
+  }
+
+  async #writeInstance(request: CommitRequest, client: pg.PoolClient): Promise<void> {
+    const { snapshot, history, expectedSequence } = request;
+    const instance = [
+      snapshot.id,
+      snapshot.machineId,
+      JSON.stringify(snapshot.value),
+      JSON.stringify(snapshot.context),
+      snapshot.status,
+      snapshot.sequence,
+      request.now,
+    ];
+    const written =
+      expectedSequence === null
+        ? await this.#query(
+            'insertInstance',
+            [...instance, snapshot.parent?.machineId ?? null, snapshot.parent?.id ?? null],
+            client,
+          )
+        : await this.#query('updateInstance', [...instance, expectedSequence], client);
+    if (written.rowCount !== 1) throw new SequenceConflictError(snapshot.id, expectedSequence);
+    for (let start = 0; start < history.length; start += EVENT_CHUNK) {
+      const chunk = history.slice(start, start + EVENT_CHUNK);
+      await client.query({
+        name: `mr_insertEvents_${chunk.length}`,
+        text: insertEventsSql(chunk.length),
+        values: eventValues(chunk),
+      });
+    }
+    const { entered, left } = diffStates(request.previousValue, snapshot.value);
+    if (left.length > 0) await this.#query('deleteStates', [snapshot.id, left], client);
+    if (entered.length > 0) {
+      await this.#query(
+        'insertStates',
+        [snapshot.id, snapshot.machineId, entered, request.now],
+        client,
+      );
+    }
+    if (request.releaseLockOwner !== undefined) {
+      await this.#query('releaseLock', [snapshot.id, request.releaseLockOwner], client);
+    }
+  }
+
+  async #writeChildren(
+    changes: readonly ChildRowChange[],
+    client: pg.Pool | pg.PoolClient,
+  ): Promise<void> {
+    for (const change of changes) {
+      const { sql, params } = childChangeSql(change);
+      await client.query(numbered(sql), params);
+    }
+  }
+
+  async findChildren(query: ChildQuery): Promise<ChildRow[]> {
+    const { sql, params } = childQuerySql(query);
+    const result = await this.#pool.query<ChildDbRow>(numbered(sql), params);
+    return result.rows.map(childFromRow);
+  }
+
+  async updateChildren(changes: readonly ChildRowChange[]): Promise<void> {
+    const client = await this.#pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      await this.#writeChildren(changes, client);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    } finally {
       client.release(broken);
     }
   }
@@ -324,4 +377,10 @@ function eventValues(history: readonly HistoryRecord[]): unknown[] {
     );
   }
   return values;
+}
+
+/** `?` placeholders (shared child-row SQL) as PostgreSQL's `$1, $2, ...`. */
+function numbered(sql: string): string {
+  let index = 0;
+  return sql.replace(/\?/g, () => `$${++index}`);
 }

@@ -15,15 +15,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import type { ChildQuery, ChildRow, ChildRowChange } from '../delegation/child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
 import {
+  childChangeSql,
+  childFromRow,
+  childQuerySql,
   currentStateFromRow,
   historyFromRow,
   instanceInStateFromRow,
   lockFromRow,
   snapshotFromRow,
   toJson,
+  type ChildDbRow,
   type CurrentStateDbRow,
   type EventRow,
   type InstanceRow,
@@ -33,6 +38,7 @@ import {
   SequenceConflictError,
   assertCommitRequest,
   diffStates,
+  flattenCommit,
   type CommitRequest,
   type CurrentStateRow,
   type FindInStateOptions,
@@ -57,11 +63,13 @@ export interface SqliteStoreOptions {
 
 // Every statement of this dialect, prepared once per connection.
 const SQL = {
-  loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number
+  loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
+    parent_machine_id, parent_root_event_id
     FROM machine_instances WHERE root_event_id = ?`,
   insertInstance: `INSERT INTO machine_instances
-    (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at,
+     parent_machine_id, parent_root_event_id)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (root_event_id) DO NOTHING`,
   updateInstance: `UPDATE machine_instances
     SET machine_value = ?, context = ?, status = ?, sequence_number = ?, updated_at = ?
@@ -174,7 +182,30 @@ export class SqliteStore implements Store {
     this.#commitTransaction(request);
   }
 
+  async findChildren(query: ChildQuery): Promise<ChildRow[]> {
+    const { sql, params } = childQuerySql(query);
+    return (this.#db.prepare(sql).all(...params) as ChildDbRow[]).map(childFromRow);
+  }
+
+  async updateChildren(changes: readonly ChildRowChange[]): Promise<void> {
+    this.#db.transaction(() => this.#applyChildChanges(changes)).immediate();
+  }
+
+  #applyChildChanges(changes: readonly ChildRowChange[]): void {
+    for (const change of changes) {
+      const { sql, params } = childChangeSql(change);
+      this.#db.prepare(sql).run(...params);
+    }
+  }
+
+  // The instance writes of the request and its `also` requests, then their child-row changes.
   #applyCommit(request: CommitRequest): void {
+    const requests = flattenCommit(request);
+    for (const part of requests) this.#applyInstance(part);
+    for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
+  }
+
+  #applyInstance(request: CommitRequest): void {
     const { snapshot, history, expectedSequence } = request;
     const sql = this.#sql;
     const now = request.now.toISOString();
@@ -191,6 +222,8 @@ export class SqliteStore implements Store {
             snapshot.sequence,
             now,
             now,
+            snapshot.parent?.machineId ?? null,
+            snapshot.parent?.id ?? null,
           )
         : sql.updateInstance.run(
             value,

@@ -3,6 +3,7 @@
  * it reads and writes. `MachineRuntime` is the only writer; it owns the ordering rules
  * (lock, load, compute, commit) and the store only guarantees atomicity and fencing.
  */
+import type { ChildRowChange, ChildStore } from '../delegation/child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 
 /** Which backend a store is. */
@@ -34,6 +35,17 @@ export interface CommitRequest {
    * failed commit rolls the release back with everything else.
    */
   releaseLockOwner?: string;
+  /**
+   * `machine_children` changes of the step (delegation), applied in the same transaction after
+   * the instance writes.
+   */
+  children?: readonly ChildRowChange[];
+  /**
+   * Other instances written in the same transaction: a synchronous child created by this step,
+   * the child a forwarded event reached. Each is fenced like the main one; their own
+   * `releaseLockOwner` and `children` apply too.
+   */
+  also?: readonly CommitRequest[];
 }
 
 /** A row of `machine_current_states`. */
@@ -97,7 +109,7 @@ export interface LockRow {
  * Persistence of machine instances. All methods are async so one suite covers every backend;
  * implementations must make `commit` atomic and `tryAcquireLock` a single atomic statement.
  */
-export interface Store {
+export interface Store extends ChildStore {
   readonly kind: StoreKind;
   /** Brings the schema to the latest version (idempotent; safe to run concurrently). */
   migrate(): Promise<void>;
@@ -150,6 +162,7 @@ export class SequenceConflictError extends Error {
 
 /** Checks the invariants of a commit request shared by every backend (cheap, no I/O). */
 export function assertCommitRequest(request: CommitRequest): void {
+  for (const other of request.also ?? []) assertCommitRequest(other);
   const { snapshot, history, expectedSequence } = request;
   let expected = (expectedSequence ?? 0) + 1;
   for (const record of history) {
@@ -179,4 +192,11 @@ export function diffStates(
     entered: [...after].filter((state) => !before.has(state)),
     left: [...before].filter((state) => !after.has(state)),
   };
+}
+
+/** The request and its `also` requests, depth first: every instance write of one transaction. */
+export function flattenCommit(request: CommitRequest): CommitRequest[] {
+  const all: CommitRequest[] = [request];
+  for (const other of request.also ?? []) all.push(...flattenCommit(other));
+  return all;
 }

@@ -2,8 +2,13 @@
  * The instance lifecycle as the HTTP layer and jobs see it. Implemented by `MachineRuntime`
  * (persistence/machine-runtime.ts) on top of a `Store`.
  */
-import type { Context, EventObject } from '../definition/types.js';
-import type { DeferredEffect, HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import type { Context, EventObject, ForwardDefinition } from '../definition/types.js';
+import type {
+  AvailableEvent,
+  DeferredEffect,
+  HistoryRecord,
+  MachineSnapshot,
+} from '../interpreter/types.js';
 
 /** Result of creating an instance or sending it an event. */
 export interface InstanceResult {
@@ -44,4 +49,15 @@ export interface MachineInstances<D> {
   send(definition: D, id: string, event: EventObject): Promise<InstanceResult>;
   /** A fresh instance per call, the event applied, nothing persisted (stateless endpoints). */
   sendStateless(definition: D, event: EventObject): Promise<InstanceResult>;
+  /**
+   * Optional: events accepted now including forwarded ones the running children accept
+   * (reads children). Without it the HTTP layer lists the instance's own events only.
+   */
+  availableEvents?(definition: D, snapshot: MachineSnapshot): Promise<AvailableEvent[]>;
+  /** Optional: the child a forwarded endpoint reached, for `data.child` of forwarded responses. */
+  forwardedChild?(
+    definition: D,
+    parent: MachineSnapshot,
+    forward: ForwardDefinition,
+  ): Promise<MachineSnapshot | null>;
 }

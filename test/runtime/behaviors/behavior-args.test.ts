@@ -11,7 +11,7 @@ import {
 
 describe('behaviors', () => {
   it('should receive one argument object with context, event, state, params, machineId, id and raise', () => {
-    const calls: Omit<BehaviorArgs, 'state' | 'raise'>[] = [];
+    const calls: Pick<BehaviorArgs, 'context' | 'event' | 'params' | 'machineId' | 'id'>[] = [];
     const extras: unknown[] = [];
     const machine = defineMachine({
       config: {

@@ -1,0 +1,242 @@
+/**
+ * Delegating states inside a macrostep: starting the child when the state is entered (inline
+ * for a synchronous child, as a `startChild` effect for an asynchronous one), routing its outcome
+ * (`@done.<final>` then `@done`, `@fail`, `@timeout`) and cancelling it when the state is left.
+ *
+ * ## The outcome event
+ *
+ * Behaviors of the routed transition (guards, actions, and the entry actions it causes) see
+ * `event`:
+ *
+ * | `event.type` | `event.payload` |
+ * |---|---|
+ * | `@done` | `{ childId, childMachineId, finalState, output }`: `finalState` is the key of the child's final state (`approved`), `output` the child's resolved output (its final state's `output`, else its context with computed values) |
+ * | `@fail` | `{ childId, childMachineId, error: { name, code, message } }` (`code` is `null` for errors outside the catalogue) |
+ * | `@timeout` | `{ childId, childMachineId, after }` (`after` in seconds) |
+ *
+ * The type is `@done` also when `@done.<final>` routed it. History: `<m>.child.<child>.start`
+ * (payload `{ childId }`) when the child starts, `<m>.child.<child>.done|fail|timeout` (the
+ * payload above) when its outcome arrives, then the usual transition records.
+ */
+import type { MachineDefinition } from '../definition/machine-definition.js';
+import type { Handler, StateNode } from '../definition/state-node.js';
+import type { EventObject } from '../definition/types.js';
+import { isMachineDefinition, type InvocationDefinition } from '../definition/invocation.js';
+import type {
+  CancelChildEffect,
+  ChildSlot,
+  PersistChildEffect,
+  StartChildEffect,
+} from '../delegation/effects.js';
+import { MachineRoutesError, MachineNotFoundException } from '../errors.js';
+import { nextRecordId } from './history.js';
+import { initialize } from './initialize.js';
+import type { Macrostep } from './macrostep-context.js';
+import { runMicrostep } from './microstep.js';
+import { resolveOutput } from './output.js';
+import { selectCompletion } from './select-transitions.js';
+import type { MacrostepResult } from './types.js';
+
+/** A serializable description of a child's failure. */
+export interface ChildError {
+  name: string;
+  /** Catalogue code (`MR_...`), `null` for other errors. */
+  code: string | null;
+  message: string;
+}
+
+/** What became of a child machine. */
+export type ChildOutcome =
+  | { outcome: 'done'; childId: string | null; finalState: string; output: unknown }
+  | { outcome: 'fail'; childId: string | null; error: ChildError }
+  | { outcome: 'timeout'; childId: string | null; after: number | null };
+
+/** Starts the child of a delegating state that was entered in this macrostep. */
+export function invokeChild(macrostep: Macrostep, state: StateNode): void {
+  const invocation = state.invocation as InvocationDefinition;
+  const settled = macrostep.settledChildren.indexOf(state);
+  if (settled >= 0) macrostep.settledChildren.splice(settled, 1);
+  const input = invocation.mapInput(macrostep.context, macrostep.event);
+  const childId = nextRecordId(macrostep.time);
+  const slot = slotOf(macrostep, state, invocation);
+  macrostep.record(invocation.records.start, { childId });
+
+  if (invocation.async) {
+    const effect: StartChildEffect = {
+      kind: 'startChild',
+      ...slot,
+      childId,
+      input,
+      queue: invocation.queue,
+      fireAndForget: invocation.fireAndForget,
+      timeoutSeconds: invocation.timeoutSeconds,
+    };
+    macrostep.effects.push(effect);
+    return;
+  }
+
+  const child = resolveChildMachine(invocation, macrostep.machines, macrostep.machineId);
+  let result: MacrostepResult;
+  try {
+    result = initialize(child, {
+      id: childId,
+      context: input,
+      now: () => new Date(macrostep.time),
+      parent: { machineId: macrostep.machineId, id: macrostep.id },
+      actor: macrostep.trigger.actor ?? null,
+      ...(macrostep.machines === undefined ? {} : { machines: macrostep.machines }),
+    });
+  } catch (error) {
+    routeChildOutcome(
+      macrostep,
+      state,
+      { outcome: 'fail', childId, error: describeError(error) },
+      error,
+    );
+    return;
+  }
+  if (result.validationFailure !== null) {
+    const error = {
+      name: 'MachineValidationException',
+      code: 'MR_VALIDATION_FAILED',
+      message: result.validationFailure.message,
+    };
+    routeChildOutcome(macrostep, state, { outcome: 'fail', childId, error });
+    return;
+  }
+  const done = result.snapshot.status === 'done';
+  const persist: PersistChildEffect = {
+    kind: 'persistChild',
+    ...slot,
+    childId,
+    snapshot: result.snapshot,
+    history: result.history,
+    status: done ? 'completed' : 'running',
+    effects: result.effects,
+  };
+  macrostep.effects.push(persist);
+  // Not finished in its first macrostep: the child stays, tracked like an asynchronous one.
+  if (!done) return;
+  routeChildOutcome(macrostep, state, {
+    outcome: 'done',
+    childId,
+    finalState: finalStateKey(child.id, result.snapshot.value[0] ?? ''),
+    output: resolveOutput(child, result.snapshot),
+  });
+}
+
+/**
+ * Records a child's outcome and takes the first transition that accepts it: `@done.<final>`,
+ * then `@done` (each may be guarded branches); `@fail`; `@timeout`. Without a handler the state
+ * stays, except that a synchronous child's exception (`rethrow`) propagates.
+ */
+export function routeChildOutcome(
+  macrostep: Macrostep,
+  state: StateNode,
+  outcome: ChildOutcome,
+  rethrow?: unknown,
+): void {
+  const invocation = state.invocation as InvocationDefinition;
+  const common = { childId: outcome.childId, childMachineId: invocation.childMachineId };
+  let type: string;
+  let record: string;
+  let payload: Record<string, unknown>;
+  const handlers: Handler[] = [];
+  if (outcome.outcome === 'done') {
+    type = '@done';
+    record = invocation.records.done;
+    payload = { ...common, finalState: outcome.finalState, output: outcome.output };
+    const specific = state.handlers.get(`@done.${outcome.finalState}`);
+    if (specific !== undefined) handlers.push(specific);
+  } else if (outcome.outcome === 'fail') {
+    type = '@fail';
+    record = invocation.records.fail;
+    payload = { ...common, error: outcome.error };
+  } else {
+    type = '@timeout';
+    record = invocation.records.timeout;
+    payload = { ...common, after: outcome.after ?? invocation.timeoutSeconds };
+  }
+  const general = state.handlers.get(type);
+  if (general !== undefined) handlers.push(general);
+
+  macrostep.record(record, payload);
+  macrostep.settledChildren.push(state);
+  if (handlers.length === 0) {
+    if (rethrow !== undefined) throw rethrow;
+    return;
+  }
+  macrostep.step(type);
+  macrostep.event = { type, payload, actor: macrostep.trigger.actor ?? null } satisfies EventObject;
+  for (const handler of handlers) {
+    const selection = selectCompletion(macrostep, handler);
+    if (selection.kind === 'rejected') return;
+    if (selection.kind === 'selected' && selection.selected.length > 0) {
+      runMicrostep(macrostep, selection.selected);
+      return;
+    }
+  }
+}
+
+/** A delegating state is being exited: cancel its child unless it has nothing left to cancel. */
+export function leaveDelegatingState(macrostep: Macrostep, state: StateNode): void {
+  const invocation = state.invocation as InvocationDefinition;
+  const pending = macrostep.invocations.indexOf(state);
+  if (pending >= 0) {
+    // Left before its child started (a completion moved on first): nothing was started.
+    macrostep.invocations.splice(pending, 1);
+    return;
+  }
+  if (invocation.fireAndForget || macrostep.settledChildren.includes(state)) return;
+  const effect: CancelChildEffect = {
+    kind: 'cancelChild',
+    ...slotOf(macrostep, state, invocation),
+  };
+  macrostep.effects.push(effect);
+}
+
+/** The child definition of an invocation; ids go through the `machines` resolver. */
+export function resolveChildMachine(
+  invocation: InvocationDefinition,
+  machines: ((machineId: string) => MachineDefinition | undefined) | undefined,
+  parentMachineId: string,
+): MachineDefinition {
+  if (typeof invocation.machine !== 'string') return invocation.machine;
+  const resolved = machines?.(invocation.machine);
+  if (!isMachineDefinition(resolved)) {
+    throw new MachineNotFoundException(
+      `Machine '${parentMachineId}' delegates to machine '${invocation.machine}', which is not known here. ` +
+        `Pass its definition as 'machine', or register it with the runtime (MacrostepOptions.machines).`,
+      { machine: parentMachineId, key: invocation.machine },
+    );
+  }
+  return resolved;
+}
+
+/** `child.approved` -> `approved`. */
+export function finalStateKey(childMachineId: string, stateId: string): string {
+  return stateId.startsWith(`${childMachineId}.`)
+    ? stateId.slice(childMachineId.length + 1)
+    : stateId;
+}
+
+/** The serializable form of a thrown value. */
+export function describeError(error: unknown): ChildError {
+  if (error instanceof MachineRoutesError)
+    return { name: error.name, code: error.code, message: error.message };
+  if (error instanceof Error) return { name: error.name, code: null, message: error.message };
+  return { name: 'Error', code: null, message: String(error) };
+}
+
+function slotOf(
+  macrostep: Macrostep,
+  state: StateNode,
+  invocation: InvocationDefinition,
+): ChildSlot {
+  return {
+    parentMachineId: macrostep.machineId,
+    parentId: macrostep.id,
+    parentStateId: state.id,
+    childMachineId: invocation.childMachineId,
+  };
+}
