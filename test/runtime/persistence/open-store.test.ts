@@ -92,6 +92,7 @@ describe('migrate', () => {
       'machine_current_states',
       'machine_events',
       'machine_instances',
+      'machine_jobs',
       'machine_locks',
       'machine_timer_fires',
       'schema_migrations',

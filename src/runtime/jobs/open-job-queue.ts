@@ -1,0 +1,78 @@
+/**
+ * Queue selection: the same URLs as `openStore`, or an open store whose connection the queue
+ * then shares.
+ *
+ * | Target | Queue |
+ * |---|---|
+ * | `memory:`, `sqlite::memory:`, a `MemoryStore` | `EmbeddedJobQueue` on a private in-memory database (not durable) |
+ * | `sqlite:<file>`, a `SqliteStore` | `EmbeddedJobQueue` on the store's file (migrated on open) |
+ * | `postgres://...?schema=s`, a `PostgresStore` | `PgBossJobQueue`, pg-boss schema `<s>_jobs` (or `pgboss` without a schema) |
+ */
+import { parseStoreUrl } from '../persistence/open-store.js';
+import { PostgresStore } from '../persistence/postgres-store.js';
+import { SqliteStore } from '../persistence/sqlite-store.js';
+import type { Store } from '../persistence/store.js';
+import { EmbeddedJobQueue } from './embedded-job-queue.js';
+import { PgBossJobQueue } from './pg-boss-job-queue.js';
+import type { DurableJobQueue, DurableJobQueueOptions } from './types.js';
+
+/** Options of `openJobQueue`. */
+export interface OpenJobQueueOptions extends DurableJobQueueOptions {
+  /** pg-boss schema on PostgreSQL (default: the store schema + `_jobs`, else `pgboss`). */
+  jobSchema?: string;
+}
+
+/**
+ * Opens the durable queue for a store URL or an open store (see the table above). A queue
+ * opened from a URL owns its connection and closes it on `close()`; one opened from a store
+ * shares the store's connection and leaves it open.
+ */
+export async function openJobQueue(
+  target: string | Store,
+  options: OpenJobQueueOptions = {},
+): Promise<DurableJobQueue> {
+  const { jobSchema, ...rest } = options;
+  if (typeof target !== 'string') return openForStore(target, jobSchema, rest);
+  const location = parseStoreUrl(target);
+  switch (location.kind) {
+    case 'memory':
+      return EmbeddedJobQueue.inMemory(rest);
+    case 'sqlite': {
+      if (location.filename === ':memory:') return EmbeddedJobQueue.inMemory(rest);
+      const store = new SqliteStore({
+        filename: location.filename,
+        synchronous: location.synchronous,
+      });
+      return new EmbeddedJobQueue({ ...rest, database: store.database, closeDatabase: true });
+    }
+    case 'postgres':
+      return PgBossJobQueue.open({
+        ...rest,
+        connectionString: location.connectionString,
+        schema: jobSchema ?? defaultJobSchema(location.schema),
+      });
+  }
+}
+
+function openForStore(
+  store: Store,
+  jobSchema: string | undefined,
+  options: DurableJobQueueOptions,
+): Promise<DurableJobQueue> | DurableJobQueue {
+  if (store instanceof SqliteStore)
+    return new EmbeddedJobQueue({ ...options, database: store.database });
+  if (store instanceof PostgresStore) {
+    return PgBossJobQueue.open({
+      ...options,
+      pool: store.pool,
+      schema: jobSchema ?? defaultJobSchema(store.schema),
+    });
+  }
+  // MemoryStore and any other in-process store: nothing durable to share.
+  return EmbeddedJobQueue.inMemory(options);
+}
+
+/** The pg-boss schema beside a store schema. */
+export function defaultJobSchema(storeSchema: string | undefined): string {
+  return storeSchema === undefined ? 'pgboss' : `${storeSchema}_jobs`;
+}

@@ -1,0 +1,221 @@
+/**
+ * The scale-out queue: pg-boss 10 on PostgreSQL, in a schema of its own, shared by every process
+ * that opens it. pg-boss keeps the jobs, claims them with `FOR UPDATE SKIP LOCKED`, retries
+ * failed attempts with exponential backoff and, in its maintenance pass, returns jobs whose
+ * attempt outlived `expireInSeconds` (a dead worker) to the queue.
+ *
+ * How the contract maps onto pg-boss:
+ * - every job name is a pg-boss queue created with the `short` policy, whose unique index allows
+ *   one job per (name, singletonKey) in state `created`: that is the `key` dedup. Jobs without a
+ *   key get a singletonKey of their own id so they never collide;
+ * - `maxAttempts` -> `retryLimit` (attempts - 1); `backoffMs` -> `retryDelay` in whole seconds
+ *   (rounded up) with `retryBackoff` (pg-boss adds up to 100% jitter); `timeoutMs` ->
+ *   `expireInSeconds` (rounded up, at least 1). pg-boss works in seconds, so sub-second values
+ *   only matter to the embedded queue;
+ * - the payload is stored as JSON text inside the pg-boss `data` document: pg-boss keeps `data`
+ *   as `jsonb`, which reorders object keys, and payloads may end up in responses;
+ * - claiming uses `fetch`/`complete`/`fail` under `PollingJobQueue`'s loop rather than
+ *   `boss.work`: `work` waits a full polling interval (at least 0.5 s) after every job and fails
+ *   or completes a whole batch together.
+ */
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import PgBoss from 'pg-boss';
+import type { Json } from '../delegation/job-queue.js';
+import { loadJobQueueConfig } from './config.js';
+import type { ClaimedJob, JobBackend, NewJob, PendingScope } from './job-backend.js';
+import { PollingJobQueue } from './polling-job-queue.js';
+import type { DurableJobQueueOptions, FailedJob } from './types.js';
+
+/** Options of `PgBossJobQueue.open`: a connection string, or a pool to share. */
+export interface PgBossJobQueueOptions extends DurableJobQueueOptions {
+  /** `postgres://` URL; pg-boss opens (and closes) a pool of its own. */
+  connectionString?: string;
+  /** A pool to share instead (e.g. `PostgresStore.pool`); left open by `close`. */
+  pool?: pg.Pool;
+  /** Schema of the pg-boss tables, created on first use (default `pgboss`). */
+  schema?: string;
+  /** Connections of pg-boss's own pool (default 4). */
+  poolSize?: number;
+  /**
+   * Seconds between maintenance passes, which return timed-out jobs to the queue (default:
+   * half of `timeoutMs`, between 1 and 60).
+   */
+  maintenanceIntervalSeconds?: number;
+}
+
+/** What a job keeps in pg-boss's `data` column. */
+interface PgJobData {
+  /** The payload as JSON text (see the module comment). */
+  json: string;
+  key: string | null;
+}
+
+/** Durable queue on pg-boss. Open it with `PgBossJobQueue.open`. */
+export class PgBossJobQueue extends PollingJobQueue {
+  /** Schema of the pg-boss tables. */
+  readonly schema: string;
+
+  private constructor(backend: PgBossBackend, options: DurableJobQueueOptions) {
+    super(backend, options);
+    this.schema = backend.schema;
+  }
+
+  /** Connects, installs or migrates the pg-boss schema when needed, and returns the queue. */
+  static async open(options: PgBossJobQueueOptions): Promise<PgBossJobQueue> {
+    const {
+      connectionString,
+      pool,
+      schema = 'pgboss',
+      poolSize,
+      maintenanceIntervalSeconds,
+      ...rest
+    } = options;
+    if ((connectionString === undefined) === (pool === undefined)) {
+      throw new Error('PgBossJobQueue.open needs exactly one of connectionString and pool.');
+    }
+    const { timeoutMs } = loadJobQueueConfig(rest);
+    const boss = new PgBoss({
+      ...(pool !== undefined
+        ? { db: { executeSql: (text: string, values: unknown[]) => pool.query(text, values) } }
+        : { connectionString, max: poolSize ?? 4, application_name: 'machine-routes-jobs' }),
+      schema,
+      schedule: false,
+      supervise: true,
+      maintenanceIntervalSeconds:
+        maintenanceIntervalSeconds ?? Math.min(60, Math.max(1, Math.ceil(timeoutMs / 2000))),
+    });
+    // Without a listener an 'error' event would throw and end the process.
+    boss.on('error', (error) => rest.onError?.(error, null));
+    try {
+      await boss.start();
+    } catch (error) {
+      await boss.stop({ graceful: false }).catch(() => {});
+      throw error;
+    }
+    return new PgBossJobQueue(new PgBossBackend(boss, schema), rest);
+  }
+}
+
+interface FailedRow {
+  id: string;
+  name: string;
+  data: PgJobData;
+  output: { message?: string; value?: { message?: string } } | null;
+  retry_count: number;
+}
+
+/** `JobBackend` on pg-boss. */
+class PgBossBackend implements JobBackend {
+  readonly schema: string;
+  readonly #boss: PgBoss;
+  readonly #queues = new Map<string, Promise<void>>();
+  #nextName = 0;
+
+  constructor(boss: PgBoss, schema: string) {
+    this.#boss = boss;
+    this.schema = schema;
+  }
+
+  prepare(name: string): Promise<void> {
+    let created = this.#queues.get(name);
+    if (created === undefined) {
+      created = this.#boss.createQueue(name, { name, policy: 'short' });
+      // A failed creation is tried again next time rather than cached.
+      created.catch(() => this.#queues.delete(name));
+      this.#queues.set(name, created);
+    }
+    return created;
+  }
+
+  async insert(job: NewJob): Promise<void> {
+    await this.prepare(job.name);
+    const id = randomUUID();
+    const data: PgJobData = { json: JSON.stringify(job.payload), key: job.key };
+    await this.#boss.send(job.name, data, {
+      id,
+      singletonKey: job.key !== null ? `key:${job.key}` : `id:${id}`,
+      ...(job.runAt !== null ? { startAfter: job.runAt } : {}),
+      retryLimit: job.maxAttempts - 1,
+      retryDelay: Math.ceil(job.backoffMs / 1000),
+      retryBackoff: job.backoffMs > 0,
+      expireInSeconds: Math.max(1, Math.ceil(job.timeoutMs / 1000)),
+    });
+  }
+
+  async claim(names: readonly string[], limit: number): Promise<ClaimedJob[]> {
+    const claimed: ClaimedJob[] = [];
+    // Start with a different name each time so one busy name does not starve the others.
+    const start = this.#nextName++ % names.length;
+    for (let index = 0; index < names.length && claimed.length < limit; index++) {
+      const name = names[(start + index) % names.length]!;
+      const jobs = await this.#boss.fetch<PgJobData>(name, {
+        batchSize: limit - claimed.length,
+        includeMetadata: true,
+      });
+      for (const job of jobs) {
+        claimed.push({
+          token: job.id,
+          maxAttempts: job.retryLimit + 1,
+          backoffMs: job.retryDelay * 1000,
+          info: {
+            id: job.id,
+            name: job.name,
+            payload: JSON.parse(job.data.json) as Json,
+            runAt: job.startAfter,
+            key: job.data.key,
+            attempt: job.retryCount + 1,
+          },
+        });
+      }
+    }
+    return claimed;
+  }
+
+  async complete(job: ClaimedJob): Promise<void> {
+    await this.#boss.complete(job.info.name, job.info.id);
+  }
+
+  async fail(job: ClaimedJob, error: string): Promise<void> {
+    await this.#boss.fail(job.info.name, job.info.id, { message: error });
+  }
+
+  async count(names: readonly string[], scope: PendingScope): Promise<number> {
+    const condition =
+      scope === 'due'
+        ? `(state = 'active' OR (state IN ('created', 'retry') AND start_after <= now()))`
+        : `state IN ('created', 'retry', 'active')`;
+    const result = await this.#boss
+      .getDb()
+      .executeSql(
+        `SELECT count(*)::int AS n FROM ${this.schema}.job WHERE name = ANY($1::text[]) AND ${condition}`,
+        [names],
+      );
+    return (result.rows[0] as { n: number }).n;
+  }
+
+  async failed(name?: string): Promise<FailedJob[]> {
+    const select = (table: string) =>
+      `SELECT id, name, data, output, retry_count, completed_on FROM ${this.schema}.${table}
+        WHERE state = 'failed' AND ($1::text IS NULL OR name = $1)`;
+    const result = await this.#boss
+      .getDb()
+      .executeSql(`${select('job')} UNION ALL ${select('archive')} ORDER BY completed_on, id`, [
+        name ?? null,
+      ]);
+    return (result.rows as FailedRow[]).map((row) => ({
+      id: row.id,
+      name: row.name,
+      payload: JSON.parse(row.data.json) as Json,
+      key: row.data.key,
+      attempts: row.retry_count + 1,
+      lastError: row.output?.message ?? row.output?.value?.message ?? JSON.stringify(row.output),
+    }));
+  }
+
+  async close(): Promise<void> {
+    // Not graceful: PollingJobQueue has already waited for (or abandoned) its handlers, and
+    // pg-boss's own workers are unused, so there is nothing left for pg-boss to wait for.
+    await this.#boss.stop({ graceful: false });
+  }
+}

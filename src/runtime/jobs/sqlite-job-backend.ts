@@ -1,0 +1,197 @@
+/**
+ * The embedded queue's storage: the `machine_jobs` table (schema.ts) on a better-sqlite3
+ * connection, normally the SQLite store's own. Every write is one `BEGIN IMMEDIATE` transaction,
+ * so several processes sharing the file claim jobs one at a time (SQLite's write lock) and a job
+ * is never claimed twice while its lease runs.
+ */
+import type Database from 'better-sqlite3';
+import type { Json } from '../delegation/job-queue.js';
+import { newUlid } from '../ids.js';
+import {
+  retryDelayMs,
+  type ClaimedJob,
+  type JobBackend,
+  type NewJob,
+  type PendingScope,
+} from './job-backend.js';
+import type { FailedJob } from './types.js';
+
+const SQL = {
+  insert: `INSERT INTO machine_jobs (id, name, payload, job_key, status, run_at, available_at, attempts,
+      max_attempts, backoff_ms, timeout_ms, created_at, updated_at)
+    VALUES (?, ?, ?, ?, 'queued', ?, ?, 0, ?, ?, ?, ?, ?)
+    ON CONFLICT DO NOTHING`,
+  due: `SELECT id, name, payload, job_key, status, run_at, attempts, max_attempts, backoff_ms, timeout_ms
+    FROM machine_jobs
+    WHERE status <> 'failed' AND available_at <= ? AND name IN (SELECT value FROM json_each(?))
+    ORDER BY available_at, id LIMIT ?`,
+  anyDue: `SELECT 1 FROM machine_jobs
+    WHERE status <> 'failed' AND available_at <= ? AND name IN (SELECT value FROM json_each(?)) LIMIT 1`,
+  claim: `UPDATE machine_jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?,
+      available_at = ?, updated_at = ? WHERE id = ?`,
+  expire: `UPDATE machine_jobs SET status = 'failed', lease_owner = NULL, last_error = ?, updated_at = ?
+    WHERE id = ?`,
+  complete: `DELETE FROM machine_jobs WHERE id = ? AND lease_owner = ?`,
+  retry: `UPDATE machine_jobs SET status = 'queued', run_at = ?, available_at = ?, lease_owner = NULL,
+      last_error = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
+  fail: `UPDATE machine_jobs SET status = 'failed', lease_owner = NULL, last_error = ?, updated_at = ?
+    WHERE id = ? AND lease_owner = ?`,
+  countDue: `SELECT count(*) FROM machine_jobs
+    WHERE status <> 'failed' AND (status = 'running' OR available_at <= ?)
+      AND name IN (SELECT value FROM json_each(?))`,
+  countAll: `SELECT count(*) FROM machine_jobs
+    WHERE status <> 'failed' AND name IN (SELECT value FROM json_each(?))`,
+  failed: `SELECT id, name, payload, job_key, attempts, last_error FROM machine_jobs
+    WHERE status = 'failed' AND (? IS NULL OR name = ?) ORDER BY updated_at, id`,
+} as const;
+
+type Statements = { -readonly [K in keyof typeof SQL]: Database.Statement };
+
+interface JobRow {
+  id: string;
+  name: string;
+  payload: string;
+  job_key: string | null;
+  status: 'queued' | 'running' | 'failed';
+  run_at: string;
+  attempts: number;
+  max_attempts: number;
+  backoff_ms: number;
+  timeout_ms: number;
+  last_error: string | null;
+}
+
+/** `JobBackend` on the `machine_jobs` table of a SQLite database. */
+export class SqliteJobBackend implements JobBackend {
+  readonly #db: Database.Database;
+  readonly #ownsDatabase: boolean;
+  readonly #sql: Statements;
+  readonly #claim: (names: readonly string[], limit: number) => ClaimedJob[];
+
+  /** `ownsDatabase`: `close()` closes the connection too. */
+  constructor(db: Database.Database, ownsDatabase: boolean) {
+    const table = db
+      .prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'machine_jobs'`)
+      .get();
+    if (table === undefined) {
+      throw new Error(
+        `The SQLite database '${db.name}' has no machine_jobs table: run the store migrations first ` +
+          `(SqliteStore migrates on open; or 'machine-routes migrate').`,
+      );
+    }
+    this.#db = db;
+    this.#ownsDatabase = ownsDatabase;
+    const prepared = {} as Statements;
+    for (const key of Object.keys(SQL) as (keyof typeof SQL)[])
+      prepared[key] = db.prepare(SQL[key]);
+    this.#sql = prepared;
+    const claim = db.transaction((names: readonly string[], limit: number) =>
+      this.#claimNow(names, limit),
+    );
+    // IMMEDIATE: take the write lock before reading, so two processes never pick the same rows.
+    this.#claim = (names, limit) => claim.immediate(names, limit);
+  }
+
+  async prepare(): Promise<void> {}
+
+  async insert(job: NewJob): Promise<void> {
+    const now = new Date().toISOString();
+    const runAt = (job.runAt ?? new Date()).toISOString();
+    this.#sql.insert.run(
+      newUlid(),
+      job.name,
+      JSON.stringify(job.payload),
+      job.key,
+      runAt,
+      runAt,
+      job.maxAttempts,
+      Math.round(job.backoffMs),
+      Math.round(job.timeoutMs),
+      now,
+      now,
+    );
+  }
+
+  async claim(names: readonly string[], limit: number): Promise<ClaimedJob[]> {
+    // An idle poll stays a plain read: the write lock is taken only when there is work to claim.
+    if (this.#sql.anyDue.get(new Date().toISOString(), JSON.stringify(names)) === undefined)
+      return [];
+    return this.#claim(names, limit);
+  }
+
+  #claimNow(names: readonly string[], limit: number): ClaimedJob[] {
+    const nowMs = Date.now();
+    const now = new Date(nowMs).toISOString();
+    const rows = this.#sql.due.all(now, JSON.stringify(names), limit) as JobRow[];
+    const claimed: ClaimedJob[] = [];
+    for (const row of rows) {
+      if (row.status === 'running' && row.attempts >= row.max_attempts) {
+        // The last attempt's worker never reported back: that attempt failed too.
+        this.#sql.expire.run(timedOut(row), now, row.id);
+        continue;
+      }
+      const token = newUlid();
+      this.#sql.claim.run(token, new Date(nowMs + row.timeout_ms).toISOString(), now, row.id);
+      claimed.push({
+        token,
+        maxAttempts: row.max_attempts,
+        backoffMs: row.backoff_ms,
+        info: {
+          id: row.id,
+          name: row.name,
+          payload: JSON.parse(row.payload) as Json,
+          runAt: new Date(row.run_at),
+          key: row.job_key,
+          attempt: row.attempts + 1,
+        },
+      });
+    }
+    return claimed;
+  }
+
+  async complete(job: ClaimedJob): Promise<void> {
+    this.#sql.complete.run(job.info.id, job.token);
+  }
+
+  async fail(job: ClaimedJob, error: string): Promise<void> {
+    const now = new Date();
+    if (job.info.attempt >= job.maxAttempts) {
+      this.#sql.fail.run(error, now.toISOString(), job.info.id, job.token);
+      return;
+    }
+    const retryAt = new Date(
+      now.getTime() + retryDelayMs(job.backoffMs, job.info.attempt),
+    ).toISOString();
+    this.#sql.retry.run(retryAt, retryAt, error, now.toISOString(), job.info.id, job.token);
+  }
+
+  async count(names: readonly string[], scope: PendingScope): Promise<number> {
+    const list = JSON.stringify(names);
+    const statement = scope === 'due' ? this.#sql.countDue : this.#sql.countAll;
+    const args = scope === 'due' ? [new Date().toISOString(), list] : [list];
+    return statement.pluck().get(...args) as number;
+  }
+
+  async failed(name?: string): Promise<FailedJob[]> {
+    const rows = this.#sql.failed.all(name ?? null, name ?? null) as JobRow[];
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      payload: JSON.parse(row.payload) as Json,
+      key: row.job_key,
+      attempts: row.attempts,
+      lastError: row.last_error ?? '',
+    }));
+  }
+
+  async close(): Promise<void> {
+    if (this.#ownsDatabase && this.#db.open) this.#db.close();
+  }
+}
+
+function timedOut(row: JobRow): string {
+  return (
+    `Attempt ${row.attempts} of ${row.max_attempts} timed out: not finished within ` +
+    `${row.timeout_ms} ms (its worker died or the handler hung).`
+  );
+}

@@ -1,0 +1,107 @@
+/**
+ * `startWorker`: the entry of `machine-routes worker`. Opens the durable queue of a database,
+ * registers the job handlers and runs them until stopped.
+ */
+import type { JobHandler } from '../delegation/job-queue.js';
+import { loadRuntimeConfig } from '../config.js';
+import { openJobQueue } from './open-job-queue.js';
+import type {
+  DurableJobQueue,
+  JobErrorListener,
+  JobQueueSettings,
+  JobQueueStopOptions,
+} from './types.js';
+
+/** Options of `startWorker`. */
+export interface StartWorkerOptions extends Partial<JobQueueSettings> {
+  /** Store URL (default: `MACHINE_DATABASE_URL`, else `sqlite:./data/machines.db`). */
+  databaseUrl?: string;
+  /** Handlers by job name. */
+  handlers?: Readonly<Record<string, JobHandler>>;
+  /**
+   * Registers more handlers on the queue before it starts: e.g. build the `MachineRuntime` with
+   * `{ jobs: queue }`, whose delegation shell registers the child, completion and send jobs.
+   */
+  register?: (queue: DurableJobQueue) => void | Promise<void>;
+  /** pg-boss schema on PostgreSQL (see `openJobQueue`). */
+  jobSchema?: string;
+  /** Every failed attempt and storage error (default: one line on stderr). */
+  onError?: JobErrorListener;
+  /** Stop gracefully on SIGINT and SIGTERM (default true). */
+  handleSignals?: boolean;
+  /** Environment read for defaults (default `process.env`). */
+  env?: Record<string, string | undefined>;
+}
+
+/** A running worker. */
+export interface RunningWorker {
+  readonly queue: DurableJobQueue;
+  /** Stops claiming jobs, waits for running handlers (see `JobQueueStopOptions`), closes the queue. */
+  stop(options?: JobQueueStopOptions): Promise<void>;
+  /** Resolves once the worker has stopped (by `stop` or a signal). */
+  readonly stopped: Promise<void>;
+}
+
+/**
+ * Opens the queue of `databaseUrl`, registers `handlers` (and whatever `register` adds) and starts
+ * running jobs. Concurrency, attempts, backoff and timeout default to `loadJobQueueConfig`.
+ */
+export async function startWorker(options: StartWorkerOptions = {}): Promise<RunningWorker> {
+  const {
+    databaseUrl,
+    handlers = {},
+    register,
+    jobSchema,
+    onError = writeError,
+    handleSignals = true,
+    env = process.env,
+    ...settings
+  } = options;
+  const url = databaseUrl ?? loadRuntimeConfig({}, env).databaseUrl;
+  const queue = await openJobQueue(url, {
+    ...settings,
+    onError,
+    ...(jobSchema !== undefined ? { jobSchema } : {}),
+  });
+  try {
+    for (const [name, handler] of Object.entries(handlers)) await queue.work(name, handler);
+    await register?.(queue);
+    await queue.start();
+  } catch (error) {
+    await queue.close({ timeoutMs: 0 });
+    throw error;
+  }
+
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => {
+    resolveStopped = resolve;
+  });
+  let stopping: Promise<void> | null = null;
+  const onSignal = () => void stop();
+  const stop = (stopOptions: JobQueueStopOptions = {}): Promise<void> => {
+    stopping ??= (async () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      try {
+        await queue.close(stopOptions);
+      } finally {
+        resolveStopped();
+      }
+    })();
+    return stopping;
+  };
+  if (handleSignals) {
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+  return { queue, stop, stopped };
+}
+
+function writeError(
+  error: unknown,
+  job: { name: string; id: string; attempt: number } | null,
+): void {
+  const where = job === null ? 'job worker' : `job ${job.name} ${job.id} (attempt ${job.attempt})`;
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`machine-routes: ${where} failed: ${text}\n`);
+}

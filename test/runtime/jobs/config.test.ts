@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidConfigFileException } from '../../../src/runtime/errors.js';
+import { DEFAULT_JOB_QUEUE_SETTINGS, loadJobQueueConfig } from '../../../src/runtime/jobs/index.js';
+
+describe('loadJobQueueConfig', () => {
+  it('should use the defaults of the spec without options or environment', () => {
+    expect(loadJobQueueConfig({}, {})).toEqual({
+      maxAttempts: 3,
+      backoffMs: 30_000,
+      timeoutMs: 300_000,
+      concurrency: 4,
+      pollIntervalMs: 1000,
+    });
+    expect(DEFAULT_JOB_QUEUE_SETTINGS.maxAttempts).toBe(3);
+  });
+
+  it.each([
+    ['MACHINE_JOB_TRIES', '5', { maxAttempts: 5 }],
+    ['MACHINE_PARALLEL_DISPATCH_JOB_TRIES', '2', { maxAttempts: 2 }],
+    ['MACHINE_JOB_BACKOFF', '1.5', { backoffMs: 1500 }],
+    ['MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF', '0', { backoffMs: 0 }],
+    ['MACHINE_JOB_TIMEOUT', '60', { timeoutMs: 60_000 }],
+    ['MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT', '10', { timeoutMs: 10_000 }],
+    ['MACHINE_JOB_CONCURRENCY', '8', { concurrency: 8 }],
+  ])('should read %s=%s (seconds for times)', (name, value, expected) => {
+    expect(loadJobQueueConfig({}, { [name]: value })).toMatchObject(expected);
+  });
+
+  it('should let options win over the environment', () => {
+    expect(loadJobQueueConfig({ maxAttempts: 7 }, { MACHINE_JOB_TRIES: '5' }).maxAttempts).toBe(7);
+  });
+
+  it('should accept the spec name and its alias when they agree', () => {
+    const env = { MACHINE_JOB_TRIES: '4', MACHINE_PARALLEL_DISPATCH_JOB_TRIES: '4' };
+    expect(loadJobQueueConfig({}, env).maxAttempts).toBe(4);
+  });
+
+  it('should report every bad value at once, naming where it came from', () => {
+    const env = {
+      MACHINE_JOB_TRIES: '3',
+      MACHINE_PARALLEL_DISPATCH_JOB_TRIES: '4',
+      MACHINE_JOB_BACKOFF: 'soon',
+    };
+    let thrown: unknown;
+    try {
+      loadJobQueueConfig({ concurrency: 0 }, env);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InvalidConfigFileException);
+    const { problems } = (thrown as InvalidConfigFileException).details as { problems: string[] };
+    expect(problems).toEqual([
+      'MACHINE_JOB_TRIES and MACHINE_PARALLEL_DISPATCH_JOB_TRIES are both set, to different values; set only one.',
+      'environment variable MACHINE_JOB_BACKOFF (seconds): expected a number >= 0, got "soon".',
+      "option 'concurrency': expected an integer >= 1, got 0.",
+    ]);
+  });
+});
