@@ -1,14 +1,43 @@
 /**
  * What users write in `machine-routes.config.ts`: `defineConfig` and its types. Defaults are
  * applied where they are read (generate.ts), so the config stays exactly as written.
+ *
+ * The generated server imports the config, so this module is part of its import graph: it
+ * imports types only, never the generator.
  */
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
 import type { MiddlewareRegistry } from '../runtime/http/middleware-registry.js';
 import type { ModelBinder, RegistrationOptions } from '../runtime/http/types.js';
-import type { Framework } from './emitters/types.js';
+import type { Store } from '../runtime/persistence/store.js';
+
+/** HTTP frameworks the handler emitter targets. */
+export type Framework = 'fastify' | 'express';
 
 /** Output kinds `generate` can emit; each has one emitter. */
 export type OutputKind = 'handlers' | 'openapi' | 'client';
+
+/** Every output kind, in the order files are emitted. */
+export const OUTPUT_KINDS: readonly OutputKind[] = ['handlers', 'openapi', 'client'];
+
+/** The default config file name looked up in the working directory. */
+export const DEFAULT_CONFIG_FILE = 'machine-routes.config.ts';
+
+/** Default output directory, relative to the config file. */
+export const DEFAULT_OUTPUT_DIR = 'src/generated';
+
+/**
+ * A model kept in a table of the application's own store (SQLite or PostgreSQL): the generated
+ * app turns it into `tableModelBinder({ store, table, key })` once the store is open.
+ */
+export interface TableModelConfig {
+  /** Table holding the records (`invoices`); a plain SQL identifier. */
+  table: string;
+  /** Column the route parameter is matched against (`number`); a plain SQL identifier. */
+  key: string;
+}
+
+/** A model of the config: a table of the store, or a binder object of your own. */
+export type ModelConfig = TableModelConfig | ModelBinder;
 
 /** One `MachineRouter.register` call: a machine and its router options. */
 export interface RegistrationConfig extends RegistrationOptions {
@@ -40,8 +69,13 @@ export interface MachineRoutesConfig {
    * implementations are handed to the generated app elsewhere.
    */
   middleware?: MiddlewareRegistry | readonly string[];
-  /** Model binders by model name (the `model` option of a registration). */
-  models?: Readonly<Record<string, ModelBinder>>;
+  /** Models by name (the `model` option of a registration): a table of the store or a binder. */
+  models?: Readonly<Record<string, ModelConfig>>;
+  /**
+   * Runs once the generated app has opened its store, before any route is mounted: create and
+   * seed the tables your models read. It runs at every start, so it must be idempotent.
+   */
+  setup?: (store: Store) => void | Promise<void>;
   /**
    * Store URL of the generated server: `sqlite:<file>`, `sqlite::memory:`, `postgres://...`.
    * Default: `MACHINE_DATABASE_URL`, else the embedded SQLite file (the runtime's defaults).
@@ -50,8 +84,23 @@ export interface MachineRoutesConfig {
   output?: OutputConfig;
   /** Options of the emitted client. */
   client?: ClientConfig;
-  /** `info` of the emitted OpenAPI document. */
-  openapi?: { title?: string; version?: string };
+  /** Texts of the emitted OpenAPI document. */
+  openapi?: OpenApiConfig;
+}
+
+/** Texts of the emitted OpenAPI document. */
+export interface OpenApiConfig {
+  /** `info.title` (default `machine-routes API`). */
+  title?: string;
+  /** `info.version` (default `1.0.0`). */
+  version?: string;
+  /** `info.description`. */
+  description?: string;
+  /**
+   * Description of the `bearerAuth` security scheme that routes behind an `auth` middleware
+   * require: which tokens the API accepts and how to get one.
+   */
+  bearerAuthDescription?: string;
 }
 
 /**

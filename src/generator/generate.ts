@@ -5,17 +5,14 @@
 import path from 'node:path';
 import { throwIfAny, type MachineRoutesError, type SourceLocation } from '../runtime/errors.js';
 import { buildManifest } from './build-manifest.js';
-import { registrationName, type OutputKind } from './config.js';
-import { emitterFor, OUTPUT_KINDS } from './emitters/index.js';
+import { DEFAULT_OUTPUT_DIR, OUTPUT_KINDS, registrationName, type OutputKind } from './config.js';
+import { emitterFor } from './emitters/index.js';
 import type { EmitOptions } from './emitters/types.js';
 import { formatFiles } from './format.js';
 import { flattenIssues, isMachineRoutesError, sortIssues, type Issue } from './issues.js';
 import { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
 import type { GeneratedFile, RouteManifest } from './manifest.js';
 import { sortBy } from './naming.js';
-
-/** Default output directory, relative to the config file. */
-export const DEFAULT_OUTPUT_DIR = 'src/generated';
 
 /** What `check` found. */
 export interface CheckReport {
@@ -50,6 +47,8 @@ export function emitOptionsOf(loaded: LoadedConfig): EmitOptions {
     openapi: {
       title: loaded.config.openapi?.title ?? 'machine-routes API',
       version: loaded.config.openapi?.version ?? '1.0.0',
+      description: loaded.config.openapi?.description ?? null,
+      bearerAuthDescription: loaded.config.openapi?.bearerAuthDescription ?? null,
     },
     client: { baseUrl: loaded.config.client?.baseUrl ?? null },
   };

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { register, type NamespacedUnregister } from 'tsx/esm/api';
 import { z } from 'zod';
 import { InvalidConfigFileException, type MachineRoutesError } from '../runtime/errors.js';
-import type { MachineRoutesConfig } from './config.js';
+import { DEFAULT_CONFIG_FILE, type MachineRoutesConfig } from './config.js';
 import { isMachineRoutesError } from './issues.js';
 
 /** The runtime package as the config sees it. */
@@ -22,9 +22,6 @@ export type RuntimeModule = typeof import('../runtime/index.js');
 
 /** zod as the config sees it (its registry holds the schemas' descriptions). */
 export type ZodModule = typeof import('zod');
-
-/** The default config file name looked up in the working directory. */
-export const DEFAULT_CONFIG_FILE = 'machine-routes.config.ts';
 
 /** A loaded config with everything found while loading it. */
 export interface LoadedConfig {
@@ -52,6 +49,32 @@ const machineSchema = z.custom<MachineRoutesConfig['registrations'][number]['mac
   { message: 'must be a machine definition made with defineMachine()' },
 );
 
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+
+// tableModelBinder quotes identifiers and throws on anything else: say so at build time instead.
+const sqlIdentifier = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain SQL identifier (letters, digits, _)');
+
+const modelSchema = z.union(
+  [
+    z.strictObject({ table: sqlIdentifier, key: sqlIdentifier }),
+    z.custom<object>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        !('table' in value) &&
+        ['find', 'readMachineId', 'writeMachineId'].every((method) =>
+          isFunction((value as Record<string, unknown>)[method]),
+        ),
+    ),
+  ],
+  {
+    error: () =>
+      'must be a table model { table, key } or a model binder { find, readMachineId, writeMachineId }',
+  },
+);
+
 // Shape only: router options are validated by the runtime's own planning (planRegistration).
 // The parsed copy is thrown away: the config is used as written (binders may be class instances).
 const configSchema = z.object({
@@ -59,21 +82,11 @@ const configSchema = z.object({
     .array(z.looseObject({ machine: machineSchema }))
     .min(1, 'register at least one machine'),
   middleware: z
-    .union([
-      z.array(z.string().min(1)),
-      z.record(
-        z.string(),
-        z.custom<unknown>((value) => typeof value === 'function'),
-      ),
-    ])
+    .union([z.array(z.string().min(1)), z.record(z.string(), z.custom<unknown>(isFunction))])
     .optional(),
-  models: z
-    .record(
-      z.string(),
-      z.custom<object>((value) => typeof value === 'object' && value !== null, {
-        message: 'must be a model binder',
-      }),
-    )
+  models: z.record(z.string(), modelSchema).optional(),
+  setup: z
+    .custom<unknown>(isFunction, { message: 'must be a function (store) => void' })
     .optional(),
   store: z.string().min(1).optional(),
   output: z
@@ -84,7 +97,14 @@ const configSchema = z.object({
     })
     .optional(),
   client: z.object({ baseUrl: z.string().min(1).optional() }).optional(),
-  openapi: z.object({ title: z.string().optional(), version: z.string().optional() }).optional(),
+  openapi: z
+    .object({
+      title: z.string().optional(),
+      version: z.string().optional(),
+      description: z.string().optional(),
+      bearerAuthDescription: z.string().optional(),
+    })
+    .optional(),
 });
 
 const OWN_RUNTIME = new URL('../runtime/index.ts', import.meta.url).href;

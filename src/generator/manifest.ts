@@ -70,4 +70,16 @@ export interface RouteManifest {
 export interface GeneratedFile {
   path: string;
   contents: string;
+  /**
+   * Blocks already in their final layout (large data tables), kept out of prettier: `contents`
+   * holds `verbatimPlaceholder(index)` where block `index` goes, right after a
+   * `// prettier-ignore` comment, so that formatting the finished file changes nothing.
+   * Formatting splices them in; formatted files have none left.
+   */
+  verbatim?: readonly string[];
+}
+
+/** The placeholder of verbatim block `index` in a file's unformatted contents. */
+export function verbatimPlaceholder(index: number): string {
+  return `__machine_routes_verbatim_${index}__`;
 }

@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { importGraph } from './import-graph.js';
 import { ROOT } from './support.js';
 
-const FORBIDDEN = [
+const SERVER_CODE = [
   /\/runtime\/persistence\//,
   /\/runtime\/http\//,
   /^fastify/,
@@ -12,44 +12,47 @@ const FORBIDDEN = [
   /^better-sqlite3$/,
 ];
 
-/** Every module the file reaches through static and dynamic imports, as resolved specifiers. */
-function importGraph(entry: string): string[] {
-  const seen = new Set<string>();
-  const visit = (file: string): void => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    if (!file.startsWith('/')) return;
-    const source = readFileSync(file, 'utf8');
-    for (const match of source.matchAll(
-      /(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm,
-    )) {
-      const specifier = (match[1] ?? match[2] ?? match[3])!;
-      if (!specifier.startsWith('.')) {
-        // A package: it is part of the graph whatever it imports in turn.
-        seen.add(specifier);
-        continue;
-      }
-      visit(path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.ts')));
-    }
-  };
-  visit(entry);
-  return [...seen];
-}
+/** The build-time tool's dependencies: a generated server must start without them. */
+const BUILD_TOOLS = [/^handlebars/, /^prettier/, /^ts-morph/, /^tsx/, /^typescript/];
+
+const matching = (graph: string[], patterns: RegExp[]): string[] =>
+  graph.filter((file) => patterns.some((pattern) => pattern.test(file)));
 
 describe('emitClient', () => {
   it('should emit a client whose import graph holds no server code', () => {
-    const graph = importGraph(path.join(ROOT, 'generated-example/client.gen.ts'));
+    const graph = importGraph(path.join(ROOT, 'generated-example/client.gen.ts'), {
+      dynamic: true,
+    });
     expect(graph.map((file) => path.relative(ROOT, file))).toEqual([
       'generated-example/client.gen.ts',
       'generated-example/client-runtime.gen.ts',
     ]);
-    for (const file of graph) {
-      for (const pattern of FORBIDDEN) expect(file).not.toMatch(pattern);
-    }
+    expect(matching(graph, SERVER_CODE)).toEqual([]);
   });
 
   it('should flag server code when the graph reaches it', () => {
-    const graph = importGraph(path.join(ROOT, 'generated-example/app.gen.ts'));
-    expect(graph.some((file) => FORBIDDEN.some((pattern) => pattern.test(file)))).toBe(true);
+    const graph = importGraph(path.join(ROOT, 'generated-example/app.gen.ts'), { dynamic: true });
+    expect(matching(graph, SERVER_CODE)).not.toEqual([]);
+  });
+});
+
+describe('emitHandlers', () => {
+  it('should emit a server whose import graph loads no build tool', () => {
+    const graph = importGraph(path.join(ROOT, 'generated-example/server.gen.ts'), {
+      dynamic: false,
+    });
+    // It does load the package root, through the config's defineConfig import.
+    expect(graph).toContain(path.join(ROOT, 'src/index.ts'));
+    expect(graph).toContain(path.join(ROOT, 'fixtures/example/machine-routes.config.ts'));
+    expect(matching(graph, BUILD_TOOLS)).toEqual([]);
+  });
+
+  it('should flag a build tool when the graph reaches one', () => {
+    // The package root loads the generator lazily: on first call, not on import.
+    const root = path.join(ROOT, 'src/index.ts');
+    expect(matching(importGraph(root, { dynamic: true }), BUILD_TOOLS)).toEqual(
+      expect.arrayContaining(['tsx/esm/api', 'handlebars']),
+    );
+    expect(matching(importGraph(root, { dynamic: false }), BUILD_TOOLS)).toEqual([]);
   });
 });

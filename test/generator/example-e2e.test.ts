@@ -1,8 +1,13 @@
 /**
  * The generated example end to end: the generated server listening on a real port, driven
- * through the generated client.
+ * through the generated client. `customer` sends no credentials, as an outside client that
+ * knows only the OpenAPI document would: every route but the staff tickets is public.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqliteStore } from '../../src/runtime/index.js';
 import { buildApp, type App } from '../../generated-example/app.gen.js';
 import {
   createClient,
@@ -18,9 +23,16 @@ let staff: Client;
 beforeAll(async () => {
   app = await buildApp({ databaseUrl: 'sqlite::memory:' });
   baseUrl = await app.listen(0);
-  customer = createClient({ baseUrl, auth: () => 'customer-token' });
+  customer = createClient({ baseUrl });
   staff = createClient({ baseUrl, headers: { authorization: 'Bearer staff-token' } });
 });
+
+/** The rows of the example's invoices table, in the app's own store. */
+function invoiceRows(built: App): unknown[] {
+  return (built.runtime.store as SqliteStore).database
+    .prepare('SELECT number, customer, machine_id FROM invoices ORDER BY number')
+    .all();
+}
 
 afterAll(async () => {
   await app.close();
@@ -135,13 +147,26 @@ describe('generated client against the generated server', () => {
     expect(cancelled.status === 200 && cancelled.body.data.state).toEqual(['order.cancelled']);
   });
 
-  it('should answer 401 without credentials and 404 for an unknown instance', async () => {
-    const anonymous = createClient({ baseUrl });
-    expect(await anonymous.order.create()).toEqual({
-      ok: false,
-      status: 401,
-      body: { message: 'Unauthenticated.' },
-    });
+  it('should answer 401 on a protected route without valid credentials', async () => {
+    const created = await customer.ticket.create();
+    const machineId = created.status === 201 ? created.body.data.id : '';
+    const unauthenticated = { ok: false, status: 401, body: { message: 'Unauthenticated.' } };
+    expect(await customer.ticketStaff.assign({ machineId, payload: { agent: 'ada' } })).toEqual(
+      unauthenticated,
+    );
+    const wrongToken = createClient({ baseUrl, auth: () => 'forged-token' });
+    expect(await wrongToken.ticketStaff.assign({ machineId, payload: { agent: 'ada' } })).toEqual(
+      unauthenticated,
+    );
+    // customer-token is valid for the api guard, not for RESOLVE's auth:admin.
+    const customerToken = createClient({ baseUrl, auth: () => 'customer-token' });
+    expect(
+      await customerToken.ticketStaff.assign({ machineId, payload: { agent: 'ada' } }),
+    ).toMatchObject({ ok: true, status: 200 });
+    expect(await customerToken.ticketStaff.resolve({ machineId })).toEqual(unauthenticated);
+  });
+
+  it('should answer 404 for an unknown instance', async () => {
     const missing = await customer.order.submit({
       machineId: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
       payload: { amount: 5 },
@@ -153,14 +178,6 @@ describe('generated client against the generated server', () => {
     const sum = await customer.calculator.add({ payload: { a: 2, b: 3 } });
     expect(sum.status === 200 && sum.body.data.output).toEqual({ result: 5 });
 
-    const paid = await customer.invoice.pay({
-      invoice: 'INV-1',
-      payload: { amount: 120, method: 'card' },
-    });
-    expect(paid.status === 200 && paid.body.data).toMatchObject({
-      state: ['invoice.paid'],
-      output: { paid: 120, method: 'card' },
-    });
     expect((await customer.invoice.void({ invoice: 'INV-404' })).status).toBe(404);
 
     const fulfillment = await customer.fulfillment.create();
@@ -183,6 +200,37 @@ describe('generated client against the generated server', () => {
     expect(resolved.status === 200 && resolved.body.data.state).toEqual(['ticket.resolved']);
   });
 
+  it('should bind invoices to the rows of the table the config seeds in the store', async () => {
+    const paid = await customer.invoice.pay({
+      invoice: 'INV-1',
+      payload: { amount: 120, method: 'card' },
+    });
+    const machineId = paid.status === 200 ? paid.body.data.id : '';
+    expect(paid).toEqual({
+      ok: true,
+      status: 200,
+      body: {
+        data: {
+          id: expect.any(String),
+          state: ['invoice.paid'],
+          availableEvents: [],
+          output: { paid: 120, method: 'card' },
+          isProcessing: false,
+        },
+      },
+    });
+    expect(invoiceRows(app)).toEqual([
+      { number: 'INV-1', customer: 'Ada', machine_id: machineId },
+      { number: 'INV-2', customer: 'Grace', machine_id: null },
+    ]);
+    // The stored machine id finds the same instance: paid is final, VOID has no transition.
+    expect(await customer.invoice.void({ invoice: 'INV-1' })).toEqual({
+      ok: false,
+      status: 409,
+      body: { message: expect.any(String) },
+    });
+  });
+
   it('should pass the AbortSignal to fetch', async () => {
     const controller = new AbortController();
     controller.abort();
@@ -200,16 +248,51 @@ describe('generated client against the generated server', () => {
   });
 });
 
+describe('buildApp', () => {
+  it('should seed the invoices table once and keep its machine ids across restarts', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-example-'));
+    const databaseUrl = `sqlite:${path.join(dir, 'example.db')}`;
+    try {
+      const first = await buildApp({ databaseUrl });
+      const client = createClient({ baseUrl: await first.listen(0) });
+      const paid = await client.invoice.pay({
+        invoice: 'INV-2',
+        payload: { amount: 80, method: 'transfer' },
+      });
+      await first.close();
+
+      const second = await buildApp({ databaseUrl });
+      try {
+        expect(invoiceRows(second)).toEqual([
+          { number: 'INV-1', customer: 'Ada', machine_id: null },
+          {
+            number: 'INV-2',
+            customer: 'Grace',
+            machine_id: paid.status === 200 && paid.body.data.id,
+          },
+        ]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should refuse a store without SQL tables, and close it', async () => {
+    await expect(buildApp({ databaseUrl: 'memory:' })).rejects.toThrow(
+      "The example's invoices are a table of the store: use a sqlite: or postgres:// store, not 'memory'.",
+    );
+  });
+});
+
 describe('generated Express server', () => {
   it('should serve the same routes through the generated client', async () => {
     // The Express variant of the example, as emitted for the express fixture.
     const { buildApp: buildExpressApp } = await import('./__snapshots__/express/app.gen.js');
     const express = await buildExpressApp({ databaseUrl: 'sqlite::memory:' });
     try {
-      const client = createClient({
-        baseUrl: await express.listen(0),
-        auth: () => 'customer-token',
-      });
+      const client = createClient({ baseUrl: await express.listen(0) });
       const created = await client.order.create();
       const machineId = created.status === 201 ? created.body.data.id : '';
       const submitted = await client.order.submit({ machineId, payload: { amount: 42 } });

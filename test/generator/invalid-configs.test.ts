@@ -16,6 +16,14 @@ const CASES: Array<[string, string, string, number, number, string]> = [
     'config-shape.config.ts must export defineConfig({ ... }) as default: registrations: register at least one machine; output.framework: Invalid option: expected one of "fastify"|"express".',
   ],
   [
+    'config-models',
+    'InvalidConfigFileException',
+    'MR_INVALID_CONFIG_FILE',
+    1,
+    1,
+    'config-models.config.ts must export defineConfig({ ... }) as default: models.Invoice.table: must be a plain SQL identifier (letters, digits, _); models.Order: must be a table model { table, key } or a model binder { find, readMachineId, writeMachineId }.',
+  ],
+  [
     'behavior-not-found',
     'BehaviorNotFoundException',
     'MR_BEHAVIOR_NOT_FOUND',

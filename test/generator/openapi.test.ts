@@ -7,7 +7,12 @@ import { EXAMPLE_CONFIG, ROOT } from './support.js';
 
 const options = {
   framework: 'fastify',
-  openapi: { title: 'example', version: '1.0.0' },
+  openapi: {
+    title: 'example',
+    version: '1.0.0',
+    description: null,
+    bearerAuthDescription: 'Example tokens.',
+  },
   client: { baseUrl: null },
 } as const;
 
@@ -159,7 +164,6 @@ describe('emitOpenApi', () => {
     expect(statuses('/orders/{machineId}/submit', 'post')).toEqual([
       '200',
       '400',
-      '401',
       '404',
       '409',
       '413',
@@ -170,13 +174,24 @@ describe('emitOpenApi', () => {
     ]);
     expect(statuses('/orders/{machineId}/quote', 'get')).toEqual([
       '200',
-      '401',
       '404',
       '409',
       '422',
       '500',
     ]);
-    expect(statuses('/orders/create', 'post')).toEqual(['201', '401', '500']);
+    expect(statuses('/orders/create', 'post')).toEqual(['201', '500']);
+    expect(statuses('/staff/tickets/{machineId}/assign', 'post')).toEqual([
+      '200',
+      '400',
+      '401',
+      '404',
+      '409',
+      '413',
+      '415',
+      '422',
+      '423',
+      '500',
+    ]);
     expect(statuses('/calculator/add', 'post')).toEqual([
       '200',
       '400',
@@ -186,6 +201,30 @@ describe('emitOpenApi', () => {
       '422',
       '500',
     ]);
+  });
+
+  it('should require the bearer scheme on protected operations only, with their guards as roles', () => {
+    const document = exampleDocument();
+    expect((document['components'] as JsonSchema)['securitySchemes']).toEqual({
+      bearerAuth: { type: 'http', scheme: 'bearer', description: 'Example tokens.' },
+    });
+    const secured = Object.entries(document['paths'] as Record<string, Record<string, JsonSchema>>)
+      .flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })))
+      .filter(({ op }) => op['security'] !== undefined)
+      .map(({ path, method, op }) => [`${method} ${path}`, op['security']]);
+    expect(secured).toEqual([
+      ['post /staff/tickets/{machineId}/assign', [{ bearerAuth: ['api'] }]],
+      ['post /staff/tickets/{machineId}/resolve', [{ bearerAuth: ['admin', 'api'] }]],
+    ]);
+  });
+
+  it('should declare no security scheme when every route is public', async () => {
+    const { manifest } = await checkProject({
+      config: 'fixtures/generator/forwarding/machine-routes.config.ts',
+      cwd: ROOT,
+    });
+    const components = buildOpenApiDocument(manifest!, options)['components'] as JsonSchema;
+    expect(Object.keys(components)).toEqual(['schemas', 'responses']);
   });
 
   it('should describe the envelope with the machine state ids and available events', () => {

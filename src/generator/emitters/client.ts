@@ -5,10 +5,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { pathParamsOf } from '../../runtime/http/uri.js';
-import type { GeneratedFile, ManifestRoute, RouteManifest } from '../manifest.js';
+import {
+  verbatimPlaceholder,
+  type GeneratedFile,
+  type ManifestRoute,
+  type RouteManifest,
+} from '../manifest.js';
 import { camelCase, sortBy } from '../naming.js';
 import { schemaToType } from '../schema-to-type.js';
 import { GENERATED_HEADER, renderTemplate } from '../templates.js';
+import { printLiteral, quoteString } from '../ts-literal.js';
 import {
   buildComponentSchemas,
   errorResponses,
@@ -71,10 +77,10 @@ function methodView(
   route: ManifestRoute,
   statusSet: (statuses: number[]) => string,
 ): { result: TypeView; method: MethodView } {
-  const inputMembers = pathParamsOf(route.path).map((name) => `${name}: string;`);
-  if (route.payloadSchema !== null) inputMembers.push(`payload: ${payloadSchemaName(route)};`);
+  const inputMembers = pathParamsOf(route.path).map((name) => `${name}: string`);
+  if (route.payloadSchema !== null) inputMembers.push(`payload: ${payloadSchemaName(route)}`);
   const statuses = [route.status, ...errorResponses(route).map((error) => error.status)];
-  const event = route.handler === 'create' ? 'null' : JSON.stringify(route.eventType);
+  const event = route.handler === 'create' ? null : route.eventType;
   const input = inputMembers.length > 0;
   const name = `${routeTypeName(route)}Result`;
   return {
@@ -84,9 +90,9 @@ function methodView(
       method: route.method,
       path: route.path,
       routeName: route.name,
-      inputType: input ? `{ ${inputMembers.join(' ')} }` : 'null',
+      inputType: input ? `{ ${inputMembers.join('; ')} }` : 'null',
       resultType: name,
-      spec: `{ method: '${route.method}', path: ${JSON.stringify(route.path)}, event: ${event}, input: ${input}, statuses: ${statusSet(statuses)} }`,
+      spec: `{ method: ${quoteString(route.method)}, path: ${quoteString(route.path)}, event: ${printLiteral(event)}, input: ${input}, statuses: ${statusSet(statuses)} }`,
     },
   };
 }
@@ -97,6 +103,16 @@ export function buildClientView(manifest: RouteManifest): {
   statusSets: Array<{ name: string; statuses: string }>;
   groups: Array<{ property: string; methods: MethodView[] }>;
 } {
+  // Result unions repeat across routes (every event of a machine usually answers alike): the
+  // first route with a union spells it out, the others alias it. This keeps the client compact,
+  // and prettier, whose cost grows with the unions it lays out, fast on large APIs.
+  const unions = new Map<string, string>();
+  const resultView = (view: TypeView): TypeView => {
+    const first = unions.get(view.type);
+    if (first !== undefined) return { name: view.name, type: first };
+    unions.set(view.type, view.name);
+    return view;
+  };
   // Status lists repeat across routes: each distinct list is one constant, numbered in order of use.
   const statusSets = new Map<string, string>();
   const statusSet = (statuses: number[]): string => {
@@ -114,7 +130,7 @@ export function buildClientView(manifest: RouteManifest): {
     const views = sortBy(registration.routes, (route) => route.name).map((route) =>
       methodView(route, statusSet),
     );
-    types.push(...views.map((view) => view.result));
+    types.push(...views.map((view) => resultView(view.result)));
     return { property: camelCase(registration.name), methods: views.map((view) => view.method) };
   });
   return {
@@ -124,15 +140,38 @@ export function buildClientView(manifest: RouteManifest): {
   };
 }
 
+/**
+ * The object `createClient` returns, in its final layout: a method per line under its doc
+ * comment, indented for its place in the template (spliced in after formatting).
+ */
+function methodTable(groups: ReturnType<typeof buildClientView>['groups']): string {
+  const lines = groups.flatMap(({ property, methods }) => [
+    `    ${property}: {`,
+    ...methods.flatMap((method) => [
+      `      /** \`${method.method} ${method.path}\` (${method.routeName}) */`,
+      `      ${method.name}: method<${method.inputType}, ${method.resultType}>(${method.spec}),`,
+    ]),
+    '    },',
+  ]);
+  return ['{', ...lines, '  }'].join('\n');
+}
+
 /** Emits `client.gen.ts` and `client-runtime.gen.ts`. */
 export function emitClient(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
   const runtime = readFileSync(CLIENT_RUNTIME, 'utf8');
-  const view = {
-    ...buildClientView(manifest),
-    defaultBaseUrl: options.client.baseUrl === null ? null : JSON.stringify(options.client.baseUrl),
-  };
+  const { groups, ...view } = buildClientView(manifest);
+  const defaultBaseUrl =
+    options.client.baseUrl === null ? null : quoteString(options.client.baseUrl);
   return [
-    { path: 'client.gen.ts', contents: renderTemplate('client', view) },
+    {
+      path: 'client.gen.ts',
+      contents: renderTemplate('client', {
+        ...view,
+        defaultBaseUrl,
+        methods: verbatimPlaceholder(0),
+      }),
+      verbatim: [methodTable(groups)],
+    },
     { path: 'client-runtime.gen.ts', contents: `${GENERATED_HEADER}\n${runtime}` },
   ];
 }

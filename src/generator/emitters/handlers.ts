@@ -1,19 +1,21 @@
 /**
- * Emits the server side for the chosen framework: one routes file per registration (its
- * planned routes as data, payload types, and a function mounting them), `machines.gen.ts`
- * (definitions taken from the config), `app.gen.ts` (`buildApp` on the runtime's store) and
- * `server.gen.ts` (an entry that listens and prints the URL and a curl to try).
+ * Emits the server side for the chosen framework: one routes file per registration (payload
+ * types and its planned routes as one data table, a route per line), `machines.gen.ts`
+ * (definitions taken from the config), `app.gen.ts` (`buildApp` on the runtime's store, which
+ * mounts every table with one generic call) and `server.gen.ts` (an entry that listens and
+ * prints the URL and a curl to try).
  */
-import type { PlannedRoute } from '../../runtime/http/types.js';
-import type {
-  GeneratedFile,
-  ManifestRegistration,
-  ManifestRoute,
-  RouteManifest,
+import {
+  verbatimPlaceholder,
+  type GeneratedFile,
+  type ManifestRegistration,
+  type ManifestRoute,
+  type RouteManifest,
 } from '../manifest.js';
-import { camelCase, pascalCase, sortBy } from '../naming.js';
+import { camelCase } from '../naming.js';
 import { schemaToType } from '../schema-to-type.js';
 import { renderTemplate } from '../templates.js';
+import { printLiteral } from '../ts-literal.js';
 import { payloadSchemaName } from './openapi.js';
 import type { EmitOptions } from './types.js';
 
@@ -22,22 +24,28 @@ export function routesFileName(registration: ManifestRegistration): string {
   return `${registration.name.replace(/[^A-Za-z0-9_-]+/g, '-')}.routes.gen.ts`;
 }
 
-/** The planned route alone (schemas are for emitters), keys sorted so the literal reads the same for every route. */
-function plannedRoute(route: ManifestRoute): PlannedRoute {
+/** What a reader looks for first in a route; any other key follows in code-unit order. */
+const ROUTE_KEY_ORDER = [
+  'name',
+  'method',
+  'path',
+  'handler',
+  'eventType',
+  'endpointIndex',
+  'binding',
+  'middleware',
+  'status',
+  'availableEvents',
+  'output',
+];
+
+/** The planned route alone (schemas are for emitters), as a one-line literal. */
+function plannedRouteLiteral(route: ManifestRoute): string {
   const { payloadSchema: _payload, outputSchema: _output, ...planned } = route;
-  return sortKeys(planned) as PlannedRoute;
+  return printLiteral(planned, ROUTE_KEY_ORDER);
 }
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    sortBy(Object.entries(value), ([key]) => key).map(([key, item]) => [key, sortKeys(item)]),
-  );
-}
-
-function routesView(registration: ManifestRegistration, options: EmitOptions) {
-  const base = pascalCase(registration.name);
+function routesView(registration: ManifestRegistration) {
   const payloads = registration.routes
     .filter((route) => route.payloadSchema !== null)
     .map((route) => ({
@@ -47,20 +55,23 @@ function routesView(registration: ManifestRegistration, options: EmitOptions) {
       type: schemaToType(route.payloadSchema!, () => 'unknown'),
     }));
   return {
-    fastify: options.framework === 'fastify',
     registration: registration.name,
-    registrationLiteral: JSON.stringify(registration.name),
     machineId: registration.machineId,
-    machineIdLiteral: JSON.stringify(registration.machineId),
+    machineIdLiteral: printLiteral(registration.machineId),
     routeCount: registration.routes.length,
     payloads,
     routesName: `${camelCase(registration.name)}Routes`,
-    registerName: `register${base}Routes`,
-    routes: JSON.stringify(registration.routes.map(plannedRoute)),
+    table: verbatimPlaceholder(0),
   };
 }
 
-/** A route worth trying first: a create route, else a stateless one, else the first. */
+/** The route table in its final layout: one route per line (spliced in after formatting). */
+function routeTable(registration: ManifestRegistration): string {
+  if (registration.routes.length === 0) return '[]';
+  return `[\n${registration.routes.map((route) => `  ${plannedRouteLiteral(route)},\n`).join('')}]`;
+}
+
+/** A public route worth trying first: a create route, else a stateless one; none when all need credentials. */
 function tryRoute(
   manifest: RouteManifest,
 ): { method: string; path: string; curlTail: string } | null {
@@ -83,13 +94,15 @@ function tryRoute(
 export function emitHandlers(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
   const fastify = options.framework === 'fastify';
   const registrations = manifest.registrations.map((registration) => ({
+    registration,
     file: routesFileName(registration),
-    view: routesView(registration, options),
+    view: routesView(registration),
   }));
   return [
-    ...registrations.map(({ file, view }) => ({
+    ...registrations.map(({ registration, file, view }) => ({
       path: file,
       contents: renderTemplate('routes', view),
+      verbatim: [routeTable(registration)],
     })),
     {
       path: 'machines.gen.ts',
@@ -100,9 +113,11 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
       contents: renderTemplate('app', {
         fastify,
         framework: fastify ? 'Fastify' : 'Express',
+        mountName: fastify ? 'mountFastify' : 'mountExpress',
         configModule: manifest.configModule,
         registrations: registrations.map(({ file, view }) => ({
-          registerName: view.registerName,
+          routesName: view.routesName,
+          machineIdLiteral: view.machineIdLiteral,
           module: file.replace(/\.ts$/, '.js'),
         })),
       }),

@@ -2,7 +2,7 @@
  * The emitter of each output kind. `generate` picks emitters from this table by kind, so a new
  * output is one module and one entry here.
  */
-import type { OutputKind } from '../config.js';
+import { OUTPUT_KINDS, type OutputKind } from '../config.js';
 import { emitClient } from './client.js';
 import { emitHandlers } from './handlers.js';
 import { emitOpenApi } from './openapi.js';
@@ -14,8 +14,7 @@ const EMITTERS: Readonly<Record<OutputKind, Emitter>> = {
   client: emitClient,
 };
 
-/** Every output kind, in the order files are emitted. */
-export const OUTPUT_KINDS = Object.keys(EMITTERS) as OutputKind[];
+export { OUTPUT_KINDS };
 
 /** The emitter of `kind`; throws on a kind no emitter produces. */
 export function emitterFor(kind: string): Emitter {

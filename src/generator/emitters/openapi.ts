@@ -80,9 +80,31 @@ function objectSchema(properties: Record<string, JsonSchema>, required: string[]
   return { type: 'object', properties, required, additionalProperties: false };
 }
 
+/** Name of the security scheme of routes behind an `auth` middleware. */
+export const BEARER_AUTH_SCHEME = 'bearerAuth';
+
+const DEFAULT_BEARER_AUTH_DESCRIPTION =
+  'Send `Authorization: Bearer <token>`. The roles of a requirement name the guards of the route (`auth:<guard>`) the token must be valid for.';
+
 /** Whether a middleware name is an authentication middleware (`auth`, `auth:admin`). */
 function isAuthMiddleware(name: string): boolean {
   return name === 'auth' || name.startsWith('auth:');
+}
+
+/** Whether the route sits behind an authentication middleware (and so may answer 401). */
+export function isProtected(route: ManifestRoute): boolean {
+  return route.middleware.some(isAuthMiddleware);
+}
+
+/**
+ * The security requirement of a protected route: the bearer scheme, with the guards of its
+ * `auth:<guard>` middleware as roles (OpenAPI 3.1 lets non-OAuth schemes list roles).
+ */
+function securityRequirement(route: ManifestRoute): JsonSchema[] {
+  const guards = route.middleware
+    .filter((name) => name.startsWith('auth:'))
+    .map((name) => name.slice('auth:'.length));
+  return [{ [BEARER_AUTH_SCHEME]: [...new Set(guards)].sort(compareCodeUnits) }];
 }
 
 /** Whether the route reads its payload from the query string instead of a body. */
@@ -206,7 +228,7 @@ export function errorResponses(route: ManifestRoute): ErrorResponse[] {
   const sendsEvent = route.handler !== 'create';
   const errors: ErrorResponse[] = [];
   if (hasBody) errors.push(shared(400));
-  if (route.middleware.some(isAuthMiddleware)) errors.push(shared(401));
+  if (isProtected(route)) errors.push(shared(401));
   if (bound) errors.push(shared(404));
   if (sendsEvent) errors.push(shared(409));
   if (hasBody) errors.push(shared(413), shared(415));
@@ -294,6 +316,7 @@ function operation(route: ManifestRoute): JsonSchema {
       route.eventType === null ? `Create a ${route.machineId} instance` : `Send ${route.eventType}`,
   };
   if (parameters.length > 0) op['parameters'] = parameters;
+  if (isProtected(route)) op['security'] = securityRequirement(route);
   if (route.handler !== 'create' && !usesQuery(route)) {
     const body: Record<string, JsonSchema> = {
       type: { type: 'string', const: route.eventType ?? '' },
@@ -336,15 +359,31 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
     const item = (paths[route.path] ??= {});
     item[route.method.toLowerCase()] = operation(route);
   }
+  const info: JsonSchema = { title: options.openapi.title, version: options.openapi.version };
+  if (options.openapi.description !== null) info['description'] = options.openapi.description;
+  const components: JsonSchema = {
+    schemas: buildComponentSchemas(manifest),
+    responses: sharedResponses(),
+  };
+  // Declared only when some route uses it: operations without `security` are public.
+  if (routes.some(isProtected)) {
+    components['securitySchemes'] = {
+      [BEARER_AUTH_SCHEME]: {
+        type: 'http',
+        scheme: 'bearer',
+        description: options.openapi.bearerAuthDescription ?? DEFAULT_BEARER_AUTH_DESCRIPTION,
+      },
+    };
+  }
   return {
     openapi: '3.1.0',
-    info: { title: options.openapi.title, version: options.openapi.version },
+    info,
     jsonSchemaDialect: JSON_SCHEMA_DIALECT,
     tags: [...new Set(routes.map((route) => route.machineId))]
       .sort(compareCodeUnits)
       .map((name) => ({ name })),
     paths,
-    components: { schemas: buildComponentSchemas(manifest), responses: sharedResponses() },
+    components,
   };
 }
 

@@ -2,15 +2,22 @@
  * What every emitter shares: its signature and its options. An emitter is a pure function of
  * the manifest; it reads no file and no clock.
  */
+import type { Framework } from '../config.js';
 import type { GeneratedFile, RouteManifest } from '../manifest.js';
 
-/** HTTP frameworks the handler emitter targets. */
-export type Framework = 'fastify' | 'express';
+export type { Framework };
 
 /** Options of every emitter, resolved from the config (defaults applied). */
 export interface EmitOptions {
   framework: Framework;
-  openapi: { title: string; version: string };
+  openapi: {
+    title: string;
+    version: string;
+    /** `info.description`; `null`: none. */
+    description: string | null;
+    /** Description of the `bearerAuth` security scheme; `null`: the default text. */
+    bearerAuthDescription: string | null;
+  };
   /** Base URL the client defaults to; `null`: callers must pass one. */
   client: { baseUrl: string | null };
 }

@@ -114,10 +114,7 @@ export type CalculatorAddResult =
   | ClientResponse<200, CalculatorResponse>
   | ClientResponse<400 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
-export type CalculatorMultiplyResult =
-  | ClientResponse<200, CalculatorResponse>
-  | ClientResponse<400 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>;
+export type CalculatorMultiplyResult = CalculatorAddResult;
 export type FulfillmentCaptureResult =
   | ClientResponse<200, FulfillmentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
@@ -125,40 +122,32 @@ export type FulfillmentCaptureResult =
   | ClientResponse<423, FulfillmentResponse>;
 export type FulfillmentCreateResult =
   ClientResponse<201, FulfillmentCreatedResponse> | ClientResponse<500, ErrorResponse>;
-export type FulfillmentPackResult =
-  | ClientResponse<200, FulfillmentResponse>
-  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
-  | ClientResponse<423, FulfillmentResponse>;
+export type FulfillmentPackResult = FulfillmentCaptureResult;
 export type InvoicePayResult =
   | ClientResponse<200, InvoiceResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, InvoiceResponse>;
-export type InvoiceVoidResult =
-  | ClientResponse<200, InvoiceResponse>
-  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
-  | ClientResponse<423, InvoiceResponse>;
+export type InvoiceVoidResult = InvoicePayResult;
 export type OrderApproveResult =
   | ClientResponse<200, OrderApproveResponse>
-  | ClientResponse<400 | 401 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, OrderApproveResponse>;
 export type OrderCancelResult =
   | ClientResponse<200, OrderCancelResponse>
-  | ClientResponse<400 | 401 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, OrderCancelResponse>;
 export type OrderCreateResult =
-  ClientResponse<201, OrderCreatedResponse> | ClientResponse<401 | 500, ErrorResponse>;
+  ClientResponse<201, OrderCreatedResponse> | ClientResponse<500, ErrorResponse>;
 export type OrderQuoteResult =
   | ClientResponse<200, OrderResponse>
-  | ClientResponse<401 | 404 | 409 | 500, ErrorResponse>
+  | ClientResponse<404 | 409 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
 export type OrderSubmitResult =
   | ClientResponse<200, OrderResponse>
-  | ClientResponse<400 | 401 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, OrderResponse>;
 export type TicketCommentResult =
@@ -173,19 +162,14 @@ export type TicketStaffAssignResult =
   | ClientResponse<400 | 401 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, TicketResponse>;
-export type TicketStaffResolveResult =
-  | ClientResponse<200, TicketResponse>
-  | ClientResponse<400 | 401 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
-  | ClientResponse<423, TicketResponse>;
+export type TicketStaffResolveResult = TicketStaffAssignResult;
 
 // Documented statuses, shared by the routes that answer with the same set.
 const STATUSES_1 = [200, 400, 409, 413, 415, 422, 500];
 const STATUSES_2 = [200, 400, 404, 409, 413, 415, 422, 423, 500];
 const STATUSES_3 = [201, 500];
-const STATUSES_4 = [200, 400, 401, 404, 409, 413, 415, 422, 423, 500];
-const STATUSES_5 = [201, 401, 500];
-const STATUSES_6 = [200, 401, 404, 409, 422, 500];
+const STATUSES_4 = [200, 404, 409, 422, 500];
+const STATUSES_5 = [200, 400, 401, 404, 409, 413, 415, 422, 423, 500];
 
 /**
  * A typed client of every route: one method per route, grouped by registration. Each method
@@ -194,149 +178,52 @@ const STATUSES_6 = [200, 401, 404, 409, 422, 500];
  */
 export function createClient(options: ClientOptions) {
   const method = createRouteMethods(options);
+  // One method per route, by registration: a table, laid out one route per line.
+  // prettier-ignore
   return {
     calculator: {
       /** `POST /calculator/add` (calculator.add) */
-      add: method<{ payload: CalculatorAddPayload }, CalculatorAddResult>({
-        method: 'POST',
-        path: '/calculator/add',
-        event: 'ADD',
-        input: true,
-        statuses: STATUSES_1,
-      }),
+      add: method<{ payload: CalculatorAddPayload }, CalculatorAddResult>({ method: 'POST', path: '/calculator/add', event: 'ADD', input: true, statuses: STATUSES_1 }),
       /** `POST /calculator/multiply` (calculator.multiply) */
-      multiply: method<{ payload: CalculatorMultiplyPayload }, CalculatorMultiplyResult>({
-        method: 'POST',
-        path: '/calculator/multiply',
-        event: 'MULTIPLY',
-        input: true,
-        statuses: STATUSES_1,
-      }),
+      multiply: method<{ payload: CalculatorMultiplyPayload }, CalculatorMultiplyResult>({ method: 'POST', path: '/calculator/multiply', event: 'MULTIPLY', input: true, statuses: STATUSES_1 }),
     },
     fulfillment: {
       /** `POST /fulfillments/{machineId}/capture` (fulfillment.capture) */
-      capture: method<{ machineId: string }, FulfillmentCaptureResult>({
-        method: 'POST',
-        path: '/fulfillments/{machineId}/capture',
-        event: 'CAPTURE',
-        input: true,
-        statuses: STATUSES_2,
-      }),
+      capture: method<{ machineId: string }, FulfillmentCaptureResult>({ method: 'POST', path: '/fulfillments/{machineId}/capture', event: 'CAPTURE', input: true, statuses: STATUSES_2 }),
       /** `POST /fulfillments/create` (fulfillment.create) */
-      create: method<null, FulfillmentCreateResult>({
-        method: 'POST',
-        path: '/fulfillments/create',
-        event: null,
-        input: false,
-        statuses: STATUSES_3,
-      }),
+      create: method<null, FulfillmentCreateResult>({ method: 'POST', path: '/fulfillments/create', event: null, input: false, statuses: STATUSES_3 }),
       /** `POST /fulfillments/{machineId}/pack` (fulfillment.pack) */
-      pack: method<{ machineId: string }, FulfillmentPackResult>({
-        method: 'POST',
-        path: '/fulfillments/{machineId}/pack',
-        event: 'PACK',
-        input: true,
-        statuses: STATUSES_2,
-      }),
+      pack: method<{ machineId: string }, FulfillmentPackResult>({ method: 'POST', path: '/fulfillments/{machineId}/pack', event: 'PACK', input: true, statuses: STATUSES_2 }),
     },
     invoice: {
       /** `POST /invoices/{invoice}/pay` (invoice.pay) */
-      pay: method<{ invoice: string; payload: InvoicePayPayload }, InvoicePayResult>({
-        method: 'POST',
-        path: '/invoices/{invoice}/pay',
-        event: 'PAY',
-        input: true,
-        statuses: STATUSES_2,
-      }),
+      pay: method<{ invoice: string; payload: InvoicePayPayload }, InvoicePayResult>({ method: 'POST', path: '/invoices/{invoice}/pay', event: 'PAY', input: true, statuses: STATUSES_2 }),
       /** `POST /invoices/{invoice}/void` (invoice.void) */
-      void: method<{ invoice: string }, InvoiceVoidResult>({
-        method: 'POST',
-        path: '/invoices/{invoice}/void',
-        event: 'VOID',
-        input: true,
-        statuses: STATUSES_2,
-      }),
+      void: method<{ invoice: string }, InvoiceVoidResult>({ method: 'POST', path: '/invoices/{invoice}/void', event: 'VOID', input: true, statuses: STATUSES_2 }),
     },
     order: {
       /** `PATCH /orders/{machineId}/approve` (order.approve) */
-      approve: method<{ machineId: string }, OrderApproveResult>({
-        method: 'PATCH',
-        path: '/orders/{machineId}/approve',
-        event: 'APPROVE',
-        input: true,
-        statuses: STATUSES_4,
-      }),
+      approve: method<{ machineId: string }, OrderApproveResult>({ method: 'PATCH', path: '/orders/{machineId}/approve', event: 'APPROVE', input: true, statuses: STATUSES_2 }),
       /** `DELETE /orders/{machineId}/cancel` (order.cancel) */
-      cancel: method<{ machineId: string }, OrderCancelResult>({
-        method: 'DELETE',
-        path: '/orders/{machineId}/cancel',
-        event: 'CANCEL',
-        input: true,
-        statuses: STATUSES_4,
-      }),
+      cancel: method<{ machineId: string }, OrderCancelResult>({ method: 'DELETE', path: '/orders/{machineId}/cancel', event: 'CANCEL', input: true, statuses: STATUSES_2 }),
       /** `POST /orders/create` (order.create) */
-      create: method<null, OrderCreateResult>({
-        method: 'POST',
-        path: '/orders/create',
-        event: null,
-        input: false,
-        statuses: STATUSES_5,
-      }),
+      create: method<null, OrderCreateResult>({ method: 'POST', path: '/orders/create', event: null, input: false, statuses: STATUSES_3 }),
       /** `GET /orders/{machineId}/quote` (order.quote) */
-      quote: method<{ machineId: string; payload: OrderQuotePayload }, OrderQuoteResult>({
-        method: 'GET',
-        path: '/orders/{machineId}/quote',
-        event: 'QUOTE',
-        input: true,
-        statuses: STATUSES_6,
-      }),
+      quote: method<{ machineId: string; payload: OrderQuotePayload }, OrderQuoteResult>({ method: 'GET', path: '/orders/{machineId}/quote', event: 'QUOTE', input: true, statuses: STATUSES_4 }),
       /** `POST /orders/{machineId}/submit` (order.submit) */
-      submit: method<{ machineId: string; payload: OrderSubmitPayload }, OrderSubmitResult>({
-        method: 'POST',
-        path: '/orders/{machineId}/submit',
-        event: 'SUBMIT',
-        input: true,
-        statuses: STATUSES_4,
-      }),
+      submit: method<{ machineId: string; payload: OrderSubmitPayload }, OrderSubmitResult>({ method: 'POST', path: '/orders/{machineId}/submit', event: 'SUBMIT', input: true, statuses: STATUSES_2 }),
     },
     ticket: {
       /** `POST /tickets/{machineId}/comment` (ticket.comment) */
-      comment: method<{ machineId: string; payload: TicketCommentPayload }, TicketCommentResult>({
-        method: 'POST',
-        path: '/tickets/{machineId}/comment',
-        event: 'COMMENT',
-        input: true,
-        statuses: STATUSES_2,
-      }),
+      comment: method<{ machineId: string; payload: TicketCommentPayload }, TicketCommentResult>({ method: 'POST', path: '/tickets/{machineId}/comment', event: 'COMMENT', input: true, statuses: STATUSES_2 }),
       /** `POST /tickets/create` (ticket.create) */
-      create: method<null, TicketCreateResult>({
-        method: 'POST',
-        path: '/tickets/create',
-        event: null,
-        input: false,
-        statuses: STATUSES_3,
-      }),
+      create: method<null, TicketCreateResult>({ method: 'POST', path: '/tickets/create', event: null, input: false, statuses: STATUSES_3 }),
     },
     ticketStaff: {
       /** `POST /staff/tickets/{machineId}/assign` (ticket_staff.assign) */
-      assign: method<
-        { machineId: string; payload: TicketStaffAssignPayload },
-        TicketStaffAssignResult
-      >({
-        method: 'POST',
-        path: '/staff/tickets/{machineId}/assign',
-        event: 'ASSIGN',
-        input: true,
-        statuses: STATUSES_4,
-      }),
+      assign: method<{ machineId: string; payload: TicketStaffAssignPayload }, TicketStaffAssignResult>({ method: 'POST', path: '/staff/tickets/{machineId}/assign', event: 'ASSIGN', input: true, statuses: STATUSES_5 }),
       /** `POST /staff/tickets/{machineId}/resolve` (ticket_staff.resolve) */
-      resolve: method<{ machineId: string }, TicketStaffResolveResult>({
-        method: 'POST',
-        path: '/staff/tickets/{machineId}/resolve',
-        event: 'RESOLVE',
-        input: true,
-        statuses: STATUSES_4,
-      }),
+      resolve: method<{ machineId: string }, TicketStaffResolveResult>({ method: 'POST', path: '/staff/tickets/{machineId}/resolve', event: 'RESOLVE', input: true, statuses: STATUSES_5 }),
     },
   };
 }
