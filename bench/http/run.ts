@@ -26,7 +26,7 @@ const INSTANCES = 500;
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/machine_routes_test';
 const BODY = JSON.stringify({ payload: { by: 1 } });
 
-type Scenario = 'raw' | 'mr-stateless' | 'mr-machineid' | 'hw-machineid';
+type Scenario = 'raw' | 'mr-stateless' | 'mr-machineid' | 'mr-machineid-x' | 'hw-machineid';
 interface ServerPlan {
   label: string;
   framework: 'fastify' | 'express';
@@ -43,6 +43,7 @@ const SCENARIO_LABELS: Record<Scenario, string> = {
   raw: 'raw framework, same JSON',
   'mr-stateless': 'machine-routes stateless',
   'mr-machineid': 'machine-routes machineId-bound',
+  'mr-machineid-x': 'same, exclusiveSends: true',
   'hw-machineid': 'hand-written XState + driver',
 };
 
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
       label: 'fastify / sqlite',
       framework: 'fastify',
       store: `sqlite:${join(dir, 'fastify.db')}`,
-      scenarios: ['raw', 'mr-stateless', 'mr-machineid', 'hw-machineid'],
+      scenarios: ['raw', 'mr-stateless', 'mr-machineid', 'mr-machineid-x', 'hw-machineid'],
     },
     {
       label: 'express / sqlite',
@@ -91,6 +92,9 @@ async function main(): Promise<void> {
         const base = `http://127.0.0.1:${server.port}`;
         const ids = {
           mr: plan.scenarios.includes('mr-machineid') ? await seed(`${base}/counters/create`) : [],
+          x: plan.scenarios.includes('mr-machineid-x')
+            ? await seed(`${base}/xcounters/create`)
+            : [],
           hw: plan.scenarios.includes('hw-machineid') ? await seed(`${base}/hw/create`) : [],
         };
         const runs = new Map<Scenario, Figures[]>();
@@ -127,11 +131,23 @@ async function main(): Promise<void> {
 async function load(
   base: string,
   scenario: Scenario,
-  ids: { mr: string[]; hw: string[] },
+  ids: { mr: string[]; x: string[]; hw: string[] },
   duration: number,
 ): Promise<Figures> {
-  const pool = scenario === 'mr-machineid' ? ids.mr : scenario === 'hw-machineid' ? ids.hw : [];
-  const prefix = scenario === 'mr-machineid' ? '/counters' : '/hw';
+  const pool =
+    scenario === 'mr-machineid'
+      ? ids.mr
+      : scenario === 'mr-machineid-x'
+        ? ids.x
+        : scenario === 'hw-machineid'
+          ? ids.hw
+          : [];
+  const prefix =
+    scenario === 'mr-machineid'
+      ? '/counters'
+      : scenario === 'mr-machineid-x'
+        ? '/xcounters'
+        : '/hw';
   const fixed = scenario === 'raw' ? '/raw/increment' : '/quotes/increment';
   let next = 0;
   const result = await autocannon({
@@ -217,7 +233,7 @@ function report(plans: ServerPlan[], results: Map<string, Figures>): void {
         figures.rps.toFixed(0),
         String(figures.p99),
         rawFastify ? `${(figures.rps / rawFastify.rps).toFixed(2)}x` : '-',
-        handWrittenFor(plan) && (scenario === 'mr-machineid' || scenario === 'hw-machineid')
+        handWrittenFor(plan) && /machineid/.test(scenario)
           ? `${(figures.rps / handWrittenFor(plan)!.rps).toFixed(2)}x`
           : '-',
         String(figures.non2xx),

@@ -67,8 +67,12 @@ export class MachineRouter {
     this.#services = {
       instances: runtime,
       // A runtime that tracks children lists forwarded events too.
+      // (A machine without forwards has no forwarded events: answered synchronously.)
       availableEvents: runtime.availableEvents
-        ? (definition, snapshot) => runtime.availableEvents!(definition, snapshot)
+        ? (definition, snapshot) =>
+            definition.forwards.length === 0
+              ? availableEvents(definition, snapshot)
+              : runtime.availableEvents!(definition, snapshot)
         : (definition, snapshot) => availableEvents(definition, snapshot),
       forwardedOutput: (definition, snapshot, forward, child, event) =>
         forwardedOutput(definition, snapshot, forward, child, event),

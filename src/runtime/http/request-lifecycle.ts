@@ -50,7 +50,7 @@ import type {
   PlannedRoute,
   RouteHandler,
 } from './types.js';
-import { validatePayload } from './validation-errors.js';
+import { validatePayload, type PayloadValidation } from './validation-errors.js';
 
 /**
  * What handlers need from the rest of the runtime. `MachineRouter` fills it from the
@@ -112,7 +112,10 @@ interface RouteTarget {
 
 /** Where the instance of a request comes from. */
 type Instance =
-  { kind: 'stateless' } | { kind: 'persisted'; id: string; snapshot: MachineSnapshot };
+  | { kind: 'stateless' }
+  | { kind: 'persisted'; id: string; snapshot: MachineSnapshot }
+  /** machineId-bound, not loaded yet: `send` loads it (see `deferredLoad`). */
+  | { kind: 'deferred'; id: string };
 
 /**
  * Builds the handler of one planned route. Middleware names, the model binder and the
@@ -153,6 +156,16 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     throw new Error(`Route ${route.name}: no model binder named '${route.binding.model}'.`);
   }
   const eventType = route.eventType as string;
+  // A machineId-bound route whose action needs no pre-transition state skips the separate
+  // restore of step 2: `send` loads the instance itself and answers MachineNotFoundException
+  // for unknown ids. The restore still runs before a 400/422 answer, so an unknown id stays a
+  // 404 whatever the body.
+  const deferredLoad =
+    route.handler === 'machineIdBound' &&
+    route.binding.kind === 'machineId' &&
+    !target.action?.before &&
+    !target.action?.onException;
+  const deferredParam = route.binding.kind === 'machineId' ? route.binding.param : '';
 
   const loadInstance = async (request: EndpointRequest): Promise<Instance> => {
     const binding = route.binding;
@@ -185,9 +198,10 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     isProcessing: boolean,
     event: EventObject,
   ): Promise<EndpointResponse> => {
-    const available = route.availableEvents
-      ? await services.availableEvents(definition, snapshot)
+    let available = route.availableEvents
+      ? services.availableEvents(definition, snapshot)
       : undefined;
+    if (available instanceof Promise) available = await available;
     if (target.forward === null) {
       const output = services.resolveOutput(definition, snapshot, target.output, event);
       return {
@@ -235,18 +249,31 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
 
   return guarded(route, services.logger, async (request) => {
     // 1. Middleware.
-    const shortCircuit = await runMiddleware(middleware, request);
-    if (shortCircuit) return shortCircuit;
+    if (middleware.length > 0) {
+      const shortCircuit = await runMiddleware(middleware, request);
+      if (shortCircuit) return shortCircuit;
+    }
 
     // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
-    const instance = await loadInstance(request);
+    const instance: Instance = deferredLoad
+      ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
+      : await loadInstance(request);
 
     // 3. Event resolution and validation.
-    const data = requestData(request, eventType, target.acceptedTypes);
-    const validation = await validatePayload(target.event.payload, data.payload, {
-      coerce: isRead(request),
-    });
-    if (!validation.ok) return validationResponse(validation.errors);
+    let validation: PayloadValidation;
+    try {
+      const data = requestData(request, eventType, target.acceptedTypes);
+      validation = await validatePayload(target.event.payload, data.payload, {
+        coerce: isRead(request),
+      });
+    } catch (error) {
+      if (instance.kind === 'deferred') await loadInstance(request);
+      throw error;
+    }
+    if (!validation.ok) {
+      if (instance.kind === 'deferred') await loadInstance(request);
+      return validationResponse(validation.errors);
+    }
     const event: EventObject = { type: eventType, payload: validation.payload };
 
     // 4. before() with the pre-transition state.
@@ -254,9 +281,11 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     const pre =
       instance.kind === 'persisted'
         ? instance.snapshot
-        : action?.before
-          ? services.initialSnapshot(definition)
-          : null;
+        : instance.kind === 'deferred'
+          ? null
+          : action?.before
+            ? services.initialSnapshot(definition)
+            : null;
     const hookArgs = (snapshot: MachineSnapshot | null, id: string | null): EndpointActionArgs => ({
       machineId: definition.id,
       id,
@@ -270,16 +299,16 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
         throw new HttpError(status, message ?? '');
       },
     });
-    const preId = instance.kind === 'persisted' ? instance.id : null;
+    const preId = instance.kind === 'stateless' ? null : instance.id;
     if (action?.before) await action.before(hookArgs(pre, preId));
 
     // 5. Send.
     let snapshot: MachineSnapshot;
     try {
       const result =
-        instance.kind === 'persisted'
-          ? await services.instances.send(definition, instance.id, event)
-          : await services.instances.sendStateless(definition, event);
+        instance.kind === 'stateless'
+          ? await services.instances.sendStateless(definition, event)
+          : await services.instances.send(definition, instance.id, event);
       snapshot = result.snapshot;
     } catch (error) {
       // 6. Contention: the last committed state, isProcessing true, no hooks.

@@ -2,7 +2,7 @@
  * Event payload validation: zod issues become the 422 body `{ message, errors }` through one
  * function, and GET query strings are coerced where the schema asks for another type.
  */
-import type { ZodType, core } from 'zod';
+import { core, type ZodType } from 'zod';
 import type { FieldErrors } from '../errors.js';
 
 /** A failed validation: the field errors and the summary message of the 422 body. */
@@ -66,7 +66,9 @@ export async function validatePayload(
   // Each round fixes at least one value or stops; the bound guards against schemas whose
   // issues never settle (e.g. a union that keeps asking for another type).
   for (let round = 0; round < 25; round += 1) {
-    const result = await schema.safeParseAsync(candidate);
+    const result = asyncSchemas.has(schema)
+      ? await schema.safeParseAsync(candidate)
+      : await safeParse(schema, candidate);
     if (result.success) {
       return isRecord(result.data)
         ? { ok: true, payload: result.data }
@@ -77,6 +79,27 @@ export async function validatePayload(
     candidate = coerced;
   }
   return { ok: false, errors: { payload: ['The payload could not be validated.'] } };
+}
+
+// Schemas with async refinements or transforms: synchronous parsing throws $ZodAsyncError on
+// them, so they are parsed asynchronously from their first request on.
+const asyncSchemas = new WeakSet<ZodType>();
+
+/**
+ * `safeParse`, which avoids the promise machinery of `safeParseAsync` (most schemas are
+ * synchronous), falling back to `safeParseAsync` for a schema that turns out to be async.
+ */
+function safeParse(
+  schema: ZodType,
+  candidate: unknown,
+): ReturnType<ZodType['safeParse']> | ReturnType<ZodType['safeParseAsync']> {
+  try {
+    return schema.safeParse(candidate);
+  } catch (error) {
+    if (!(error instanceof core.$ZodAsyncError)) throw error;
+    asyncSchemas.add(schema);
+    return schema.safeParseAsync(candidate);
+  }
 }
 
 /** A copy of `input` with the strings that `invalid_type` issues point at converted, or `null`. */

@@ -233,6 +233,20 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       expect(response).toMatchObject({ status: 404, body: { message: 'Machine not found.' } });
       expect(response.body).toEqual({ message: 'Machine not found.' });
     });
+
+    // The instance is loaded by `send` on routes without before()/onException: an unknown id
+    // must still win over a bad body, as when it was loaded first.
+    it.each([
+      ['POST', `/orders/${UNKNOWN_ID}/hold`, { type: 'CANCEL' }],
+      ['POST', `/orders/${UNKNOWN_ID}/hold`, []],
+      ['GET', `/orders/${UNKNOWN_ID}/search?code=A&limit=x`, undefined],
+    ])(
+      'should answer 404 for an unknown machine id before looking at the input (%s %s)',
+      async (method, path, body) => {
+        const response = await call(method, path, body === undefined ? {} : { body });
+        expect(response).toMatchObject({ status: 404, body: { message: 'Machine not found.' } });
+      },
+    );
   });
 
   describe('validation', () => {

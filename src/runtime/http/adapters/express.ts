@@ -19,7 +19,7 @@ import { toColonPath } from '../uri.js';
 import {
   allowHeader,
   methodsByPath,
-  neutralHeaders,
+  endpointRequest,
   rawQuery,
   sourceRoutes,
   type MountOptions,
@@ -100,13 +100,15 @@ export function expressHandler(handler: RouteHandler): RequestHandler {
 
 /** The neutral request of an Express request. */
 export function toEndpointRequest(request: Request): EndpointRequest {
-  return {
-    method: request.method.toUpperCase(),
-    params: { ...(request.params as Record<string, string>) },
-    query: parseQueryString(rawQuery(request.originalUrl)),
-    body: (request as { body?: unknown }).body,
-    headers: neutralHeaders(request.headers),
-  };
+  return endpointRequest(
+    {
+      method: request.method.toUpperCase(),
+      params: { ...(request.params as Record<string, string>) },
+      query: parseQueryString(rawQuery(request.originalUrl)),
+      body: (request as { body?: unknown }).body,
+    },
+    request.headers,
+  );
 }
 
 /**

@@ -11,7 +11,7 @@ import { toColonPath } from '../uri.js';
 import {
   allowHeader,
   methodsByPath,
-  neutralHeaders,
+  endpointRequest,
   rawQuery,
   sourceRoutes,
   type MountOptions,
@@ -110,14 +110,16 @@ export function fastifyHandler(
 
 /** The neutral request of a Fastify request. */
 export function toEndpointRequest(request: FastifyRequest): EndpointRequest {
-  return {
-    method: request.method.toUpperCase(),
-    params: { ...(request.params as Record<string, string>) },
-    // Parsed here, not by Fastify's querystring parser, for the bracket form (`payload[k]=`).
-    query: parseQueryString(rawQuery(request.raw.url)),
-    body: request.body,
-    headers: neutralHeaders(request.headers),
-  };
+  return endpointRequest(
+    {
+      method: request.method.toUpperCase(),
+      params: { ...(request.params as Record<string, string>) },
+      // Parsed here, not by Fastify's querystring parser, for the bracket form (`payload[k]=`).
+      query: parseQueryString(rawQuery(request.raw.url)),
+      body: request.body,
+    },
+    request.headers,
+  );
 }
 
 function sendResponse(reply: FastifyReply, response: EndpointResponse): FastifyReply {

@@ -4,6 +4,7 @@
  */
 import type { HttpMethod } from '../../definition/types.js';
 import type { MachineRouter, MountedRoute } from '../machine-router.js';
+import type { EndpointRequest } from '../types.js';
 import { DEFAULT_BODY_LIMIT } from '../request-parsing.js';
 
 /** What an adapter mounts: a router, or routes plus the body limit. */
@@ -63,6 +64,30 @@ export function neutralHeaders(
     result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
   return result;
+}
+
+/**
+ * A neutral request whose `headers` are `neutralHeaders(raw)` computed on first read: most
+ * routes (no middleware, no action hooks) never look at them, and copying them is a visible
+ * share of a request's cost.
+ */
+export function endpointRequest(
+  fields: Omit<EndpointRequest, 'headers'>,
+  raw: Record<string, string | string[] | undefined>,
+): EndpointRequest {
+  let headers: Record<string, string | undefined> | undefined;
+  return {
+    method: fields.method,
+    params: fields.params,
+    query: fields.query,
+    body: fields.body,
+    get headers() {
+      return (headers ??= neutralHeaders(raw));
+    },
+    set headers(value: Record<string, string | undefined>) {
+      headers = value;
+    },
+  };
 }
 
 /** The query string of a raw request URL, without the `?`. */
