@@ -15,3 +15,14 @@ export function machineOf(id: string): MachineDefinition {
   }
   return registration.machine;
 }
+
+/**
+ * Every machine the config registers, once each: the runtime needs them before a job names
+ * them (children are found through their parents' definitions).
+ */
+export function configMachines(): MachineDefinition[] {
+  const byId = new Map<string, MachineDefinition>();
+  for (const registration of config.registrations)
+    byId.set(registration.machine.id, registration.machine);
+  return [...byId.values()];
+}

@@ -7,7 +7,7 @@ const host = process.env['HOST'] ?? '127.0.0.1';
 const app = await buildApp();
 const url = await app.listen(port, host);
 console.log(`machine-routes: listening on ${url}`);
-console.log(`try: curl -X POST ${url}/fulfillments/create`);
+console.log(`try: curl -X POST ${url}/checkouts/create`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

@@ -8,6 +8,7 @@ import { registerCheck } from './commands/check.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerRoutes } from './commands/routes.js';
+import { registerWorker } from './commands/worker.js';
 import { processIo, type CliIo } from './io.js';
 
 /** Runs one command line (`argv` without node and the script) and returns its exit code. */
@@ -27,6 +28,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   registerGenerate(program, io, exit);
   registerRoutes(program, io, exit);
   registerMigrate(program, io, exit);
+  registerWorker(program, io, exit);
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {

@@ -24,7 +24,7 @@ describe('machine-routes check', () => {
   it('should print a summary and exit 0 for a valid config', async () => {
     expect(await run(['check', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
-      stdout: 'No problems: 5 machines, 16 routes.',
+      stdout: 'No problems: 7 machines, 21 routes.',
       stderr: '',
     });
   });
@@ -91,15 +91,18 @@ describe('machine-routes routes', () => {
     expect(result.code).toBe(0);
     const lines = result.stdout.split('\n');
     expect(lines[0]).toBe(
-      'METHOD  PATH                                NAME                  HANDLER',
+      'METHOD  PATH                                    NAME                      HANDLER',
     );
     expect(lines).toContain(
-      'POST    /orders/{machineId}/submit          order.submit          machineIdBound',
+      'POST    /orders/{machineId}/submit              order.submit              machineIdBound',
     );
     expect(lines).toContain(
-      'POST    /invoices/{invoice}/pay             invoice.pay           modelBound',
+      'POST    /invoices/{invoice}/pay                 invoice.pay               modelBound',
     );
-    expect(lines).toHaveLength(17);
+    expect(lines).toContain(
+      'POST    /checkouts/{machineId}/provide-card     checkout.provide_card     forwardedMachineIdBound',
+    );
+    expect(lines).toHaveLength(22);
   });
 });
 
@@ -122,14 +125,14 @@ describe('machine-routes generate', () => {
   it('should report generated-example/ as up to date', async () => {
     expect(await run(['generate', '--check', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
-      stdout: 'generated-example/ is up to date (12 files).',
+      stdout: 'generated-example/ is up to date (13 files).',
       stderr: '',
     });
   });
 
   it('should write every file, then list stale, missing and extra files with --check', async () => {
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 12 files to out/ (12 new, 0 changed, 0 removed).',
+      'Wrote 13 files to out/ (13 new, 0 changed, 0 removed).',
     );
     expect((await run(['generate', '--check'], dir)).code).toBe(0);
 
@@ -152,7 +155,7 @@ describe('machine-routes generate', () => {
     });
 
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 12 files to out/ (1 new, 1 changed, 1 removed).',
+      'Wrote 13 files to out/ (1 new, 1 changed, 1 removed).',
     );
     expect(existsSync(path.join(out, 'old.routes.gen.ts'))).toBe(false);
     expect(readFileSync(path.join(out, 'notes.md'), 'utf8')).toBe('not generated\n');

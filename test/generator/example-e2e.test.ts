@@ -6,8 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SqliteStore } from '../../src/runtime/index.js';
+import { checkoutMachine } from '../../fixtures/example/machines/checkout.js';
 import { buildApp, type App } from '../../generated-example/app.gen.js';
 import {
   createClient,
@@ -245,6 +246,119 @@ describe('generated client against the generated server', () => {
     await expect(client.calculator.add({ payload: { a: 1, b: 1 } })).rejects.toBeInstanceOf(
       UnexpectedResponseError,
     );
+  });
+});
+
+describe('forwarded child events through the generated client', () => {
+  /** Retries `call` while it answers 409: the in-process worker has not started the child yet. */
+  async function onceTheChildRuns<T extends { status: number }>(
+    call: () => Promise<T>,
+  ): Promise<T> {
+    let response = await call();
+    const deadline = Date.now() + 15_000;
+    while (response.status === 409 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      response = await call();
+    }
+    return response;
+  }
+
+  it('should pay a checkout through its payment child and reach @done.paid once the worker ran', async () => {
+    const created = await customer.checkout.create();
+    expect(created).toEqual({
+      ok: true,
+      status: 201,
+      body: {
+        data: {
+          id: expect.any(String),
+          state: ['checkout.paying'],
+          output: { orderId: 'ORD-1', amount: 40, paidWith: null },
+        },
+      },
+    });
+    const machineId = created.status === 201 ? created.body.data.id : '';
+
+    const provided = await onceTheChildRuns(() =>
+      customer.checkout.provideCard({ machineId, payload: { card: '4111111111111111' } }),
+    );
+    expect(provided).toEqual({
+      ok: true,
+      status: 200,
+      body: {
+        data: {
+          id: machineId,
+          state: ['checkout.paying'],
+          availableEvents: [
+            { type: 'CANCEL', source: 'parent' },
+            { type: 'CANCEL_PAYMENT', source: 'forward' },
+            { type: 'CONFIRM_PAYMENT', source: 'forward' },
+          ],
+          child: { state: ['payment.authorizing'], output: { amount: 40, cardLast4: '1111' } },
+          isProcessing: false,
+        },
+      },
+    });
+
+    const confirmed = await customer.checkout.confirmPayment({ machineId });
+    expect(confirmed).toEqual({
+      ok: true,
+      status: 200,
+      body: {
+        data: {
+          id: machineId,
+          // The child is final; the parent moves on when the worker runs the completion job.
+          state: ['checkout.paying'],
+          availableEvents: [{ type: 'CANCEL', source: 'parent' }],
+          output: { orderId: 'ORD-1', paid: 40, card: '1111' },
+          child: { state: ['payment.paid'], output: { amount: 40, cardLast4: '1111' } },
+          isProcessing: false,
+        },
+      },
+    });
+    await vi.waitFor(
+      async () => {
+        expect(await app.runtime.restore(checkoutMachine, machineId)).toMatchObject({
+          value: ['checkout.paid'],
+          context: { paidWith: '1111' },
+        });
+      },
+      { timeout: 15_000, interval: 20 },
+    );
+    const outcomes = (await app.runtime.history(checkoutMachine, machineId))
+      .map((record) => record.type)
+      .filter((type) => type.startsWith('checkout.child.'));
+    expect(outcomes).toEqual(['checkout.child.payment.start', 'checkout.child.payment.done']);
+
+    // Nothing to forward to any more: 409.
+    const late = await customer.checkout.confirmPayment({ machineId });
+    expect(late.status).toBe(409);
+  });
+
+  it('should answer 409 while no child is running (no worker has started it)', async () => {
+    const idle = await buildApp({ databaseUrl: 'sqlite::memory:', worker: false });
+    try {
+      const client = createClient({ baseUrl: await idle.listen(0) });
+      const created = await client.checkout.create();
+      const machineId = created.status === 201 ? created.body.data.id : '';
+
+      const provided = await client.checkout.provideCard({
+        machineId,
+        payload: { card: '4111111111111111' },
+      });
+
+      expect(provided).toEqual({
+        ok: false,
+        status: 409,
+        body: {
+          message: `Machine 'checkout' (instance '${machineId}'): 'PROVIDE_CARD' is forwarded to child machine 'payment' of state 'checkout.paying', but no child is running there (it may still be starting). Retry shortly.`,
+        },
+      });
+      expect((await idle.runtime.children(machineId)).map((row) => row.status)).toEqual([
+        'pending',
+      ]);
+    } finally {
+      await idle.close();
+    }
   });
 });
 

@@ -112,6 +112,7 @@ describe('emitOpenApi', () => {
     expect(submit.tags).toEqual(['order']);
     expect(document['tags']).toEqual([
       { name: 'calculator' },
+      { name: 'checkout' },
       { name: 'fulfillment' },
       { name: 'invoice' },
       { name: 'order' },

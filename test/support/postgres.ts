@@ -73,7 +73,13 @@ export async function createTestSchema(prefix: string): Promise<TestSchema> {
   };
 }
 
-async function adminQuery(sql: string): Promise<void> {
+/** Drops a schema made beside a test schema (e.g. pg-boss's `<schema>_jobs`), if it exists. */
+export function dropSchema(name: string): Promise<void> {
+  return adminQuery(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+}
+
+/** Runs one statement as the admin connection of the test database. */
+export async function adminQuery(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_TEST_URL });
   await client.connect();
   try {

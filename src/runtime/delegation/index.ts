@@ -35,6 +35,7 @@ export {
   type Json,
   type JobHandler,
   type JobInfo,
+  type JobOutbox,
   type JobQueue,
   type JobRequest,
 } from './job-queue.js';

@@ -11,7 +11,11 @@
  *   (pg-boss `singletonKey`);
  * - a handler that throws failed its attempt; whether it is retried is the queue's policy. Jobs
  *   with their own retry rules (async sends) re-enqueue themselves instead of throwing.
+ * - `outboxFor` (optional): a queue whose jobs live in the store's own database can write jobs
+ *   inside the store's commit (transactional outbox), so jobs and the step causing them commit
+ *   together.
  */
+import type { TransactionHook } from '../persistence/transaction.js';
 
 /** JSON-serializable data: what a job payload may hold. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -47,6 +51,19 @@ export interface JobQueue {
   enqueue(job: JobRequest): Promise<void>;
   /** Registers the handler of a job name (one per name; a second registration replaces it). */
   work(name: string, handler: JobHandler): void | Promise<void>;
+  /**
+   * The outbox of this queue for `store` (a `Store`), or `null` when the queue's jobs do not
+   * live in that store's database (then jobs are enqueued after the commit).
+   */
+  outboxFor?(store: unknown): JobOutbox | null;
+}
+
+/** Writes jobs inside a store commit (see `JobQueue.outboxFor`). */
+export interface JobOutbox {
+  /** A hook for the commit's `inTransaction` that stores `jobs` (same rules as `enqueue`). */
+  write(jobs: readonly JobRequest[]): TransactionHook;
+  /** Called once such a commit succeeded: a local worker looks for the new jobs at once. */
+  committed(): void;
 }
 
 /** Options of `InMemoryJobQueue`. */

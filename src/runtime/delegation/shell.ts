@@ -7,6 +7,13 @@
  *
  * Jobs (names below) carry plain JSON and are idempotent: each re-reads the row and the parent
  * and does nothing when they moved on, so at-least-once queues may run them twice.
+ *
+ * Jobs a step causes (child start and timeout, the parent's completion, async sends) are
+ * collected by `prepare`. When the queue keeps its jobs in the store's database (`outboxFor`),
+ * they are written inside the step's own commit (transactional outbox): the step and its jobs
+ * commit together or not at all, so a crash after the commit cannot lose a child start or a
+ * completion. Otherwise (the in-memory queue, a queue in another database) they are enqueued
+ * right after the commit, and a crash in between loses them.
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject, ForwardDefinition } from '../definition/types.js';
@@ -43,7 +50,14 @@ import {
   recordForwardedEvent,
   type ForwardTarget,
 } from './forwarding.js';
-import { InMemoryJobQueue, type JobQueue, type Json } from './job-queue.js';
+import type { TransactionHook } from '../persistence/transaction.js';
+import {
+  InMemoryJobQueue,
+  type JobOutbox,
+  type JobQueue,
+  type JobRequest,
+  type Json,
+} from './job-queue.js';
 
 /** Job names the shell registers on the queue. */
 export const DELEGATION_JOBS = {
@@ -65,6 +79,8 @@ export interface DelegationCommit {
   children?: readonly ChildRowChange[];
   /** Other instances written in the same transaction (child machines). */
   also?: readonly DelegationCommit[];
+  /** The job outbox's writes, in the same transaction. */
+  inTransaction?: TransactionHook;
 }
 
 /** What the shell needs from the store. */
@@ -103,6 +119,10 @@ export interface DelegationShellOptions {
 export interface CommitExtras {
   children: ChildRowChange[];
   also: DelegationCommit[];
+  /** Jobs the step causes; written by `inTransaction` when set, else enqueued by `afterCommit`. */
+  jobs?: JobRequest[];
+  /** Pass as the commit's `inTransaction`: set by `prepare` when the jobs go into the commit. */
+  inTransaction?: TransactionHook;
 }
 
 /** The payload of a completion job. */
@@ -117,6 +137,12 @@ export class DelegationShell {
   #jobsReady: Promise<void> | null = null;
   /** The in-process queue made by `#queue()` when none was configured (stopped by `close`). */
   #fallback: InMemoryJobQueue | null = null;
+  /** The queue's transactional outbox for the host's store, when it has one. */
+  readonly #outbox: JobOutbox | null;
+  /** Extras with jobs, by the step they were prepared for (`afterCommit(result)` finds them). */
+  readonly #prepared = new WeakMap<MacrostepResult, CommitExtras>();
+  /** Extras whose jobs the outbox wrote inside a commit (its hook ran to the end). */
+  readonly #outboxed = new WeakSet<CommitExtras>();
   readonly #machines = new Map<string, MachineDefinition>();
   readonly #tries: number;
   readonly #maxExceptions: number;
@@ -126,6 +152,7 @@ export class DelegationShell {
   constructor(host: DelegationHost, options: DelegationShellOptions = {}) {
     this.#host = host;
     this.#jobs = options.jobs;
+    this.#outbox = options.jobs?.outboxFor?.(host.store) ?? null;
     this.#tries = options.sendRetry?.tries ?? 25;
     this.#maxExceptions = options.sendRetry?.exceptions ?? 3;
     this.#delayMs = options.sendRetry?.delayMs ?? 1000;
@@ -195,8 +222,9 @@ export class DelegationShell {
   // commits
 
   /**
-   * Rows and child instances to write with `result` in one transaction. Throws before anything
-   * is written when an effect needs the job queue and there is none.
+   * Rows, child instances and jobs to write with `result` in one transaction. Pass
+   * `extras.children`, `extras.also` and `extras.inTransaction` to the commit, then the same
+   * extras to `afterCommit`.
    */
   prepare(
     result: MacrostepResult,
@@ -208,7 +236,8 @@ export class DelegationShell {
     if (result.effects.length === 0 && !finishedChild) return extras;
     const at = this.#host.now().toISOString();
     this.#prepareEffects(result.effects, at, extras);
-    // A child that finished through its own event: its row completes with this commit.
+    // A child that finished through its own event: its row completes with this commit, and the
+    // parent's completion job is written with it.
     if (finishedChild) {
       extras.children.push({
         kind: 'setStatus',
@@ -217,14 +246,46 @@ export class DelegationShell {
         status: 'completed',
         at,
       });
+      (extras.jobs ??= []).push(completionJob({ childId: snapshot.id }));
+    }
+    if (extras.jobs !== undefined && extras.jobs.length > 0) {
+      this.#prepared.set(result, extras);
+      if (this.#outbox !== null) extras.inTransaction = this.#outboxHook(extras, extras.jobs);
     }
     return extras;
+  }
+
+  /**
+   * The commit hook writing `jobs`. It records that it ran, so `afterCommit` enqueues the jobs
+   * itself when a caller committed without passing the hook (nothing is lost either way).
+   */
+  #outboxHook(extras: CommitExtras, jobs: readonly JobRequest[]): TransactionHook {
+    const write = this.#outbox!.write(jobs);
+    return (transaction) => {
+      const pending = write(transaction);
+      if (pending instanceof Promise) return pending.then(() => void this.#outboxed.add(extras));
+      this.#outboxed.add(extras);
+    };
   }
 
   #prepareEffects(effects: readonly DeferredEffect[], at: string, extras: CommitExtras): void {
     for (const effect of effects) {
       if (effect.kind === 'startChild') {
         const start = effect as StartChildEffect;
+        const jobs = (extras.jobs ??= []);
+        jobs.push({
+          name: DELEGATION_JOBS.startChild,
+          payload: start as unknown as Json,
+          key: `start:${start.childId}`,
+        });
+        if (start.timeoutSeconds !== null) {
+          jobs.push({
+            name: DELEGATION_JOBS.timeoutChild,
+            payload: { childId: start.childId },
+            runAt: new Date(Date.parse(at) + start.timeoutSeconds * 1000),
+            key: `timeout:${start.childId}`,
+          });
+        }
         extras.children.push({
           kind: 'insert',
           row: {
@@ -271,43 +332,40 @@ export class DelegationShell {
           parentStateId: cancel.parentStateId,
           at,
         });
+      } else if (effect.kind === 'send' && (effect as SendEffect).mode === 'async') {
+        (extras.jobs ??= []).push(
+          sendJob({ effect: effect as SendEffect, attempt: 1, exceptions: 0 }),
+        );
       }
     }
   }
 
-  /** Work that waits for the commit: jobs, synchronous sends, the parent's completion job. */
-  async afterCommit(result: MacrostepResult): Promise<void> {
-    await this.#afterEffects(result.effects);
-    const { snapshot } = result;
-    if (snapshot.status === 'done' && snapshot.parent !== undefined)
-      await this.#enqueueCompletion({ childId: snapshot.id });
+  /**
+   * Work that waits for the commit of `result` (`extras`: what `prepare` returned for it, found
+   * by default): enqueues the jobs the outbox did not write, then runs the synchronous sends.
+   * Synchronous sends are not jobs: a crash between the commit and their delivery loses them
+   * (use `dispatchTo` for messages that must survive one).
+   */
+  async afterCommit(
+    result: MacrostepResult,
+    extras: CommitExtras | undefined = this.#prepared.get(result),
+  ): Promise<void> {
+    if (extras?.jobs !== undefined && extras.jobs.length > 0) {
+      if (this.#outboxed.has(extras)) this.#outbox?.committed();
+      else {
+        const jobs = await this.#queue();
+        for (const job of extras.jobs) await jobs.enqueue(job);
+      }
+    }
+    if (result.effects.length > 0) await this.#deliverSync(result.effects);
   }
 
-  async #afterEffects(effects: readonly DeferredEffect[]): Promise<void> {
+  async #deliverSync(effects: readonly DeferredEffect[]): Promise<void> {
     for (const effect of effects) {
-      if (effect.kind === 'startChild') {
-        const start = effect as StartChildEffect;
-        const jobs = await this.#queue();
-        await jobs.enqueue({
-          name: DELEGATION_JOBS.startChild,
-          payload: start as unknown as Json,
-          key: `start:${start.childId}`,
-        });
-        if (start.timeoutSeconds !== null) {
-          await jobs.enqueue({
-            name: DELEGATION_JOBS.timeoutChild,
-            payload: { childId: start.childId },
-            runAt: new Date(this.#host.now().getTime() + start.timeoutSeconds * 1000),
-            key: `timeout:${start.childId}`,
-          });
-        }
-      } else if (effect.kind === 'persistChild') {
-        await this.#afterEffects((effect as PersistChildEffect).effects);
-      } else if (effect.kind === 'send') {
-        const send = effect as SendEffect;
-        if (send.mode === 'async')
-          await this.#enqueueSend({ effect: send, attempt: 1, exceptions: 0 });
-        else await this.#deliver(send);
+      if (effect.kind === 'persistChild') {
+        await this.#deliverSync((effect as PersistChildEffect).effects);
+      } else if (effect.kind === 'send' && (effect as SendEffect).mode === 'sync') {
+        await this.#deliver(effect as SendEffect);
       }
     }
   }
@@ -341,8 +399,7 @@ export class DelegationShell {
     await (
       await this.#queue()
     ).enqueue({
-      name: DELEGATION_JOBS.send,
-      payload: job as unknown as Json,
+      ...sendJob(job),
       ...(delayMs > 0 ? { runAt: new Date(this.#host.now().getTime() + delayMs) } : {}),
     });
   }
@@ -378,6 +435,12 @@ export class DelegationShell {
   async #startChild(start: StartChildEffect): Promise<void> {
     const { store } = this.#host;
     const [row] = await store.findChildren({ id: start.childId });
+    // A failed start whose run died before its completion job was enqueued: enqueue it now
+    // (deduplicated while one waits; a completion that already ran finds the parent moved on).
+    if (row?.status === 'failed' && !start.fireAndForget) {
+      await this.#enqueueCompletion({ childId: start.childId });
+      return;
+    }
     if (row === undefined || row.status !== 'pending') return;
     const at = this.#host.now().toISOString();
     const child = this.#machines.get(start.childMachineId);
@@ -418,7 +481,7 @@ export class DelegationShell {
       ],
       also: [],
     };
-    this.#prepareEffects(result.effects, at, extras);
+    this.prepare(result, extras);
     await store.commit({
       snapshot: result.snapshot,
       history: result.history,
@@ -427,18 +490,13 @@ export class DelegationShell {
       now: this.#host.now(),
       children: extras.children,
       also: extras.also,
+      inTransaction: extras.inTransaction,
     });
-    await this.afterCommit(result);
+    await this.afterCommit(result, extras);
   }
 
   async #enqueueCompletion(job: CompletionJob): Promise<void> {
-    await (
-      await this.#queue()
-    ).enqueue({
-      name: DELEGATION_JOBS.completeChild,
-      payload: job as unknown as Json,
-      key: `complete:${job.childId}`,
-    });
+    await (await this.#queue()).enqueue(completionJob(job));
   }
 
   async #completeChild(job: CompletionJob): Promise<void> {
@@ -543,7 +601,7 @@ export class DelegationShell {
     first: ChildRowChange[] = [],
   ): Promise<boolean> {
     const { store } = this.#host;
-    let result: MacrostepResult | null;
+    let result: { step: MacrostepResult; extras: CommitExtras } | null;
     try {
       result = await this.#host.withLock(
         parentId,
@@ -561,8 +619,9 @@ export class DelegationShell {
             now: this.#host.now(),
             children: extras.children,
             also: extras.also,
+            inTransaction: extras.inTransaction,
           });
-          return step;
+          return { step, extras };
         },
         { context },
       );
@@ -570,7 +629,7 @@ export class DelegationShell {
       if (error instanceof MachineAlreadyRunningException) return false;
       throw error;
     }
-    if (result !== null) await this.afterCommit(result);
+    if (result !== null) await this.afterCommit(result.step, result.extras);
     return true;
   }
 
@@ -591,6 +650,7 @@ export class DelegationShell {
     target: ForwardTarget,
     releaseLockOwner?: string,
   ): Promise<{ parent: MacrostepResult; child: MacrostepResult }> {
+    type Outcome = { parent: MacrostepResult; child: MacrostepResult; extras: CommitExtras };
     const { store } = this.#host;
     const where = `Machine '${definition.id}' (instance '${parent.id}'): '${event.type}' is forwarded to child machine '${target.childMachineId}' of state '${target.parentStateId}'`;
     const [row] = await store.findChildren({
@@ -609,7 +669,7 @@ export class DelegationShell {
       );
     }
     const childId = row.childRootEventId ?? row.id;
-    let outcome: { parent: MacrostepResult; child: MacrostepResult };
+    let outcome: Outcome;
     try {
       outcome = await this.#host.withLock(
         childId,
@@ -662,8 +722,9 @@ export class DelegationShell {
               },
               ...extras.also,
             ],
+            inTransaction: extras.inTransaction,
           });
-          return { parent: parentStep, child: childStep };
+          return { parent: parentStep, child: childStep, extras };
         },
         { timeoutMs: 0, context: 'forward' },
       );
@@ -678,10 +739,10 @@ export class DelegationShell {
       }
       throw error;
     }
-    await this.afterCommit(outcome.child);
+    await this.afterCommit(outcome.child, outcome.extras);
     if (outcome.child.validationFailure !== null)
       throw toValidationException(outcome.child.validationFailure, target.childMachineId);
-    return outcome;
+    return { parent: outcome.parent, child: outcome.child };
   }
 
   /** The child a forward reaches (running, else the latest one of its state), for `data.child`. */
@@ -722,6 +783,18 @@ export class DelegationShell {
     }
     return availableEventsWithForwards(definition, snapshot, children);
   }
+}
+
+function completionJob(job: CompletionJob): JobRequest {
+  return {
+    name: DELEGATION_JOBS.completeChild,
+    payload: job as unknown as Json,
+    key: `complete:${job.childId}`,
+  };
+}
+
+function sendJob(job: SendJob): JobRequest {
+  return { name: DELEGATION_JOBS.send, payload: job as unknown as Json };
 }
 
 function isRetryable(error: unknown): boolean {

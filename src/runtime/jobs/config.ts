@@ -10,7 +10,7 @@
  * | `backoffMs` | `MACHINE_JOB_BACKOFF` or `MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF` (seconds) | 30 s |
  * | `timeoutMs` | `MACHINE_JOB_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT` (seconds) | 300 s |
  * | `concurrency` | `MACHINE_JOB_CONCURRENCY` | 4 |
- * | `pollIntervalMs` | — | 1000 |
+ * | `pollIntervalMs` | `MACHINE_JOB_POLL_INTERVAL` (seconds) | 1 s |
  */
 import { InvalidConfigFileException } from '../errors.js';
 import type { JobQueueSettings } from './types.js';
@@ -52,7 +52,7 @@ const RULES: Record<keyof JobQueueSettings, SettingRule> = {
     min: 1,
   },
   concurrency: { env: ['MACHINE_JOB_CONCURRENCY'], scale: 1, integer: true, min: 1 },
-  pollIntervalMs: { env: [], scale: 1, integer: false, min: 1 },
+  pollIntervalMs: { env: ['MACHINE_JOB_POLL_INTERVAL'], scale: 1000, integer: false, min: 1 },
 };
 
 /**

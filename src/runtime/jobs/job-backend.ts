@@ -3,6 +3,7 @@
  * implement it, so the worker loop (concurrency, polling, stop, idle) is written once.
  */
 import type { JobInfo, Json } from '../delegation/job-queue.js';
+import type { StoreTransaction } from '../persistence/transaction.js';
 import type { FailedJob } from './types.js';
 
 /** A job as stored, with every default applied. */
@@ -29,6 +30,12 @@ export interface ClaimedJob {
 /** Which waiting jobs `count` counts. */
 export type PendingScope = 'due' | 'all';
 
+/** Writes jobs inside a store's transaction (see `JobBackend.outboxFor`). */
+export type OutboxWriter = (
+  transaction: StoreTransaction,
+  jobs: readonly NewJob[],
+) => void | Promise<void>;
+
 /** Storage of a durable queue. Every method is atomic on its own. */
 export interface JobBackend {
   /** Makes `name` usable (pg-boss queues must exist before send/fetch). */
@@ -47,6 +54,11 @@ export interface JobBackend {
   failed(name?: string): Promise<FailedJob[]>;
   /** Releases what the backend opened itself. */
   close(): Promise<void>;
+  /**
+   * A writer storing jobs inside `store`'s commit transaction, or `null` when this backend's
+   * jobs are not in that store's database.
+   */
+  outboxFor?(store: unknown): OutboxWriter | null;
 }
 
 /** Delay before attempt `attempt + 1` after attempt `attempt` failed. */

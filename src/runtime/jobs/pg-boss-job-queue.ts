@@ -22,8 +22,9 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Json } from '../delegation/job-queue.js';
+import { PostgresStore } from '../persistence/postgres-store.js';
 import { loadJobQueueConfig } from './config.js';
-import type { ClaimedJob, JobBackend, NewJob, PendingScope } from './job-backend.js';
+import type { ClaimedJob, JobBackend, NewJob, OutboxWriter, PendingScope } from './job-backend.js';
 import { PollingJobQueue } from './polling-job-queue.js';
 import type { DurableJobQueueOptions, FailedJob } from './types.js';
 
@@ -93,7 +94,8 @@ export class PgBossJobQueue extends PollingJobQueue {
       await boss.stop({ graceful: false }).catch(() => {});
       throw error;
     }
-    return new PgBossJobQueue(new PgBossBackend(boss, schema), rest);
+    const database = pool ?? connectionString!;
+    return new PgBossJobQueue(new PgBossBackend(boss, schema, database), rest);
   }
 }
 
@@ -110,11 +112,36 @@ class PgBossBackend implements JobBackend {
   readonly schema: string;
   readonly #boss: PgBoss;
   readonly #queues = new Map<string, Promise<void>>();
+  /** The pool shared with a store, or the connection string pg-boss connected with. */
+  readonly #database: pg.Pool | string;
   #nextName = 0;
 
-  constructor(boss: PgBoss, schema: string) {
+  constructor(boss: PgBoss, schema: string, database: pg.Pool | string) {
     this.#boss = boss;
     this.schema = schema;
+    this.#database = database;
+  }
+
+  /**
+   * Jobs go into the commit of a `PostgresStore` on the same database: pg-boss's `send` runs its
+   * INSERT through the store's transaction client (`db` option), so the job commits, or rolls
+   * back, with the step.
+   */
+  outboxFor(store: unknown): OutboxWriter | null {
+    if (!(store instanceof PostgresStore) || !sameDatabase(store.pool, this.#database)) return null;
+    return async (transaction, jobs) => {
+      if (transaction.kind !== 'postgres')
+        throw new Error('pg-boss writes jobs into PostgreSQL transactions only.');
+      const db = {
+        executeSql: (text: string, values: unknown[]) => transaction.client.query(text, values),
+      };
+      for (const job of jobs) {
+        // Its queue must exist (its INSERT joins the queue table); made once, outside the transaction.
+        await this.prepare(job.name);
+        const id = randomUUID();
+        await this.#boss.send(job.name, jobData(job), { ...sendOptions(job, id), db });
+      }
+    };
   }
 
   prepare(name: string): Promise<void> {
@@ -131,16 +158,7 @@ class PgBossBackend implements JobBackend {
   async insert(job: NewJob): Promise<void> {
     await this.prepare(job.name);
     const id = randomUUID();
-    const data: PgJobData = { json: JSON.stringify(job.payload), key: job.key };
-    await this.#boss.send(job.name, data, {
-      id,
-      singletonKey: job.key !== null ? `key:${job.key}` : `id:${id}`,
-      ...(job.runAt !== null ? { startAfter: job.runAt } : {}),
-      retryLimit: job.maxAttempts - 1,
-      retryDelay: Math.ceil(job.backoffMs / 1000),
-      retryBackoff: job.backoffMs > 0,
-      expireInSeconds: Math.max(1, Math.ceil(job.timeoutMs / 1000)),
-    });
+    await this.#boss.send(job.name, jobData(job), sendOptions(job, id));
   }
 
   async claim(names: readonly string[], limit: number): Promise<ClaimedJob[]> {
@@ -218,4 +236,33 @@ class PgBossBackend implements JobBackend {
     // pg-boss's own workers are unused, so there is nothing left for pg-boss to wait for.
     await this.#boss.stop({ graceful: false });
   }
+}
+
+function jobData(job: NewJob): PgJobData {
+  return { json: JSON.stringify(job.payload), key: job.key };
+}
+
+function sendOptions(job: NewJob, id: string): PgBoss.SendOptions {
+  return {
+    id,
+    singletonKey: job.key !== null ? `key:${job.key}` : `id:${id}`,
+    ...(job.runAt !== null ? { startAfter: job.runAt } : {}),
+    retryLimit: job.maxAttempts - 1,
+    retryDelay: Math.ceil(job.backoffMs / 1000),
+    retryBackoff: job.backoffMs > 0,
+    expireInSeconds: Math.max(1, Math.ceil(job.timeoutMs / 1000)),
+  };
+}
+
+/** The store's pool itself, or a pool connecting to the same server and database. */
+function sameDatabase(storePool: pg.Pool, database: pg.Pool | string): boolean {
+  if (storePool === database) return true;
+  const storeUrl = (storePool as pg.Pool & { options: { connectionString?: string } }).options
+    .connectionString;
+  if (typeof database !== 'string' || storeUrl === undefined) return false;
+  const key = (url: string) => {
+    const parsed = new URL(url);
+    return `${parsed.username}@${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+  };
+  return key(storeUrl) === key(database);
 }

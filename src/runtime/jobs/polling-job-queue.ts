@@ -5,12 +5,13 @@
  * by other processes are found by polling.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { JobHandler, JobInfo } from '../delegation/job-queue.js';
+import type { JobHandler, JobInfo, JobOutbox, JobRequest } from '../delegation/job-queue.js';
 import { loadJobQueueConfig } from './config.js';
 import {
   describeError,
   type ClaimedJob,
   type JobBackend,
+  type NewJob,
   type PendingScope,
 } from './job-backend.js';
 import type {
@@ -40,6 +41,7 @@ export class PollingJobQueue implements DurableJobQueue {
   readonly #onError: JobErrorListener;
   readonly #handlers = new Map<string, JobHandler>();
   readonly #running = new Map<Promise<void>, Running>();
+  readonly #keepAlive: boolean;
   #started = false;
   #closed = false;
   #loop: Promise<void> | null = null;
@@ -47,13 +49,39 @@ export class PollingJobQueue implements DurableJobQueue {
   #wakeUp: (() => void) | null = null;
 
   protected constructor(backend: JobBackend, options: DurableJobQueueOptions = {}) {
-    const { onError, ...overrides } = options;
+    const { onError, keepAlive = true, ...overrides } = options;
     this.settings = Object.freeze(loadJobQueueConfig(overrides));
     this.#backend = backend;
     this.#onError = onError ?? (() => {});
+    this.#keepAlive = keepAlive;
   }
 
   async enqueue(job: DurableJobRequest): Promise<void> {
+    this.#assertOpen();
+    await this.#backend.insert(this.#newJob(job));
+    this.#wake();
+  }
+
+  /**
+   * The transactional outbox for `store` when the backend keeps its jobs in that store's
+   * database (the embedded queue on the store's SQLite file, pg-boss in the store's PostgreSQL
+   * database), else `null`.
+   */
+  outboxFor(store: unknown): JobOutbox | null {
+    const writer = this.#backend.outboxFor?.(store) ?? null;
+    if (writer === null) return null;
+    return {
+      write: (jobs: readonly JobRequest[]) => {
+        // Validated now, outside the transaction: a bad job fails the step before it commits.
+        const rows = jobs.map((job) => this.#newJob(job));
+        return (transaction) => writer(transaction, rows);
+      },
+      committed: () => this.#wake(),
+    };
+  }
+
+  /** The stored form of a request, with the queue's defaults; throws on invalid retry rules. */
+  #newJob(job: DurableJobRequest): NewJob {
     this.#assertOpen();
     const maxAttempts = job.maxAttempts ?? this.settings.maxAttempts;
     const backoffMs = job.backoffMs ?? this.settings.backoffMs;
@@ -65,7 +93,7 @@ export class PollingJobQueue implements DurableJobQueue {
       );
     if (!Number.isFinite(backoffMs) || backoffMs < 0)
       throw new RangeError(`Job '${job.name}': backoffMs must be a number >= 0, got ${backoffMs}.`);
-    await this.#backend.insert({
+    return {
       name: job.name,
       payload: job.payload,
       runAt: job.runAt ?? null,
@@ -73,8 +101,7 @@ export class PollingJobQueue implements DurableJobQueue {
       maxAttempts,
       backoffMs,
       timeoutMs: this.settings.timeoutMs,
-    });
-    this.#wake();
+    };
   }
 
   async work(name: string, handler: JobHandler): Promise<void> {
@@ -208,7 +235,7 @@ export class PollingJobQueue implements DurableJobQueue {
     const controller = new AbortController();
     this.#wakeUp = () => controller.abort();
     try {
-      await delay(ms, undefined, { signal: controller.signal });
+      await delay(ms, undefined, { signal: controller.signal, ref: this.#keepAlive });
     } catch {
       // Aborted by `#wake`.
     } finally {

@@ -4,14 +4,17 @@
  * so several processes sharing the file claim jobs one at a time (SQLite's write lock) and a job
  * is never claimed twice while its lease runs.
  */
+import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Json } from '../delegation/job-queue.js';
 import { newUlid } from '../ids.js';
+import { SqliteStore } from '../persistence/sqlite-store.js';
 import {
   retryDelayMs,
   type ClaimedJob,
   type JobBackend,
   type NewJob,
+  type OutboxWriter,
   type PendingScope,
 } from './job-backend.js';
 import type { FailedJob } from './types.js';
@@ -95,24 +98,26 @@ export class SqliteJobBackend implements JobBackend {
   async prepare(): Promise<void> {}
 
   async insert(job: NewJob): Promise<void> {
-    const now = new Date().toISOString();
-    const runAt = (job.runAt ?? new Date()).toISOString();
-    this.#sql.insert.run(
-      newUlid(),
-      job.name,
-      JSON.stringify(job.payload),
-      job.key,
-      runAt,
-      runAt,
-      job.maxAttempts,
-      Math.round(job.backoffMs),
-      Math.round(job.timeoutMs),
-      now,
-      now,
-    );
+    insertJobRow(this.#sql.insert, job);
+  }
+
+  /**
+   * Jobs go into the commit of a `SqliteStore` on the same database file (its connection, its
+   * transaction): the store's migrations made this very `machine_jobs` table.
+   */
+  outboxFor(store: unknown): OutboxWriter | null {
+    if (!(store instanceof SqliteStore) || !sameDatabase(store.database, this.#db)) return null;
+    return (transaction, jobs) => {
+      if (transaction.kind !== 'sqlite')
+        throw new Error('The embedded job queue writes jobs into SQLite transactions only.');
+      const insert = insertStatement(transaction.database);
+      for (const job of jobs) insertJobRow(insert, job);
+    };
   }
 
   async claim(names: readonly string[], limit: number): Promise<ClaimedJob[]> {
+    // The store closed its connection under a worker still polling it: nothing to claim.
+    if (!this.#db.open) return [];
     // An idle poll stays a plain read: the write lock is taken only when there is work to claim.
     if (this.#sql.anyDue.get(new Date().toISOString(), JSON.stringify(names)) === undefined)
       return [];
@@ -187,6 +192,43 @@ export class SqliteJobBackend implements JobBackend {
   async close(): Promise<void> {
     if (this.#ownsDatabase && this.#db.open) this.#db.close();
   }
+}
+
+// One prepared insert per connection: outbox writes run on the store's connection.
+const insertStatements = new WeakMap<Database.Database, Database.Statement>();
+
+function insertStatement(db: Database.Database): Database.Statement {
+  let statement = insertStatements.get(db);
+  if (statement === undefined) {
+    statement = db.prepare(SQL.insert);
+    insertStatements.set(db, statement);
+  }
+  return statement;
+}
+
+function insertJobRow(insert: Database.Statement, job: NewJob): void {
+  const now = new Date().toISOString();
+  const runAt = (job.runAt ?? new Date()).toISOString();
+  insert.run(
+    newUlid(),
+    job.name,
+    JSON.stringify(job.payload),
+    job.key,
+    runAt,
+    runAt,
+    job.maxAttempts,
+    Math.round(job.backoffMs),
+    Math.round(job.timeoutMs),
+    now,
+    now,
+  );
+}
+
+/** The same connection, or two connections on the same file (`:memory:` databases never are). */
+function sameDatabase(a: Database.Database, b: Database.Database): boolean {
+  if (a === b) return true;
+  if (a.memory || b.memory || a.name === '' || b.name === '') return false;
+  return resolve(a.name) === resolve(b.name);
 }
 
 function timedOut(row: JobRow): string {

@@ -30,7 +30,10 @@ export interface JobQueueSettings {
   timeoutMs: number;
   /** Handlers this queue runs at the same time (default 4, `MACHINE_JOB_CONCURRENCY`). */
   concurrency: number;
-  /** How often an idle worker looks for due jobs enqueued by other processes, in ms (default 1000). */
+  /**
+   * How often an idle worker looks for due jobs enqueued by other processes, in ms (default
+   * 1000, `MACHINE_JOB_POLL_INTERVAL` in seconds).
+   */
   pollIntervalMs: number;
 }
 
@@ -43,6 +46,12 @@ export type JobErrorListener = (error: unknown, job: JobInfo | null) => void;
 /** Options shared by the durable queues. */
 export interface DurableJobQueueOptions extends Partial<JobQueueSettings> {
   onError?: JobErrorListener;
+  /**
+   * Whether the worker's poll timer keeps the process alive (default true: a worker process
+   * lives for its queue). `MachineRuntime.open`'s in-process worker sets false: the server's
+   * sockets decide when that process ends.
+   */
+  keepAlive?: boolean;
 }
 
 /** A job that used up its attempts, kept for inspection. */

@@ -4,6 +4,7 @@
  */
 import type { JobHandler } from '../delegation/job-queue.js';
 import { loadRuntimeConfig } from '../config.js';
+import type { Store } from '../persistence/store.js';
 import { openJobQueue } from './open-job-queue.js';
 import type {
   DurableJobQueue,
@@ -16,6 +17,11 @@ import type {
 export interface StartWorkerOptions extends Partial<JobQueueSettings> {
   /** Store URL (default: `MACHINE_DATABASE_URL`, else `sqlite:./data/machines.db`). */
   databaseUrl?: string;
+  /**
+   * An open store whose queue to run instead of `databaseUrl` (`openJobQueue(store)`: it shares
+   * the store's connection, which stays open when the worker stops).
+   */
+  store?: Store;
   /** Handlers by job name. */
   handlers?: Readonly<Record<string, JobHandler>>;
   /**
@@ -49,6 +55,7 @@ export interface RunningWorker {
 export async function startWorker(options: StartWorkerOptions = {}): Promise<RunningWorker> {
   const {
     databaseUrl,
+    store,
     handlers = {},
     register,
     jobSchema,
@@ -57,8 +64,7 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Run
     env = process.env,
     ...settings
   } = options;
-  const url = databaseUrl ?? loadRuntimeConfig({}, env).databaseUrl;
-  const queue = await openJobQueue(url, {
+  const queue = await openJobQueue(store ?? databaseUrl ?? loadRuntimeConfig({}, env).databaseUrl, {
     ...settings,
     onError,
     ...(jobSchema !== undefined ? { jobSchema } : {}),

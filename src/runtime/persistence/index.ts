@@ -11,6 +11,7 @@ export type {
   StoreKind,
 } from './store.js';
 export { SequenceConflictError } from './store.js';
+export type { StoreTransaction, TransactionHook } from './transaction.js';
 export type { CreateOptions, InstanceResult, MachineInstances } from './types.js';
 export { MemoryStore } from './memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';

@@ -58,6 +58,9 @@ export class MemoryStore implements Store {
 
   async commit(request: CommitRequest): Promise<void> {
     assertCommitRequest(request);
+    // No transaction to write into: dropping the hook's writes silently would lose them.
+    if (request.inTransaction !== undefined)
+      throw new Error('The memory store cannot run transaction hooks.');
     const requests = flattenCommit(request);
     // Check every instance and row before changing anything: a commit applies whole or not at all.
     const ids = new Set<string>();

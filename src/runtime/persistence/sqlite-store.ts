@@ -44,9 +44,10 @@ import {
   type FindInStateOptions,
   type HistoryQuery,
   type InstanceInState,
+  type ExclusiveReads,
+  type ExclusiveStore,
   type LockRequest,
   type LockRow,
-  type Store,
 } from './store.js';
 
 /** Options of `SqliteStore`. */
@@ -94,21 +95,69 @@ const SQL = {
     WHERE machine_locks.expires_at < excluded.acquired_at`,
   releaseLock: `DELETE FROM machine_locks WHERE root_event_id = ? AND owner_id = ?`,
   readLock: `SELECT * FROM machine_locks WHERE root_event_id = ?`,
+  lockExpiry: `SELECT expires_at FROM machine_locks WHERE root_event_id = ?`,
+  deleteExpiredLock: `DELETE FROM machine_locks WHERE root_event_id = ? AND expires_at < ?`,
   sweepLocks: `DELETE FROM machine_locks WHERE expires_at < ?`,
 } as const;
 
 type Statements = { -readonly [K in keyof typeof SQL]: Database.Statement };
 
+const EVENT_COLUMNS = 12;
+/** Most history rows per INSERT statement (12 parameters each, well under SQLite's limit). */
+const EVENT_CHUNK = 50;
+
+// Parameters of a multi-row history INSERT: the columns of `rows` records from `start`.
+function eventValues(history: readonly HistoryRecord[], start: number, rows: number): unknown[] {
+  const values: unknown[] = [];
+  for (let index = start; index < start + rows; index += 1) {
+    const record = history[index]!;
+    values.push(
+      record.id,
+      record.sequence,
+      record.createdAt,
+      record.machineId,
+      record.rootEventId,
+      record.source,
+      record.type,
+      toJson(record.payload),
+      JSON.stringify(record.value),
+      toJson(record.context),
+      record.version,
+      record.actor,
+    );
+  }
+  return values;
+}
+
 // Upper bound for ISO text comparisons when no `enteredBefore` is given.
 const FAR_FUTURE = '9999-12-31T23:59:59.999Z';
 
 /** `Store` on a SQLite file (or `:memory:` database). */
-export class SqliteStore implements Store {
+export class SqliteStore implements ExclusiveStore {
   readonly kind = 'sqlite' as const;
   readonly filename: string;
   readonly #db: Database.Database;
   #statements: Statements | undefined;
+  /** History INSERTs by row count (1..EVENT_CHUNK), prepared on first use. */
+  #insertEvents = new Map<number, Database.Statement>();
   readonly #commitTransaction: (request: CommitRequest) => void;
+  readonly #exclusiveTransaction: (fn: (reads: ExclusiveReads) => unknown) => unknown;
+  readonly #exclusiveReads: ExclusiveReads = {
+    load: (rootEventId) => {
+      const row = this.#sql.loadInstance.get(rootEventId) as InstanceRow | undefined;
+      return row ? snapshotFromRow(row) : null;
+    },
+    lockHeld: (rootEventId) => {
+      const row = this.#sql.lockExpiry.get(rootEventId) as { expires_at: string } | undefined;
+      if (row === undefined) return false;
+      const expiresAt = row.expires_at;
+      const now = new Date().toISOString();
+      // Same rule as acquireLock: a row is taken over once expires_at < now.
+      if (!(expiresAt < now)) return true;
+      this.#sql.deleteExpiredLock.run(rootEventId, now);
+      return false;
+    },
+  };
 
   constructor(options: SqliteStoreOptions) {
     this.filename = options.filename;
@@ -122,6 +171,10 @@ export class SqliteStore implements Store {
     // IMMEDIATE takes the write lock at BEGIN: a deferred transaction that upgrades later can
     // fail with SQLITE_BUSY without waiting when another process writes concurrently.
     this.#commitTransaction = (request) => commit.immediate(request);
+    const exclusive = this.#db.transaction((fn: (reads: ExclusiveReads) => unknown) =>
+      fn(this.#exclusiveReads),
+    );
+    this.#exclusiveTransaction = (fn) => exclusive.immediate(fn);
   }
 
   /** The underlying connection, for tools and the benchmark's hand-written baseline. */
@@ -152,6 +205,7 @@ export class SqliteStore implements Store {
       })
       .immediate();
     this.#statements = undefined;
+    this.#insertEvents = new Map();
   }
 
   /** Versions recorded in `schema_migrations`. */
@@ -175,6 +229,10 @@ export class SqliteStore implements Store {
   async load(rootEventId: string): Promise<MachineSnapshot | null> {
     const row = this.#sql.loadInstance.get(rootEventId) as InstanceRow | undefined;
     return row ? snapshotFromRow(row) : null;
+  }
+
+  exclusive<T>(fn: (reads: ExclusiveReads) => T): T {
+    return this.#exclusiveTransaction(fn) as T;
   }
 
   async commit(request: CommitRequest): Promise<void> {
@@ -203,6 +261,12 @@ export class SqliteStore implements Store {
     const requests = flattenCommit(request);
     for (const part of requests) this.#applyInstance(part);
     for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
+    if (request.inTransaction !== undefined) {
+      const pending = request.inTransaction({ kind: 'sqlite', database: this.#db });
+      // better-sqlite3 commits when the function returns: an awaited write would land outside.
+      if (pending instanceof Promise)
+        throw new Error('A SQLite transaction hook must be synchronous.');
+    }
   }
 
   #applyInstance(request: CommitRequest): void {
@@ -236,21 +300,10 @@ export class SqliteStore implements Store {
             expectedSequence,
           );
     if (result.changes !== 1) throw new SequenceConflictError(snapshot.id, expectedSequence);
-    for (const record of history) {
-      sql.insertEvent.run(
-        record.id,
-        record.sequence,
-        record.createdAt,
-        record.machineId,
-        record.rootEventId,
-        record.source,
-        record.type,
-        toJson(record.payload),
-        JSON.stringify(record.value),
-        toJson(record.context),
-        record.version,
-        record.actor,
-      );
+    // Several rows per statement (one step and reset instead of one per row).
+    for (let start = 0; start < history.length; start += EVENT_CHUNK) {
+      const rows = Math.min(EVENT_CHUNK, history.length - start);
+      this.#insertEventsStatement(rows).run(eventValues(history, start, rows));
     }
     const { entered, left } = diffStates(request.previousValue, snapshot.value);
     for (const stateId of left) sql.deleteState.run(snapshot.id, stateId);
@@ -258,6 +311,18 @@ export class SqliteStore implements Store {
       sql.insertState.run(snapshot.id, snapshot.machineId, stateId, now);
     if (request.releaseLockOwner !== undefined)
       sql.releaseLock.run(snapshot.id, request.releaseLockOwner);
+  }
+
+  #insertEventsStatement(rows: number): Database.Statement {
+    let statement = this.#insertEvents.get(rows);
+    if (statement === undefined) {
+      const tuple = `(${Array.from({ length: EVENT_COLUMNS }, () => '?').join(', ')})`;
+      statement = this.#db.prepare(
+        `${SQL.insertEvent.slice(0, SQL.insertEvent.indexOf('VALUES'))}VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`,
+      );
+      this.#insertEvents.set(rows, statement);
+    }
+    return statement;
   }
 
   async history(rootEventId: string, query: HistoryQuery = {}): Promise<HistoryRecord[]> {

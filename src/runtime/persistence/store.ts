@@ -5,6 +5,7 @@
  */
 import type { ChildRowChange, ChildStore } from '../delegation/child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import type { TransactionHook } from './transaction.js';
 
 /** Which backend a store is. */
 export type StoreKind = 'memory' | 'sqlite' | 'postgres';
@@ -46,6 +47,12 @@ export interface CommitRequest {
    * `releaseLockOwner` and `children` apply too.
    */
   also?: readonly CommitRequest[];
+  /**
+   * Extra writes in the same transaction, after the store's own (the job queue's outbox: jobs
+   * of this step committed with it). Only the top-level request's hook runs. The memory store
+   * has no transaction to share and rejects it.
+   */
+  inTransaction?: TransactionHook;
 }
 
 /** A row of `machine_current_states`. */
@@ -137,6 +144,37 @@ export interface Store extends ChildStore {
   sweepExpiredLocks(): Promise<number>;
   /** Releases connections / file handles. */
   close(): Promise<void>;
+}
+
+/** The reads of an {@link ExclusiveStore.exclusive} transaction, synchronous. */
+export interface ExclusiveReads {
+  /** The last committed snapshot of an instance, or `null` when it does not exist. */
+  load(rootEventId: string): MachineSnapshot | null;
+  /**
+   * True when someone holds a live (unexpired) lock on the instance. An expired row is deleted
+   * in this transaction: its holder is presumed dead, and taking it over then releasing it with
+   * the commit (what `tryAcquireLock` plus `releaseLockOwner` do) leaves no row either.
+   */
+  lockHeld(rootEventId: string): boolean;
+}
+
+/**
+ * A store whose driver is synchronous (SQLite): `exclusive` runs a whole send (lock check, load,
+ * macrostep, commit) as one write transaction, without a lock row. Nothing else of this process
+ * can run while it does (no `await` inside), and other processes wait at `BEGIN IMMEDIATE`.
+ */
+export interface ExclusiveStore extends Store {
+  /**
+   * Runs `fn` inside one `BEGIN IMMEDIATE` transaction and returns its result. `fn` must not
+   * await: `commit` called from it applies synchronously (as a savepoint of this transaction).
+   * A throw rolls everything back.
+   */
+  exclusive<T>(fn: (reads: ExclusiveReads) => T): T;
+}
+
+/** True when `store` supports {@link ExclusiveStore.exclusive}. */
+export function isExclusiveStore(store: Store): store is ExclusiveStore {
+  return typeof (store as Partial<ExclusiveStore>).exclusive === 'function';
 }
 
 /**

@@ -44,7 +44,8 @@ export interface MachineInstances<D> {
    * Load, lock (without waiting), run one macrostep, persist, release.
    * Throws `MachineAlreadyRunningException` (carrying the last committed snapshot) when the
    * lock is held, `MachineValidationException` after persisting a validation-guard failure,
-   * `NoTransitionDefinitionFoundException` with nothing written.
+   * `NoTransitionDefinitionFoundException` with nothing written, `MachineNotFoundException` for
+   * unknown or foreign ids (the HTTP layer relies on it to skip a separate `restore`).
    */
   send(definition: D, id: string, event: EventObject): Promise<InstanceResult>;
   /** A fresh instance per call, the event applied, nothing persisted (stateless endpoints). */

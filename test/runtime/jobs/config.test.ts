@@ -22,6 +22,7 @@ describe('loadJobQueueConfig', () => {
     ['MACHINE_JOB_TIMEOUT', '60', { timeoutMs: 60_000 }],
     ['MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT', '10', { timeoutMs: 10_000 }],
     ['MACHINE_JOB_CONCURRENCY', '8', { concurrency: 8 }],
+    ['MACHINE_JOB_POLL_INTERVAL', '0.05', { pollIntervalMs: 50 }],
   ])('should read %s=%s (seconds for times)', (name, value, expected) => {
     expect(loadJobQueueConfig({}, { [name]: value })).toMatchObject(expected);
   });

@@ -42,7 +42,7 @@ describe.each(backends)('job worker processes on $name', (backend) => {
     try {
       await queue.enqueue({ name: 'crash', payload: { order: 7 }, backoffMs: 0 });
       const doomed = startWorkerProcess('crash', 'block');
-      const line = await doomed.waitForLine((text) => text.startsWith('CLAIMED '));
+      const line = await doomed.waitForLine((text) => text.startsWith('CLAIMED '), 45_000);
       const [, jobId, attempt] = line.split(' ');
       expect(attempt).toBe('1');
       doomed.child.kill('SIGKILL');
@@ -67,13 +67,16 @@ describe.each(backends)('job worker processes on $name', (backend) => {
     } finally {
       await queue.close({ timeoutMs: 0 });
     }
-  }, 30_000);
+  }, 90_000);
 
   it(`should run each of ${JOBS} jobs exactly once across two worker processes`, async () => {
     const workers = [startWorkerProcess('bulk', 'record'), startWorkerProcess('bulk', 'record')];
     const queue = await openJobQueue(backend.url(), backend.settings);
     try {
-      await Promise.all(workers.map((worker) => worker.waitForLine((text) => text === 'READY')));
+      // Generous: process start-up (tsx) is slow while the rest of the suite runs on 2 cores.
+      await Promise.all(
+        workers.map((worker) => worker.waitForLine((text) => text === 'READY', 45_000)),
+      );
       for (let index = 0; index < JOBS; index++)
         await queue.enqueue({ name: 'bulk', payload: index });
       await queue.drain({ names: ['bulk'], timeoutMs: 60_000 });

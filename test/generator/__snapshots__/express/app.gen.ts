@@ -9,8 +9,9 @@ import {
   type MiddlewareRegistry,
 } from 'machine-routes/runtime';
 import config from '../../../../fixtures/generator/express/machine-routes.config.js';
-import { machineOf } from './machines.gen.js';
+import { configMachines, machineOf } from './machines.gen.js';
 import { calculatorRoutes } from './calculator.routes.gen.js';
+import { checkoutRoutes } from './checkout.routes.gen.js';
 import { fulfillmentRoutes } from './fulfillment.routes.gen.js';
 import { invoiceRoutes } from './invoice.routes.gen.js';
 import { orderRoutes } from './order.routes.gen.js';
@@ -23,6 +24,11 @@ export interface AppOptions {
   databaseUrl?: string;
   /** Middleware implementations; default: the config's `middleware` registry. */
   middleware?: MiddlewareRegistry;
+  /**
+   * Run the job queue's worker (child machines, completions, timeouts, async sends) in this
+   * process (default true). False when `machine-routes worker` processes run the jobs.
+   */
+  worker?: boolean;
 }
 
 /** A built application and what it holds open. */
@@ -31,7 +37,7 @@ export interface App {
   runtime: MachineRuntime;
   /** Listens on `port` (0: any free port) and resolves with the base URL. */
   listen(port: number, host?: string): Promise<string>;
-  /** Stops listening and closes the store. */
+  /** Stops listening, then the job worker, then closes the store. */
   close(): Promise<void>;
 }
 
@@ -51,6 +57,7 @@ async function buildRouter(runtime: MachineRuntime, options: AppOptions): Promis
     models: resolveModelBinders(config.models, runtime.store),
   });
   router.mount(machineOf('calculator'), calculatorRoutes);
+  router.mount(machineOf('checkout'), checkoutRoutes);
   router.mount(machineOf('fulfillment'), fulfillmentRoutes);
   router.mount(machineOf('invoice'), invoiceRoutes);
   router.mount(machineOf('order'), orderRoutes);
@@ -62,13 +69,19 @@ async function buildRouter(runtime: MachineRuntime, options: AppOptions): Promis
 /** Builds the Express application of every registration of the config. */
 export async function buildApp(options: AppOptions = {}): Promise<App> {
   const databaseUrl = options.databaseUrl ?? config.store;
-  const runtime = await MachineRuntime.open(databaseUrl === undefined ? {} : { databaseUrl });
+  // The store's durable job queue (embedded on SQLite, pg-boss on PostgreSQL) runs the child
+  // machines; its jobs commit with the steps that cause them.
+  const runtime = await MachineRuntime.open({
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    machines: configMachines(),
+    worker: options.worker ?? true,
+  });
   let router: MachineRouter;
   try {
     router = await buildRouter(runtime, options);
   } catch (error) {
-    // A failed start must not leave the store (and a SQLite file handle) open.
-    await runtime.store.close();
+    // A failed start must not leave the worker running or the store (a SQLite file handle) open.
+    await runtime.close();
     throw error;
   }
   const app = express();
@@ -91,7 +104,7 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
       await new Promise<void>((resolve) =>
         server === null ? resolve() : server.close(() => resolve()),
       );
-      await runtime.store.close();
+      await runtime.close();
     },
   };
 }

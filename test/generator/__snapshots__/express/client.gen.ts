@@ -22,6 +22,53 @@ export type CalculatorResponse = {
   };
 };
 export type CalculatorState = 'calculator.ready';
+export type CheckoutAvailableEvent = {
+  type: 'CANCEL' | 'CANCEL_PAYMENT' | 'CONFIRM_PAYMENT' | 'PROVIDE_CARD';
+  source: 'parent' | 'forward';
+};
+export type CheckoutCancelPaymentResponse = {
+  data: {
+    id: string;
+    state: CheckoutState[];
+    availableEvents: CheckoutAvailableEvent[];
+    child: { state: PaymentState[]; output: { amount: number; cardLast4: unknown } } | null;
+    isProcessing: boolean;
+  };
+};
+export type CheckoutConfirmPaymentResponse = {
+  data: {
+    id: string;
+    state: CheckoutState[];
+    availableEvents: CheckoutAvailableEvent[];
+    output: Record<string, unknown>;
+    child: { state: PaymentState[]; output: { amount: number; cardLast4: unknown } } | null;
+    isProcessing: boolean;
+  };
+};
+export type CheckoutCreatedResponse = {
+  data: { id: string; state: CheckoutState[]; output: CheckoutOutput };
+};
+export type CheckoutOutput = { orderId: string; amount: number; paidWith: unknown };
+export type CheckoutProvideCardPayload = { card: string };
+export type CheckoutProvideCardResponse = {
+  data: {
+    id: string;
+    state: CheckoutState[];
+    availableEvents: CheckoutAvailableEvent[];
+    child: { state: PaymentState[]; output: { amount: number; cardLast4: unknown } } | null;
+    isProcessing: boolean;
+  };
+};
+export type CheckoutResponse = {
+  data: {
+    id: string;
+    state: CheckoutState[];
+    availableEvents: CheckoutAvailableEvent[];
+    output: CheckoutOutput;
+    isProcessing: boolean;
+  };
+};
+export type CheckoutState = 'checkout.cancelled' | 'checkout.paid' | 'checkout.paying';
 export type ErrorResponse = { message: string };
 export type FulfillmentAvailableEvent = {
   type: 'CAPTURE' | 'PACK';
@@ -92,6 +139,13 @@ export type OrderResponse = {
 };
 export type OrderState = 'order.approved' | 'order.cancelled' | 'order.draft' | 'order.submitted';
 export type OrderSubmitPayload = { amount: number; note?: string };
+export type PaymentAvailableEvent = {
+  type: 'ABORT' | 'CONFIRM' | 'PROVIDE_CARD';
+  source: 'parent';
+};
+export type PaymentOutput = Record<string, unknown>;
+export type PaymentState =
+  'payment.aborted' | 'payment.authorizing' | 'payment.awaiting_card' | 'payment.paid';
 export type TicketAvailableEvent = { type: 'ASSIGN' | 'COMMENT' | 'RESOLVE'; source: 'parent' };
 export type TicketCommentPayload = { text: string };
 export type TicketCreatedResponse = {
@@ -115,6 +169,28 @@ export type CalculatorAddResult =
   | ClientResponse<400 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
 export type CalculatorMultiplyResult = CalculatorAddResult;
+export type CheckoutCancelResult =
+  | ClientResponse<200, CheckoutResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<423, CheckoutResponse>;
+export type CheckoutCancelPaymentResult =
+  | ClientResponse<200, CheckoutCancelPaymentResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<423, CheckoutCancelPaymentResponse>;
+export type CheckoutConfirmPaymentResult =
+  | ClientResponse<200, CheckoutConfirmPaymentResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<423, CheckoutConfirmPaymentResponse>;
+export type CheckoutCreateResult =
+  ClientResponse<201, CheckoutCreatedResponse> | ClientResponse<500, ErrorResponse>;
+export type CheckoutProvideCardResult =
+  | ClientResponse<200, CheckoutProvideCardResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<423, CheckoutProvideCardResponse>;
 export type FulfillmentCaptureResult =
   | ClientResponse<200, FulfillmentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
@@ -186,6 +262,18 @@ export function createClient(options: ClientOptions) {
       add: method<{ payload: CalculatorAddPayload }, CalculatorAddResult>({ method: 'POST', path: '/calculator/add', event: 'ADD', input: true, statuses: STATUSES_1 }),
       /** `POST /calculator/multiply` (calculator.multiply) */
       multiply: method<{ payload: CalculatorMultiplyPayload }, CalculatorMultiplyResult>({ method: 'POST', path: '/calculator/multiply', event: 'MULTIPLY', input: true, statuses: STATUSES_1 }),
+    },
+    checkout: {
+      /** `POST /checkouts/{machineId}/cancel` (checkout.cancel) */
+      cancel: method<{ machineId: string }, CheckoutCancelResult>({ method: 'POST', path: '/checkouts/{machineId}/cancel', event: 'CANCEL', input: true, statuses: STATUSES_2 }),
+      /** `POST /checkouts/{machineId}/cancel-payment` (checkout.cancel_payment) */
+      cancelPayment: method<{ machineId: string }, CheckoutCancelPaymentResult>({ method: 'POST', path: '/checkouts/{machineId}/cancel-payment', event: 'CANCEL_PAYMENT', input: true, statuses: STATUSES_2 }),
+      /** `POST /checkouts/{machineId}/confirm-payment` (checkout.confirm_payment) */
+      confirmPayment: method<{ machineId: string }, CheckoutConfirmPaymentResult>({ method: 'POST', path: '/checkouts/{machineId}/confirm-payment', event: 'CONFIRM_PAYMENT', input: true, statuses: STATUSES_2 }),
+      /** `POST /checkouts/create` (checkout.create) */
+      create: method<null, CheckoutCreateResult>({ method: 'POST', path: '/checkouts/create', event: null, input: false, statuses: STATUSES_3 }),
+      /** `POST /checkouts/{machineId}/provide-card` (checkout.provide_card) */
+      provideCard: method<{ machineId: string; payload: CheckoutProvideCardPayload }, CheckoutProvideCardResult>({ method: 'POST', path: '/checkouts/{machineId}/provide-card', event: 'PROVIDE_CARD', input: true, statuses: STATUSES_2 }),
     },
     fulfillment: {
       /** `POST /fulfillments/{machineId}/capture` (fulfillment.capture) */

@@ -1,0 +1,97 @@
+/**
+ * `machine-routes worker`: runs the job queue of a store in a process of its own (child starts,
+ * completions, `@timeout`, async sends), for deployments whose servers open their runtime with
+ * `worker: false`. It loads the config so it knows every machine a job may name.
+ */
+import type { Command } from 'commander';
+import { checkProject } from '../../generator/generate.js';
+import type { LoadedConfig } from '../../generator/load-config.js';
+import { printIssues, type CliIo } from '../io.js';
+
+interface WorkerOptions {
+  config?: string;
+  database?: string;
+  concurrency?: string;
+}
+
+/** Adds the command; `exit` receives its exit code (once the worker has stopped). */
+export function registerWorker(program: Command, io: CliIo, exit: (code: number) => void): void {
+  program
+    .command('worker')
+    .description('run child, completion, timeout and send jobs until SIGINT/SIGTERM')
+    .option('-c, --config <path>', 'config file (default: machine-routes.config.ts)')
+    .option(
+      '-d, --database <url>',
+      "store URL (default: the config's store, else MACHINE_DATABASE_URL, else the SQLite file)",
+    )
+    .option('--concurrency <n>', 'jobs run at the same time (default: MACHINE_JOB_CONCURRENCY, 4)')
+    .action(async (options: WorkerOptions) => {
+      const concurrency = parseConcurrency(options.concurrency);
+      if (concurrency === null) {
+        io.stderr(`--concurrency must be an integer >= 1, got '${options.concurrency}'.`);
+        return exit(1);
+      }
+      // The same checks as `check`: a worker must not run machines the build would reject.
+      const report = await checkProject({ config: options.config, cwd: io.cwd });
+      if (report.loaded === null || report.issues.length > 0) {
+        printIssues(io, report.issues);
+        return exit(1);
+      }
+      exit(await runWorker(report.loaded, io, options.database, concurrency));
+    });
+}
+
+/** Runs until the worker stops; returns the exit code. */
+async function runWorker(
+  loaded: LoadedConfig,
+  io: CliIo,
+  database: string | undefined,
+  concurrency: number | undefined,
+): Promise<number> {
+  // The config's own runtime instance: its machines were defined with it, and the store, queue
+  // and runtime must agree with them (and with each other's classes).
+  const runtime = loaded.runtime;
+  const url =
+    database ?? loaded.config.store ?? runtime.loadRuntimeConfig({}, process.env).databaseUrl;
+  const machines = uniqueMachines(loaded);
+  const store = await runtime.openStore(url);
+  try {
+    const worker = await runtime.startWorker({
+      store,
+      ...(concurrency === undefined ? {} : { concurrency }),
+      register: async (queue) => {
+        // Registers the child, completion, timeout and send handlers on the queue.
+        await new runtime.MachineRuntime({ store, jobs: queue, machines }).ready();
+      },
+    });
+    const { settings } = worker.queue as { settings?: { concurrency: number } };
+    io.stdout(
+      `Worker running: ${machines.length} machine${machines.length === 1 ? '' : 's'}, jobs of ` +
+        `${redact(url)}, concurrency ${settings?.concurrency ?? '?'}. SIGINT or SIGTERM stops it.`,
+    );
+    await worker.stopped;
+    io.stdout('Worker stopped.');
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The registrations' machines, one per id (children are found through them). */
+function uniqueMachines(loaded: LoadedConfig) {
+  const byId = new Map<string, LoadedConfig['config']['registrations'][number]['machine']>();
+  for (const registration of loaded.config.registrations)
+    byId.set(registration.machine.id, registration.machine);
+  return [...byId.values()];
+}
+
+function parseConcurrency(value: string | undefined): number | undefined | null {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  return Number.isInteger(parsed) && parsed >= 1 ? parsed : null;
+}
+
+/** The URL without its password, fit for a terminal. */
+function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}

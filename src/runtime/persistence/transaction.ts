@@ -1,0 +1,22 @@
+/**
+ * A store transaction as seen by someone writing into it besides the store: the job queue's
+ * transactional outbox. When the queue keeps its jobs in the store's database (the embedded
+ * `machine_jobs` table on SQLite, pg-boss beside the store on PostgreSQL), the jobs a macrostep
+ * causes are written in the macrostep's own commit, so a crash can never keep the commit and
+ * lose the job (or the reverse).
+ */
+import type Database from 'better-sqlite3';
+import type pg from 'pg';
+
+/** The open transaction of a commit, by dialect. */
+export type StoreTransaction =
+  /** Inside better-sqlite3's transaction function: writes must be synchronous. */
+  | { kind: 'sqlite'; database: Database.Database }
+  /** Between `BEGIN` and `COMMIT` on this pooled client. */
+  | { kind: 'postgres'; client: pg.PoolClient };
+
+/**
+ * Runs inside a commit's transaction, after the store's own writes. SQLite hooks must return
+ * nothing (better-sqlite3 transactions cannot await); a hook that throws rolls the commit back.
+ */
+export type TransactionHook = (transaction: StoreTransaction) => void | Promise<void>;
