@@ -185,7 +185,8 @@ export type CheckoutConfirmPaymentResult =
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, CheckoutConfirmPaymentResponse>;
 export type CheckoutCreateResult =
-  ClientResponse<201, CheckoutCreatedResponse> | ClientResponse<500, ErrorResponse>;
+  | ClientResponse<201, CheckoutCreatedResponse>
+  | ClientResponse<400 | 413 | 415 | 500, ErrorResponse>;
 export type CheckoutProvideCardResult =
   | ClientResponse<200, CheckoutProvideCardResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
@@ -197,7 +198,8 @@ export type FulfillmentCaptureResult =
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, FulfillmentResponse>;
 export type FulfillmentCreateResult =
-  ClientResponse<201, FulfillmentCreatedResponse> | ClientResponse<500, ErrorResponse>;
+  | ClientResponse<201, FulfillmentCreatedResponse>
+  | ClientResponse<400 | 413 | 415 | 500, ErrorResponse>;
 export type FulfillmentPackResult = FulfillmentCaptureResult;
 export type InvoicePayResult =
   | ClientResponse<200, InvoiceResponse>
@@ -216,7 +218,7 @@ export type OrderCancelResult =
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, OrderCancelResponse>;
 export type OrderCreateResult =
-  ClientResponse<201, OrderCreatedResponse> | ClientResponse<500, ErrorResponse>;
+  ClientResponse<201, OrderCreatedResponse> | ClientResponse<400 | 413 | 415 | 500, ErrorResponse>;
 export type OrderQuoteResult =
   | ClientResponse<200, OrderResponse>
   | ClientResponse<404 | 409 | 500, ErrorResponse>
@@ -232,7 +234,7 @@ export type TicketCommentResult =
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, TicketResponse>;
 export type TicketCreateResult =
-  ClientResponse<201, TicketCreatedResponse> | ClientResponse<500, ErrorResponse>;
+  ClientResponse<201, TicketCreatedResponse> | ClientResponse<400 | 413 | 415 | 500, ErrorResponse>;
 export type TicketStaffAssignResult =
   | ClientResponse<200, TicketResponse>
   | ClientResponse<400 | 401 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
@@ -243,7 +245,7 @@ export type TicketStaffResolveResult = TicketStaffAssignResult;
 // Documented statuses, shared by the routes that answer with the same set.
 const STATUSES_1 = [200, 400, 409, 413, 415, 422, 500];
 const STATUSES_2 = [200, 400, 404, 409, 413, 415, 422, 423, 500];
-const STATUSES_3 = [201, 500];
+const STATUSES_3 = [201, 400, 413, 415, 500];
 const STATUSES_4 = [200, 404, 409, 422, 500];
 const STATUSES_5 = [200, 400, 401, 404, 409, 413, 415, 422, 423, 500];
 

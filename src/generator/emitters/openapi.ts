@@ -190,7 +190,11 @@ export interface ErrorResponse {
 const SHARED_RESPONSES: Readonly<
   Record<Exclude<ErrorStatus, 423>, { name: string; description: string; schema: string }>
 > = {
-  400: { name: 'BadRequest', description: 'Malformed JSON body.', schema: ERROR_SCHEMA },
+  400: {
+    name: 'BadRequest',
+    description: 'Malformed JSON body, or a body that is not a JSON object.',
+    schema: ERROR_SCHEMA,
+  },
   401: {
     name: 'Unauthorized',
     description: 'Missing or invalid credentials.',
@@ -223,7 +227,9 @@ function shared(status: Exclude<ErrorStatus, 423>): ErrorResponse {
 
 /** Error answers of a route, in ascending status order. */
 export function errorResponses(route: ManifestRoute): ErrorResponse[] {
-  const hasBody = route.handler !== 'create' && !usesQuery(route);
+  // Every write route parses its body, create included (400 / 413 / 415 come from the adapter's
+  // parser before the handler runs; docs/http.md "Bad input").
+  const hasBody = !usesQuery(route);
   const bound = route.binding.kind !== 'none';
   const sendsEvent = route.handler !== 'create';
   const errors: ErrorResponse[] = [];

@@ -16,7 +16,11 @@
  * and by actions that abort with it). Endpoints follow the spec's lifecycle rows instead: the
  * client gets a usable state plus a signal to wait for the next broadcast, not an error.
  */
-import { MachineAlreadyRunningException, MachineValidationException } from '../errors.js';
+import {
+  MachineAlreadyRunningException,
+  MachineOutputInjectionException,
+  MachineValidationException,
+} from '../errors.js';
 import type {
   EndpointActionArgs,
   EndpointActionDefinition,
@@ -138,6 +142,16 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     return guarded(route, services.logger, async (request) => {
       const response = await runMiddleware(middleware, request);
       if (response) return response;
+      // Create reads nothing from its body, but a body it is sent is held to the same rule as
+      // event routes (docs/http.md "Bad input": a body that is not an object is a 400).
+      const body = request.body;
+      if (
+        body !== undefined &&
+        body !== null &&
+        (typeof body !== 'object' || Array.isArray(body))
+      ) {
+        throw new HttpError(400, 'The request body must be a JSON object.');
+      }
       const { snapshot } = await services.instances.create(definition);
       return {
         status: route.status,
@@ -217,7 +231,20 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     }
     const child = (await services.forwardedChild?.(definition, snapshot, target.forward)) ?? null;
     if (services.forwardedOutput) {
-      const resolved = services.forwardedOutput(definition, snapshot, target.forward, child, event);
+      let resolved: ReturnType<NonNullable<typeof services.forwardedOutput>>;
+      try {
+        resolved = services.forwardedOutput(definition, snapshot, target.forward, child, event);
+      } catch (error) {
+        // Contention answers the last committed state (spec "Errors": the standard envelope,
+        // isProcessing true): the event was not processed, so an output behavior that reads
+        // the child's final output may find the child in a state without one. The parent's own
+        // output (state output, else context) stands in; on the normal path this stays an error.
+        if (!isProcessing || !(error instanceof MachineOutputInjectionException)) throw error;
+        resolved = {
+          output: services.resolveOutput(definition, snapshot, null, event),
+          child: child && { state: child.value, output: childOutput(child, null) },
+        };
+      }
       return {
         status,
         body: forwardedEnvelope({

@@ -641,6 +641,15 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       });
     });
 
+    it('should answer 400 for a create body that is not an object, and create nothing', async () => {
+      const before = instanceCount();
+      const response = await call('POST', '/orders/create', { body: [1, 2] });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ message: 'The request body must be a JSON object.' });
+      expect(instanceCount()).toBe(before);
+      expect((await call('POST', '/orders/create', { body: {} })).status).toBe(201);
+    });
+
     it('should answer 413 for a body over the limit', async () => {
       const response = await call('POST', '/quotes/submit', {
         body: { payload: { amount: 1, note: 'x'.repeat(5000) } },

@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkoutMachine } from '../../../fixtures/http/checkout-machine.js';
+import { checkoutMachine as exampleCheckout } from '../../../fixtures/example/machines/checkout.js';
+import { forwardedOutput } from '../../../src/runtime/http/forwarded-output.js';
 import type { MachineDefinition } from '../../../src/runtime/definition/index.js';
 import type { EventObject } from '../../../src/runtime/definition/types.js';
 import {
@@ -169,6 +171,65 @@ describe('createRouteHandler (forwarded endpoints)', () => {
       deps,
     )(request('POST', { payload: { card: '1111' } }, 'missing'));
     expect(response).toEqual({ status: 404, body: { message: 'Machine not found.' } });
+  });
+});
+
+describe('createRouteHandler (forward with a child-output behavior)', () => {
+  // CONFIRM_PAYMENT's `receipt` reads the child's final output: a child still authorizing has none.
+  const exampleParent = initialize(exampleCheckout, { id: ID }).snapshot;
+  const authorizing: MachineSnapshot = {
+    machineId: 'payment',
+    id: '01J0000000000000000000CHLD',
+    value: ['payment.authorizing'],
+    context: { amount: 40, cardLast4: '1111' },
+    status: 'active',
+    sequence: 2,
+  };
+  const exampleServices = (locked: boolean): HttpServices<MachineDefinition> => ({
+    ...services({ locked }).services,
+    instances: {
+      ...services({ locked }).services.instances,
+      restore: async () => exampleParent,
+      send: async () => {
+        if (locked) throw new MachineAlreadyRunningException('busy', exampleParent);
+        return { snapshot: exampleParent, history: [] };
+      },
+    },
+    forwardedChild: async () => authorizing,
+    forwardedOutput: (definition, snapshot, forward, childSnapshot, event) =>
+      forwardedOutput(definition, snapshot, forward, childSnapshot, event),
+  });
+  const confirm = planRoutes(exampleCheckout, { prefix: 'checkouts' }).find(
+    (candidate) => candidate.name === 'checkout.confirm_payment',
+  )!;
+
+  it("should answer contention with the parent's output when the child has no output yet", async () => {
+    const response = await createRouteHandler(
+      exampleCheckout,
+      confirm,
+      exampleServices(true),
+    )(request('POST', {}));
+    expect(response).toEqual({
+      status: 423,
+      body: {
+        data: {
+          id: ID,
+          state: ['checkout.paying'],
+          availableEvents: expect.any(Array),
+          output: { orderId: 'ORD-1', amount: 40, paidWith: null },
+          child: { state: ['payment.authorizing'], output: { amount: 40, cardLast4: '1111' } },
+          isProcessing: true,
+        },
+      },
+    });
+  });
+
+  it('should still answer 500 on the normal path (a definition error, not contention)', async () => {
+    const response = await createRouteHandler(exampleCheckout, confirm, {
+      ...exampleServices(false),
+      logger: { error: () => undefined },
+    })(request('POST', {}));
+    expect(response).toEqual({ status: 500, body: { message: 'Internal Server Error' } });
   });
 });
 

@@ -62,7 +62,8 @@ export type CheckoutConfirmPaymentResult =
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, CheckoutConfirmPaymentResponse>;
 export type CheckoutCreateResult =
-  ClientResponse<201, CheckoutCreatedResponse> | ClientResponse<500, ErrorResponse>;
+  | ClientResponse<201, CheckoutCreatedResponse>
+  | ClientResponse<400 | 413 | 415 | 500, ErrorResponse>;
 export type CheckoutProvideCardResult =
   | ClientResponse<200, CheckoutProvideCardResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
@@ -72,7 +73,7 @@ export type CheckoutStartPaymentResult = CheckoutCancelResult;
 
 // Documented statuses, shared by the routes that answer with the same set.
 const STATUSES_1 = [200, 400, 404, 409, 413, 415, 422, 423, 500];
-const STATUSES_2 = [201, 500];
+const STATUSES_2 = [201, 400, 413, 415, 500];
 
 /** The base URL `createClient` uses when none is given (the config's `client.baseUrl`). */
 export const DEFAULT_BASE_URL = '/api';
