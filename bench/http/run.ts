@@ -43,7 +43,7 @@ const SCENARIO_LABELS: Record<Scenario, string> = {
   raw: 'raw framework, same JSON',
   'mr-stateless': 'machine-routes stateless',
   'mr-machineid': 'machine-routes machineId-bound',
-  'mr-machineid-x': 'same, exclusiveSends: true',
+  'mr-machineid-x': 'same, exclusiveSends: false',
   'hw-machineid': 'hand-written XState + driver',
 };
 

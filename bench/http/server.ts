@@ -4,8 +4,9 @@
  * - POST /raw/increment                      the framework answering the same JSON, nothing else
  * - POST /quotes/increment                   machine-routes, stateless
  * - POST /counters/create, /counters/{id}/increment   machine-routes, machineId-bound
- * - POST /xcounters/create, /xcounters/{id}/increment the same with `exclusiveSends: true`
- *   (one SQLite transaction per event; on PostgreSQL the option changes nothing)
+ * - POST /xcounters/create, /xcounters/{id}/increment the same with `exclusiveSends: false`
+ *   (SQLite: the lock-row path, two transactions per event; the default is exclusive sends,
+ *   one; on PostgreSQL the option changes nothing)
  * - POST /hw/create, /hw/{id}/increment      (Fastify only) the hand-written baseline:
  *   Fastify + XState v5 + better-sqlite3 (or pg), load the current-state row, restore the
  *   actor, send, insert the history rows and upsert the current state in one transaction.
@@ -33,9 +34,9 @@ const router = new MachineRouter({
 });
 router.register(counterMachine, { prefix: 'counters', create: true, machineIdFor: ['INCREMENT'] });
 router.register(counterMachine, { prefix: 'quotes', name: 'quote' });
-// The same machine on a runtime with `exclusiveSends` (SQLite: one transaction per event).
+// The same machine on a runtime with `exclusiveSends: false` (SQLite: lock row, two transactions).
 const exclusive = new MachineRouter({
-  runtime: new MachineRuntime({ store, exclusiveSends: true }),
+  runtime: new MachineRuntime({ store, exclusiveSends: false }),
   logger: { error: () => {} },
 });
 exclusive.register(counterMachine, {

@@ -340,7 +340,14 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     } catch (error) {
       // 6. Contention: the last committed state, isProcessing true, no hooks.
       if (error instanceof MachineAlreadyRunningException) {
-        const committed = isSnapshot(error.snapshot) ? error.snapshot : pre;
+        // Without a snapshot on the exception (the store could not read one) nor a loaded
+        // one (deferred load), read it now: the answer stays 423 / 200.
+        const committed = isSnapshot(error.snapshot)
+          ? error.snapshot
+          : (pre ??
+            (instance.kind === 'stateless'
+              ? null
+              : await services.instances.restore(definition, instance.id).catch(() => null)));
         if (committed === null) throw error;
         return await respond(committed, isRead(request) ? 200 : 423, true, event);
       }

@@ -6,7 +6,9 @@
  * `send` order: lock (no waiting) -> load -> transition -> commit + release in one transaction
  * (or release alone when nothing is written). The lock is taken before loading, so the snapshot
  * read is the one the commit is fenced on; on contention the snapshot is read afterwards, which
- * makes it the latest committed state.
+ * makes it the latest committed state. On SQLite (`exclusiveSends`, the default there) the
+ * database write lock stands in for the lock row: lock-row check, load, transition and commit
+ * run in one `BEGIN IMMEDIATE` transaction.
  */
 import { configureRuntime, type MachineDefinition } from '../definition/index.js';
 import type { EventObject, ForwardDefinition } from '../definition/types.js';
@@ -30,6 +32,7 @@ import { LockManager, type LockHandle } from './locks.js';
 import { openStore } from './open-store.js';
 import {
   SequenceConflictError,
+  StoreBusyError,
   isExclusiveStore,
   type ExclusiveStore,
   type FindInStateOptions,
@@ -71,16 +74,22 @@ export interface MachineRuntimeOptions {
   /** Seconds `withLock` waits for a busy lock by default (default 30). */
   lockTimeout?: number;
   /**
-   * On a synchronous store (SQLite): run each `send` as one `BEGIN IMMEDIATE` transaction (lock
-   * check, load, macrostep, commit) without writing a lock row. Default false.
+   * On a synchronous store (SQLite file or `:memory:`): run each `send` as one `BEGIN IMMEDIATE`
+   * transaction (lock check, load, macrostep, commit) without writing a lock row. Default true
+   * on SQLite; ignored by other stores (PostgreSQL, memory), which always use lock rows. Set
+   * false for the lock-row path (a lock row taken in its own transaction, released by the
+   * commit).
    *
-   * Faster (one write transaction per event instead of two, no lock row written and deleted),
-   * with the same outcomes for callers: a live lock row held elsewhere (`withLock`, another
-   * process) still refuses the event with the last committed snapshot, and other processes wait
-   * for SQLite's write lock instead of meeting a lock row. The difference is what a stuck
-   * transition holds: the database's write lock (other processes' writes wait, then fail with
-   * SQLITE_BUSY) instead of one instance's lock row, and a process killed mid-transition leaves
-   * no lock row behind (the instance is free at once, not after the lock TTL).
+   * An event holds the database write lock for its transition, as the original's database
+   * transaction does: one write transaction per event instead of two, and no lock row written
+   * and deleted. Callers see the outcomes of the lock-row path: a live lock row held elsewhere
+   * (`withLock`, jobs, a process with `exclusiveSends: false`) still refuses the event with
+   * `MachineAlreadyRunningException` carrying the last committed snapshot, and so does another
+   * connection keeping the database locked past the store's busy timeout (`SQLITE_BUSY`; the
+   * snapshot is `null` if it cannot be read either). Differences: a stuck transition holds the
+   * database's write lock (other processes' writes wait for it) instead of one instance's lock
+   * row, and a process killed mid-transition leaves nothing behind: SQLite rolls the
+   * transaction back and the instance accepts events at once, not after the lock TTL.
    */
   exclusiveSends?: boolean;
   /** Clock for history times and state entry times (tests). */
@@ -145,7 +154,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   constructor(options: MachineRuntimeOptions) {
     this.store = options.store;
     this.#exclusive =
-      options.exclusiveSends === true && isExclusiveStore(options.store) ? options.store : null;
+      options.exclusiveSends !== false && isExclusiveStore(options.store) ? options.store : null;
     this.#locks = new LockManager(options.store, (options.lockTtl ?? 60) * 1000);
     this.#lockTimeoutMs = (options.lockTimeout ?? 30) * 1000;
     this.#now = options.now ?? (() => new Date());
@@ -291,7 +300,38 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     id: string,
     event: EventObject,
   ): Promise<InstanceResult | null> {
-    const step = store.exclusive((reads) => {
+    let step;
+    try {
+      step = this.#exclusiveStep(store, definition, id, event);
+    } catch (error) {
+      // Another connection kept the database locked past the busy timeout: contention, like a
+      // held lock row. The snapshot is read afterwards (WAL readers do not wait for writers).
+      if (!(error instanceof StoreBusyError)) throw error;
+      throw alreadyRunning(definition, id, await this.#committedAfterBusy(definition, id));
+    }
+    if (step === null) return null;
+    if (step.kind === 'locked') throw alreadyRunning(definition, id, step.snapshot);
+    try {
+      await step.committed;
+    } catch (error) {
+      // Fenced out (only possible when the commit did not run inside the transaction).
+      if (error instanceof SequenceConflictError) {
+        throw alreadyRunning(definition, id, await this.restore(definition, id));
+      }
+      throw error;
+    }
+    await this.#delegation.afterCommit(step.result);
+    return finish(step.result);
+  }
+
+  // The synchronous part of #sendExclusive: one BEGIN IMMEDIATE transaction.
+  #exclusiveStep(
+    store: ExclusiveStore,
+    definition: MachineDefinition,
+    id: string,
+    event: EventObject,
+  ) {
+    return store.exclusive((reads) => {
       const snapshot = reads.load(id);
       if (!snapshot || snapshot.machineId !== definition.id) throw notFound(definition, id);
       if (reads.lockHeld(id)) return { kind: 'locked' as const, snapshot };
@@ -317,19 +357,20 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       });
       return { kind: 'step' as const, result, committed };
     });
-    if (step === null) return null;
-    if (step.kind === 'locked') throw alreadyRunning(definition, id, step.snapshot);
+  }
+
+  // The last committed snapshot after a busy database; `null` when the read fails as well
+  // (MachineNotFoundException still propagates: an unknown id stays a 404).
+  async #committedAfterBusy(
+    definition: MachineDefinition,
+    id: string,
+  ): Promise<MachineSnapshot | null> {
     try {
-      await step.committed;
+      return await this.restore(definition, id);
     } catch (error) {
-      // Fenced out (only possible when the commit did not run inside the transaction).
-      if (error instanceof SequenceConflictError) {
-        throw alreadyRunning(definition, id, await this.restore(definition, id));
-      }
-      throw error;
+      if (error instanceof MachineNotFoundException) throw error;
+      return null;
     }
-    await this.#delegation.afterCommit(step.result);
-    return finish(step.result);
   }
 
   // `lock`: released by the commit itself (one write transaction less per event); without it
@@ -526,7 +567,7 @@ function notFound(definition: MachineDefinition, id: string): MachineNotFoundExc
 function alreadyRunning(
   definition: MachineDefinition,
   id: string,
-  snapshot: MachineSnapshot,
+  snapshot: MachineSnapshot | null,
 ): MachineAlreadyRunningException {
   return new MachineAlreadyRunningException(
     `Event processing failed: Machine \`${id}\` is already running.`,

@@ -36,6 +36,7 @@ import {
 } from './rows.js';
 import {
   SequenceConflictError,
+  StoreBusyError,
   assertCommitRequest,
   diffStates,
   flattenCommit,
@@ -127,6 +128,12 @@ function eventValues(history: readonly HistoryRecord[], start: number, rows: num
     );
   }
   return values;
+}
+
+// SQLITE_BUSY / SQLITE_LOCKED and their extended codes (SQLITE_BUSY_SNAPSHOT, ...).
+function isBusy(error: unknown): boolean {
+  if (!(error instanceof Database.SqliteError)) return false;
+  return error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED');
 }
 
 // Upper bound for ISO text comparisons when no `enteredBefore` is given.
@@ -232,7 +239,13 @@ export class SqliteStore implements ExclusiveStore {
   }
 
   exclusive<T>(fn: (reads: ExclusiveReads) => T): T {
-    return this.#exclusiveTransaction(fn) as T;
+    try {
+      return this.#exclusiveTransaction(fn) as T;
+    } catch (error) {
+      // BEGIN IMMEDIATE (or COMMIT) gave up after busyTimeoutMs: rolled back, nothing applied.
+      if (isBusy(error)) throw new StoreBusyError(error);
+      throw error;
+    }
   }
 
   async commit(request: CommitRequest): Promise<void> {

@@ -167,7 +167,8 @@ export interface ExclusiveStore extends Store {
   /**
    * Runs `fn` inside one `BEGIN IMMEDIATE` transaction and returns its result. `fn` must not
    * await: `commit` called from it applies synchronously (as a savepoint of this transaction).
-   * A throw rolls everything back.
+   * A throw rolls everything back. Throws `StoreBusyError` when another connection kept the
+   * database locked past the busy timeout (nothing applied).
    */
   exclusive<T>(fn: (reads: ExclusiveReads) => T): T;
 }
@@ -195,6 +196,21 @@ export class SequenceConflictError extends Error {
     this.name = 'SequenceConflictError';
     this.rootEventId = rootEventId;
     this.expectedSequence = expectedSequence;
+  }
+}
+
+/**
+ * The database stayed locked by another connection (SQLite `SQLITE_BUSY` / `SQLITE_LOCKED`)
+ * past the busy timeout: nothing of the transaction was applied. Internal to persistence:
+ * `MachineRuntime` turns it into `MachineAlreadyRunningException` (contention, not failure).
+ */
+export class StoreBusyError extends Error {
+  constructor(cause: unknown) {
+    super(
+      `The database is locked by another connection: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.name = 'StoreBusyError';
   }
 }
 

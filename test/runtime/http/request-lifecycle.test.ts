@@ -153,6 +153,31 @@ describe('createRouteHandler (forwarded endpoints)', () => {
     expect(response.body).toMatchObject({ data: { id: ID, isProcessing: true } });
   });
 
+  it('should read the committed state when contention carries no snapshot (busy store), still 423', async () => {
+    const { services: deps } = services();
+    let restored = 0;
+    const handler = createRouteHandler(checkoutMachine, route('checkout.cancel'), {
+      ...deps,
+      instances: {
+        ...deps.instances,
+        restore: async (definition, id) => {
+          restored += 1;
+          return deps.instances.restore(definition, id);
+        },
+        send: async () => {
+          throw new MachineAlreadyRunningException('busy', null);
+        },
+      },
+    });
+    const response = await handler(request('POST', {}));
+    expect(response.status).toBe(423);
+    expect(response.body).toMatchObject({
+      data: { id: ID, state: parent.value, isProcessing: true },
+    });
+    // machineId-bound without before(): the load was deferred to send, so read after the refusal.
+    expect(restored).toBe(1);
+  });
+
   it('should answer child null when no child lookup is provided', async () => {
     const { services: deps } = services({ withChild: false });
     const response = await createRouteHandler(

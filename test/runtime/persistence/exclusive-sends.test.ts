@@ -1,11 +1,13 @@
 /**
- * `exclusiveSends` on SQLite: each send is one BEGIN IMMEDIATE transaction without a lock row,
- * with the outcomes of the lock-row path (same rows, refusal while someone else holds a lock,
- * expired locks taken over, nothing written on errors).
+ * `exclusiveSends` on SQLite (the default there): each send is one BEGIN IMMEDIATE transaction
+ * without a lock row, with the outcomes of the lock-row path (same rows, refusal while someone
+ * else holds a lock or the database write lock, expired locks taken over, nothing written on
+ * errors).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { ulid } from 'ulidx';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -18,7 +20,7 @@ import { MachineRuntime } from '../../../src/runtime/persistence/machine-runtime
 import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 import { counterMachine } from './fixtures/machines.js';
 
-describe('MachineRuntime with exclusiveSends (SQLite)', () => {
+describe('MachineRuntime with exclusiveSends (SQLite default)', () => {
   let dir: string;
   let store: SqliteStore;
   let runtime: MachineRuntime;
@@ -30,8 +32,8 @@ describe('MachineRuntime with exclusiveSends (SQLite)', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   beforeEach(() => {
     store = new SqliteStore({ filename: join(dir, `${ulid()}.db`) });
-    runtime = new MachineRuntime({ store, exclusiveSends: true });
-    plain = new MachineRuntime({ store });
+    runtime = new MachineRuntime({ store });
+    plain = new MachineRuntime({ store, exclusiveSends: false });
   });
   afterEach(async () => {
     await plain.close().catch(() => {});
@@ -90,6 +92,47 @@ describe('MachineRuntime with exclusiveSends (SQLite)', () => {
     });
     expect(count).toBe(1);
     expect(await store.readLock(created.id)).toBeNull();
+  });
+
+  it('should refuse while another connection holds the database write lock past the busy timeout, writing nothing', async () => {
+    const busyStore = new SqliteStore({ filename: join(dir, `${ulid()}.db`), busyTimeoutMs: 50 });
+    const busy = new MachineRuntime({ store: busyStore });
+    const other = new Database(busyStore.filename);
+    try {
+      const { snapshot: created } = await busy.create(counterMachine);
+      other.exec('BEGIN IMMEDIATE');
+      const error = await busy
+        .send(counterMachine, created.id, { type: 'INC' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MachineAlreadyRunningException);
+      // WAL readers do not wait for the writer: the committed snapshot is read after the refusal.
+      expect((error as MachineAlreadyRunningException).snapshot).toEqual(created);
+
+      // The read failing as well: still contention, without a snapshot.
+      const load = vi
+        .spyOn(busyStore, 'load')
+        .mockRejectedValueOnce(new Database.SqliteError('database is locked', 'SQLITE_BUSY'));
+      const blind = await busy
+        .send(counterMachine, created.id, { type: 'INC' })
+        .catch((e: unknown) => e);
+      expect(blind).toBeInstanceOf(MachineAlreadyRunningException);
+      expect((blind as MachineAlreadyRunningException).snapshot).toBeNull();
+      load.mockRestore();
+      // Unknown ids stay 404 even then.
+      await expect(busy.send(counterMachine, ulid(), { type: 'INC' })).rejects.toBeInstanceOf(
+        MachineNotFoundException,
+      );
+      other.exec('ROLLBACK');
+
+      expect(await busy.restore(counterMachine, created.id)).toEqual(created);
+      expect(await busyStore.history(created.id)).toHaveLength(created.sequence);
+      expect(await busyStore.readLock(created.id)).toBeNull();
+      const { snapshot } = await busy.send(counterMachine, created.id, { type: 'INC' });
+      expect(snapshot.context.count).toBe(1);
+    } finally {
+      other.close();
+      await busy.close();
+    }
   });
 
   it('should take over (delete) an expired lock and commit', async () => {
