@@ -135,9 +135,14 @@ class PgBossBackend implements JobBackend {
       const db = {
         executeSql: (text: string, values: unknown[]) => transaction.client.query(text, values),
       };
+      // Every queue must exist before this transaction inserts its first job. Creating a queue
+      // is DDL on pg-boss's partitioned job table: it waits for every open transaction that
+      // inserted a job, so a transaction awaiting it after its own insert would wait on itself
+      // (a deadlock PostgreSQL cannot see, since one edge is this await).
+      await Promise.all(
+        [...new Set(jobs.map((job) => job.name))].map((name) => this.prepare(name)),
+      );
       for (const job of jobs) {
-        // Its queue must exist (its INSERT joins the queue table); made once, outside the transaction.
-        await this.prepare(job.name);
         const id = randomUUID();
         await this.#boss.send(job.name, jobData(job), { ...sendOptions(job, id), db });
       }
