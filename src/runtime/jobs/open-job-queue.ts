@@ -62,9 +62,12 @@ function openForStore(
   if (store instanceof SqliteStore)
     return new EmbeddedJobQueue({ ...options, database: store.database });
   if (store instanceof PostgresStore) {
+    // pg-boss gets connections of its own on the same database (the outbox still applies).
+    // Sharing the store's pool deadlocks under load: every store client can be inside a commit
+    // whose outbox awaits pg-boss (creating a queue), which then waits for a free store client.
     return PgBossJobQueue.open({
       ...options,
-      pool: store.pool,
+      connectionString: store.connectionString,
       schema: jobSchema ?? defaultJobSchema(store.schema),
     });
   }

@@ -200,6 +200,8 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly schema: string | undefined;
+  /** The database it connects to (without the schema), for components that need their own connections. */
+  readonly connectionString: string;
   readonly #pool: pg.Pool;
 
   constructor(options: PostgresStoreOptions) {
@@ -209,6 +211,7 @@ export class PostgresStore implements Store {
       );
     }
     this.schema = options.schema;
+    this.connectionString = options.connectionString;
     this.#pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,

@@ -83,7 +83,7 @@ describe.runIf(pgBoss !== null)('openJobQueue on a PostgresStore', () => {
   beforeAll(() => pgBoss!.setUp());
   afterAll(() => pgBoss!.tearDown());
 
-  it("should run pg-boss beside the store's schema on the store's pool, and leave the pool open", async () => {
+  it("should run pg-boss beside the store's schema on connections of its own, and leave the store open", async () => {
     const store = (await openStore(pgBoss!.url(), { migrate: true })) as PostgresStore;
     const queue = await openJobQueue(store, FAST);
     expect(queue).toBeInstanceOf(PgBossJobQueue);
