@@ -152,12 +152,28 @@ class PgBossBackend implements JobBackend {
   prepare(name: string): Promise<void> {
     let created = this.#queues.get(name);
     if (created === undefined) {
-      created = this.#boss.createQueue(name, { name, policy: 'short' });
+      created = this.#createQueue(name);
       // A failed creation is tried again next time rather than cached.
       created.catch(() => this.#queues.delete(name));
       this.#queues.set(name, created);
     }
     return created;
+  }
+
+  // Processes starting together create the same queues at once; pg-boss 10's createQueue then
+  // fails with a deadlock or a unique violation although one of them succeeded. Trying again
+  // finds the queue made.
+  async #createQueue(name: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#boss.createQueue(name, { name, policy: 'short' });
+        return;
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (attempt >= 5 || (code !== '40P01' && code !== '23505')) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
+      }
+    }
   }
 
   async insert(job: NewJob): Promise<void> {
