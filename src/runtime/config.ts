@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { InvalidConfigFileException } from './errors.js';
 import { parseStoreUrl } from './persistence/open-store.js';
+import { readEnvSetting } from './env-setting.js';
 
 /** Validated runtime settings. */
 export interface MachineRuntimeConfig {
@@ -72,15 +73,14 @@ export function loadRuntimeConfig(
       origin[key] = `option '${key}'`;
       continue;
     }
-    const set = ENV_NAMES[key].filter((name) => (env[name] ?? '').trim() !== '');
-    const values = new Set(set.map((name) => env[name]!.trim()));
-    if (values.size > 1) {
-      problems.push(`${set.join(' and ')} are both set, to different values; set only one.`);
+    const setting = readEnvSetting(ENV_NAMES[key], env);
+    if (setting.kind === 'conflict') {
+      problems.push(setting.problem);
       continue;
     }
-    if (set.length > 0) {
-      raw[key] = env[set[0]!]!.trim();
-      origin[key] = `environment variable ${set[0]}`;
+    if (setting.kind === 'set') {
+      raw[key] = setting.value;
+      origin[key] = `environment variable ${setting.name}`;
     } else {
       raw[key] = DEFAULT_RUNTIME_CONFIG[key];
       origin[key] = 'default';

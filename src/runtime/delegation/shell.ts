@@ -29,7 +29,6 @@ import { transition } from '../interpreter/transition.js';
 import type {
   AvailableEvent,
   DeferredEffect,
-  HistoryRecord,
   MacrostepResult,
   MachineSnapshot,
 } from '../interpreter/types.js';
@@ -50,6 +49,7 @@ import {
   recordForwardedEvent,
   type ForwardTarget,
 } from './forwarding.js';
+import type { CommitRequest } from '../persistence/store.js';
 import type { TransactionHook } from '../persistence/transaction.js';
 import {
   InMemoryJobQueue,
@@ -67,21 +67,8 @@ export const DELEGATION_JOBS = {
   send: 'machine-routes.send',
 } as const;
 
-/** One instance write of a commit (the shape of the persistence `CommitRequest`). */
-export interface DelegationCommit {
-  snapshot: MachineSnapshot;
-  history: readonly HistoryRecord[];
-  expectedSequence: number | null;
-  previousValue: readonly string[];
-  now: Date;
-  releaseLockOwner?: string;
-  /** `machine_children` changes applied in the same transaction. */
-  children?: readonly ChildRowChange[];
-  /** Other instances written in the same transaction (child machines). */
-  also?: readonly DelegationCommit[];
-  /** The job outbox's writes, in the same transaction. */
-  inTransaction?: TransactionHook;
-}
+/** One instance write of a commit: the persistence `CommitRequest`. */
+export type DelegationCommit = CommitRequest;
 
 /** What the shell needs from the store. */
 export interface DelegationStore extends ChildStore {

@@ -14,6 +14,7 @@
  */
 import { InvalidConfigFileException } from '../errors.js';
 import type { JobQueueSettings } from './types.js';
+import { readEnvSetting } from '../env-setting.js';
 
 /** Defaults of every setting. */
 export const DEFAULT_JOB_QUEUE_SETTINGS: Readonly<JobQueueSettings> = Object.freeze({
@@ -76,15 +77,14 @@ export function loadJobQueueConfig(
       raw = override;
       origin = `option '${key}'`;
     } else {
-      const set = rule.env.filter((name) => (env[name] ?? '').trim() !== '');
-      const values = new Set(set.map((name) => env[name]!.trim()));
-      if (values.size > 1) {
-        problems.push(`${set.join(' and ')} are both set, to different values; set only one.`);
+      const setting = readEnvSetting(rule.env, env);
+      if (setting.kind === 'conflict') {
+        problems.push(setting.problem);
         continue;
       }
-      if (set.length === 0) continue;
-      raw = env[set[0]!]!.trim();
-      origin = `environment variable ${set[0]} (${rule.scale === 1000 ? 'seconds' : 'a count'})`;
+      if (setting.kind === 'unset') continue;
+      raw = setting.value;
+      origin = `environment variable ${setting.name} (${rule.scale === 1000 ? 'seconds' : 'a count'})`;
       value = Number(raw) * rule.scale;
     }
     const ok =
