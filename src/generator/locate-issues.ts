@@ -53,6 +53,12 @@ export class SourceLocator {
       if (found !== undefined) return found;
     }
     if (typeof details.machine === 'string') {
+      const scenario = /^scenarios\.(.+)$/.exec(details.path ?? '');
+      const file = details.location && this.sourceFile(normalize(details.location).file);
+      if (scenario !== null && file !== undefined) {
+        const found = findScenario(file, scenario[1] as string, details.key);
+        if (found !== undefined) return found;
+      }
       // Definition problems carry the defineMachine call site; the key is searched from there.
       const known = details.location ?? this.context.machineSources.get(details.machine);
       const source = known && normalize(known);
@@ -168,6 +174,27 @@ function scopeOf(definition: ObjectLiteralExpression, statePath: string | undefi
     scope = state;
   }
   return scope;
+}
+
+/**
+ * A scenario problem: the key inside the object literal whose `slug` is `slug` (a
+ * `defineScenario` argument or an entry of `scenarios`), else that object.
+ */
+function findScenario(
+  file: SourceFile,
+  slug: string,
+  key: string | undefined,
+): SourceLocation | undefined {
+  const object = file.getDescendantsOfKind(SyntaxKind.ObjectLiteralExpression).find((candidate) => {
+    const property = candidate.getProperty('slug');
+    const value =
+      property !== undefined && Node.isPropertyAssignment(property)
+        ? property.getInitializer()
+        : undefined;
+    return value !== undefined && Node.isStringLiteral(value) && value.getLiteralValue() === slug;
+  });
+  if (object === undefined) return undefined;
+  return (key === undefined ? undefined : findKey(object, key)) ?? at(object);
 }
 
 /** The object literal `node` is, or names (an identifier declared in the same file). */

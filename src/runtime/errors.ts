@@ -167,6 +167,26 @@ export class ForwardTargetUnavailableException extends MachineRoutesError {
   override readonly statusCode = 409;
 }
 
+/** A scenario names a state, event, guard, action or delegating state the machine lacks. */
+export class InvalidScenarioDefinitionException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_SCENARIO_DEFINITION';
+}
+
+/** A request names a scenario slug the machine does not define: 404 `{ message }`. */
+export class ScenarioNotFoundException extends MachineRoutesError {
+  readonly code = 'MR_SCENARIO_NOT_FOUND';
+  override readonly statusCode = 404;
+}
+
+/**
+ * A scenario cannot play here: the machine is not in its source state, the request sends
+ * another event, or its `scenarioParams` are invalid. 422 `{ message }`; nothing is written.
+ */
+export class ScenarioFailedException extends MachineRoutesError {
+  readonly code = 'MR_SCENARIO_FAILED';
+  override readonly statusCode = 422;
+}
+
 /** The configuration file (machine-routes.config.ts) is missing or malformed. */
 export class InvalidConfigFileException extends MachineRoutesError {
   readonly code = 'MR_INVALID_CONFIG_FILE';

@@ -265,6 +265,45 @@ describe('checkProject', () => {
     ]);
   });
 
+  it('should report scenarios naming an unknown state, event, guard or action at their defineScenario', async () => {
+    const file = 'fixtures/invalid/scenario-unknown-names.config.ts';
+    const report = await checkProject({ config: file, cwd: ROOT });
+    expect(report.manifest).toBeNull();
+    expect(
+      report.issues.map((issue) => [
+        issue.code,
+        issue.location?.line,
+        issue.location?.column,
+        issue.message,
+      ]),
+    ).toEqual([
+      [
+        'MR_INVALID_SCENARIO_DEFINITION',
+        9,
+        11,
+        "Machine 'order', scenario 'from-nowhere': source state 'shipped' does not exist. Use a state path such as 'idle'.",
+      ],
+      [
+        'MR_INVALID_SCENARIO_DEFINITION',
+        17,
+        10,
+        "Machine 'order', scenario 'rigged': event 'APPROVE' is not handled by any state of the machine.",
+      ],
+      [
+        'MR_INVALID_SCENARIO_DEFINITION',
+        18,
+        21,
+        "Machine 'order', scenario 'rigged': plan.guards overrides guard 'isVip', which the machine does not have.",
+      ],
+      [
+        'MR_INVALID_SCENARIO_DEFINITION',
+        18,
+        47,
+        "Machine 'order', scenario 'rigged': plan.actions overrides action 'sendInvoice', which the machine does not have.",
+      ],
+    ]);
+  });
+
   it('should report a missing config file as InvalidConfigFileException', async () => {
     const report = await checkProject({ cwd: `${ROOT}fixtures` });
     expect(report.issues).toEqual([

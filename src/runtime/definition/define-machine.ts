@@ -27,6 +27,7 @@ import type {
 } from './machine-definition.js';
 import { getRuntimeConfig } from './runtime-config.js';
 import { callerLocation } from './source-location.js';
+import { normalizeScenarios, type ScenarioEntry } from './scenarios.js';
 import type { StateNode } from './state-node.js';
 import type {
   BehaviorConfig,
@@ -50,6 +51,11 @@ export interface MachineInput<TContext extends Context = Context> {
   config: MachineConfig<TContext>;
   behavior?: BehaviorConfig<TContext>;
   endpoints?: readonly EndpointConfig[];
+  /**
+   * Scripted behaviour for tests and demos (`defineScenario`), played over HTTP when
+   * `MACHINE_SCENARIOS_ENABLED` is true. See docs/scenarios.md.
+   */
+  scenarios?: readonly ScenarioEntry[];
 }
 
 const MACHINE_ID = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -119,6 +125,14 @@ export function defineMachine<TContext extends Context = Context>(
   });
   issues.merge(normalized.issues);
   checkForwardOutputs(normalized.forwards, tree, issues);
+  const scenarios = normalizeScenarios(input?.scenarios, {
+    machineId,
+    machineSource: source,
+    idMap: tree.idMap,
+    eventTypes,
+    ...behaviorNames(tree, behavior),
+  });
+  issues.merge(scenarios.issues);
 
   const definition: MachineDefinition = {
     kind: 'machine',
@@ -135,6 +149,7 @@ export function defineMachine<TContext extends Context = Context>(
     idMap: tree.idMap,
     listeners,
     computed,
+    scenarios: scenarios.scenarios,
     records: recordTypes(machineId),
     createContext,
     invalid: issues.issues.length > 0,
@@ -317,6 +332,25 @@ function checkForwardOutputs(
       `Add output: [...keys] (or an output behavior) to the child's final states, or use a plain output behavior.`,
     );
   }
+}
+
+/** Every guard and action name a scenario may override: inline keys and the names resolved in the tree. */
+function behaviorNames(
+  tree: StateTree,
+  behavior: BehaviorConfig,
+): { guardNames: Set<string>; actionNames: Set<string> } {
+  const guardNames = new Set(Object.keys(behavior.guards ?? {}));
+  const actionNames = new Set(Object.keys(behavior.actions ?? {}));
+  for (const node of tree.nodes) {
+    for (const action of [...node.entry, ...node.exit]) actionNames.add(action.name);
+    for (const transition of node.on.values()) {
+      for (const branch of transition.branches) {
+        for (const guard of branch.guards) guardNames.add(guard.name);
+        for (const action of branch.actions) actionNames.add(action.name);
+      }
+    }
+  }
+  return { guardNames, actionNames };
 }
 
 function recordTypes(machineId: string): MachineRecordTypes {

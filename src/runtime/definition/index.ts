@@ -22,3 +22,17 @@ export type { StateNode, TransitionDefinition, TransitionBranch, Handler } from 
 export type { ResolvedBehavior, BehaviorKind } from './behavior-registry.js';
 export type { TimerDefinition } from './timers.js';
 export type * from './types.js';
+export {
+  defineScenario,
+  type ScenarioConfig,
+  type ScenarioInput,
+  type ScenarioEntry,
+  type ScenarioDefinition,
+  type ScenarioPlan,
+  type ScenarioPlanConfig,
+  type ScenarioBehaviorArgs,
+  type ScenarioParamsOf,
+  type ChildOutcomeLiteral,
+  type ChildOverride,
+  type ChildOverrideConfig,
+} from './scenarios.js';

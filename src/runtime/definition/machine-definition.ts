@@ -2,6 +2,7 @@
  * The normalized machine: what `defineMachine` returns and the interpreter reads.
  */
 import type { ResolvedBehavior } from './behavior-registry.js';
+import type { ScenarioDefinition } from './scenarios.js';
 import type { StateNode } from './state-node.js';
 import type { ComputedFunction, Context, MachineDefinitionBase } from './types.js';
 
@@ -39,6 +40,8 @@ export interface MachineDefinition extends MachineDefinitionBase {
   readonly listeners: ListenerDefinitions;
   /** `behavior.computed`, in declaration order. */
   readonly computed: readonly (readonly [string, ComputedFunction])[];
+  /** Scenarios by slug (`defineMachine({ scenarios })`). */
+  readonly scenarios: ReadonlyMap<string, ScenarioDefinition>;
   readonly records: MachineRecordTypes;
   /** A fresh initial context (a copy of `config.context`, or the zod schema's defaults). */
   createContext(): Context;

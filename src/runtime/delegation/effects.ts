@@ -4,7 +4,12 @@
  * commit (jobs). Declared as type aliases so they stay assignable to `DeferredEffect`.
  */
 import type { Context, EventObject, MachineTarget } from '../definition/types.js';
-import type { DeferredEffect, HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import type {
+  DeferredEffect,
+  HistoryRecord,
+  MachineSnapshot,
+  StoredScenario,
+} from '../interpreter/types.js';
 
 /** Identifies the delegating state of a parent instance. */
 export type ChildSlot = {
@@ -35,6 +40,8 @@ export type StartChildEffect = ChildSlot & {
   fireAndForget: boolean;
   /** `@timeout` delay in seconds: the shell schedules the timeout job; `null` without `@timeout`. */
   timeoutSeconds: number | null;
+  /** A scenario of the child kept on it from its creation (a parent's plan `children` entry). */
+  scenario?: StoredScenario;
 };
 
 /**
@@ -52,6 +59,8 @@ export type PersistChildEffect = ChildSlot & {
   status: 'running' | 'completed';
   /** The child's own effects (its children, its messages), applied like the parent's. */
   effects: DeferredEffect[];
+  /** A scenario of the child kept on it while it waits for events (a parent's plan `children` entry). */
+  scenario?: StoredScenario;
 };
 
 /**

@@ -20,3 +20,15 @@ export type {
   MachineSnapshot,
   ValidationFailure,
 } from './types.js';
+export {
+  planScenarioStep,
+  availableScenarios,
+  activeScenario,
+  findScenario,
+  keptAfter,
+  NO_SCENARIO_STEP,
+  type ScenarioRequest,
+  type ScenarioStep,
+  type ScenarioSummary,
+} from './scenarios.js';
+export type { ActiveScenario, StoredScenario } from './types.js';

@@ -28,7 +28,12 @@ import type {
   PersistChildEffect,
   StartChildEffect,
 } from '../delegation/effects.js';
-import { MachineRoutesError, MachineNotFoundException } from '../errors.js';
+import type { ChildOverride } from '../definition/scenarios.js';
+import {
+  InvalidScenarioDefinitionException,
+  MachineRoutesError,
+  MachineNotFoundException,
+} from '../errors.js';
 import { nextRecordId } from './history.js';
 import { initialize } from './initialize.js';
 import type { Macrostep } from './macrostep-context.js';
@@ -59,6 +64,16 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
   const input = invocation.mapInput(macrostep.context, macrostep.event);
   const childId = nextRecordId(macrostep.time);
   const slot = slotOf(macrostep, state, invocation);
+  const override = macrostep.scenario?.plan.children.get(state.id);
+  if (override?.kind === 'outcome') {
+    // The scenario decides the child's outcome: no child runs, the outcome is routed at once.
+    macrostep.record(invocation.records.start, { childId, scenario: macrostep.scenario!.slug });
+    routeChildOutcome(macrostep, state, forcedOutcome(macrostep, invocation, childId, override));
+    return;
+  }
+  // The child starts for real with one of its own scenarios kept on it (9.7.0).
+  const childScenario =
+    override?.kind === 'scenario' ? { slug: override.slug, params: { ...override.params } } : null;
   macrostep.record(invocation.records.start, { childId });
 
   if (invocation.async) {
@@ -70,6 +85,7 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
       queue: invocation.queue,
       fireAndForget: invocation.fireAndForget,
       timeoutSeconds: invocation.timeoutSeconds,
+      ...(childScenario === null ? {} : { scenario: childScenario }),
     };
     macrostep.effects.push(effect);
     return;
@@ -113,6 +129,8 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
     history: result.history,
     status: done ? 'completed' : 'running',
     effects: result.effects,
+    // Kept only while the child pauses for more events (a finished child plays nothing more).
+    ...(childScenario === null || done ? {} : { scenario: childScenario }),
   };
   macrostep.effects.push(persist);
   // Not finished in its first macrostep: the child stays, tracked like an asynchronous one.
@@ -176,6 +194,30 @@ export function routeChildOutcome(
       return;
     }
   }
+}
+
+/** The outcome a scenario forces on a delegating state (`@done`, `@done.<final>`, `@fail`, `@timeout`). */
+function forcedOutcome(
+  macrostep: Macrostep,
+  invocation: InvocationDefinition,
+  childId: string,
+  override: Extract<ChildOverride, { kind: 'outcome' }>,
+): ChildOutcome {
+  const slug = macrostep.scenario!.slug;
+  const literal = override.resolve(macrostep.argsFor(null));
+  if (literal === '@fail') {
+    const message = `Scenario '${slug}' forced the outcome '@fail' of child machine '${invocation.childMachineId}'.`;
+    return { outcome: 'fail', childId, error: { name: 'ScenarioOutcome', code: null, message } };
+  }
+  if (literal === '@timeout')
+    return { outcome: 'timeout', childId, after: invocation.timeoutSeconds };
+  if (literal === '@done' || literal.startsWith('@done.')) {
+    return { outcome: 'done', childId, finalState: literal.slice('@done.'.length), output: null };
+  }
+  throw new InvalidScenarioDefinitionException(
+    `Machine '${macrostep.machineId}', scenario '${slug}': the outcome of '${invocation.childMachineId}' must be '@done', '@done.<final state>', '@fail' or '@timeout' (got ${JSON.stringify(literal)}).`,
+    { machine: macrostep.machineId, key: String(literal) },
+  );
 }
 
 /** A delegating state is being exited: cancel its child unless it has nothing left to cancel. */

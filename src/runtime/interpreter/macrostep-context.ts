@@ -5,6 +5,7 @@
 import { MachineNotFoundException, MaxTransitionDepthExceededException } from '../errors.js';
 import type { ResolvedBehavior } from '../definition/behavior-registry.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
+import type { ScenarioBehaviorArgs } from '../definition/scenarios.js';
 import type { StateNode } from '../definition/state-node.js';
 import type {
   BehaviorArgs,
@@ -17,7 +18,12 @@ import { createMessaging, type MessagingFunctions } from '../delegation/messagin
 import { cloneContext } from './clone-context.js';
 import { HistoryWriter } from './history.js';
 import { LiveStateView } from './state-view.js';
-import type { DeferredEffect, MachineSnapshot, ValidationFailure } from './types.js';
+import type {
+  ActiveScenario,
+  DeferredEffect,
+  MachineSnapshot,
+  ValidationFailure,
+} from './types.js';
 
 /** Where a macrostep starts from. */
 export interface MacrostepStart {
@@ -31,6 +37,8 @@ export interface MacrostepStart {
   parent?: MachineTarget | undefined;
   /** Resolver of child machines referenced by id. */
   machines?: ((machineId: string) => MachineDefinition | undefined) | undefined;
+  /** Scenario overrides in force for this macrostep. */
+  scenario?: ActiveScenario | null | undefined;
 }
 
 export class Macrostep {
@@ -54,6 +62,8 @@ export class Macrostep {
   readonly settledChildren: StateNode[] = [];
   readonly parent: MachineTarget | null;
   readonly machines: ((machineId: string) => MachineDefinition | undefined) | undefined;
+  /** Scenario overrides of this macrostep (guards, actions, child outcomes); `null` when none. */
+  readonly scenario: ActiveScenario | null;
   /** Epoch milliseconds of the macrostep. */
   readonly time: number;
   private stateView: StateView | null = null;
@@ -80,6 +90,7 @@ export class Macrostep {
     this.history = new HistoryWriter(definition.id, id, start.sequence, start.time);
     this.parent = start.parent ?? null;
     this.machines = start.machines;
+    this.scenario = start.scenario ?? null;
     this.time = start.time;
   }
 
@@ -116,12 +127,12 @@ export class Macrostep {
     return this.trigger.actor ?? null;
   }
 
-  argsFor(behavior: ResolvedBehavior): BehaviorArgs {
+  argsFor(behavior: ResolvedBehavior | null): MacrostepArgs {
     return new MacrostepArgs(
       this.context,
       this.event,
       this.view,
-      behavior.params as Record<string, unknown>,
+      (behavior?.params ?? {}) as Record<string, unknown>,
       this.machineId,
       this.id,
       this.raise,
@@ -133,7 +144,10 @@ export class Macrostep {
     for (const action of actions) {
       this.own();
       this.record(action.startType);
-      action.run(this.argsFor(action));
+      const override = this.scenario?.plan.actions.get(action.name);
+      // A scenario's action override runs instead; `null` skips the action.
+      if (override === undefined) action.run(this.argsFor(action));
+      else if (override !== null) override(this.argsFor(action));
       this.record(action.finishType);
     }
   }
@@ -188,7 +202,7 @@ export class Macrostep {
  * macrostep costs more than a whole small transition (bound functions and closures both), and
  * most behaviors never send.
  */
-class MacrostepArgs implements BehaviorArgs {
+export class MacrostepArgs implements ScenarioBehaviorArgs {
   // Private: spreading or logging the args shows the behavior's fields only.
   readonly #macrostep: Macrostep;
 
@@ -203,6 +217,11 @@ class MacrostepArgs implements BehaviorArgs {
     macrostep: Macrostep,
   ) {
     this.#macrostep = macrostep;
+  }
+
+  /** The request's `scenarioParams` while a scenario plays (`{}` otherwise). */
+  get scenarioParams(): Record<string, unknown> {
+    return this.#macrostep.scenario?.params ?? {};
   }
 
   get sendTo(): MessagingFunctions['sendTo'] {

@@ -123,7 +123,8 @@ function runChecks(macrostep: Macrostep, branch: TransitionBranch): BranchOutcom
   }
   for (const guard of branch.guards) {
     const args = macrostep.argsFor(guard);
-    if (guard.run(args)) {
+    const override = macrostep.scenario?.plan.guards.get(guard.name);
+    if (override === undefined ? guard.run(args) : override(args)) {
       macrostep.record(guard.passType);
       continue;
     }

@@ -54,6 +54,7 @@ export function transition(
       time: options.now === undefined ? Date.now() : options.now().getTime(),
       parent: snapshot.parent,
       machines: options.machines,
+      scenario: options.scenario,
     },
     external,
   );

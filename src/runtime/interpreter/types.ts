@@ -3,6 +3,7 @@
  * records. Both are JSON-serializable; persistence stores them as they are.
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
+import type { ScenarioPlan } from '../definition/scenarios.js';
 import type { Context, EventObject, MachineTarget } from '../definition/types.js';
 
 /** The state of one machine instance between two events. */
@@ -97,6 +98,27 @@ export interface MacrostepOptions {
    * entered. Children referenced by definition need nothing.
    */
   machines?: (machineId: string) => MachineDefinition | undefined;
+  /**
+   * `transition` only: the scenario whose overrides replace guards, actions and child outcomes
+   * for this event (see `planScenarioStep`). Absent: the real behaviour runs.
+   */
+  scenario?: ActiveScenario | null;
+}
+
+/** A scenario plan in force for one macrostep, with the request's validated `scenarioParams`. */
+export interface ActiveScenario {
+  slug: string;
+  plan: ScenarioPlan;
+  params: Record<string, unknown>;
+}
+
+/**
+ * A scenario kept on an instance (`machine_current_states.scenario_class` / `scenario_params`):
+ * a continuation, or a child's scenario waiting for its source state and event.
+ */
+export interface StoredScenario {
+  slug: string;
+  params: Record<string, unknown>;
 }
 
 /** An event accepted in the current state, as listed in responses. */
