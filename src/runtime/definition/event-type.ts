@@ -59,6 +59,11 @@ export interface EventInput<TType extends string, TPayload extends ZodType | und
   name?: string;
   /** zod schema of the event payload. */
   payload?: TPayload;
+  /**
+   * Largest payload in bytes (serialised JSON) an endpoint of this event accepts (413 above
+   * it); default: the router's `payloadLimit` (64 KiB).
+   */
+  payloadLimit?: number;
 }
 
 /**
@@ -78,7 +83,13 @@ export function defineEvent<
     );
   }
   assertUserEventType(type, input.name === undefined ? 'defineEvent' : `event '${input.name}'`);
-  return Object.freeze({ kind: 'event', type: type as TType, payload: input.payload as TPayload });
+  assertPayloadLimit(input.payloadLimit, type);
+  return Object.freeze({
+    kind: 'event',
+    type: type as TType,
+    payload: input.payload as TPayload,
+    ...(input.payloadLimit === undefined ? {} : { payloadLimit: input.payloadLimit }),
+  });
 }
 
 /**
@@ -92,6 +103,8 @@ export abstract class MachineEvent {
   static readonly type?: string;
   /** zod schema of the event payload. */
   static readonly payload?: ZodType;
+  /** Largest payload in bytes an endpoint of this event accepts; see {@link EventInput}. */
+  static readonly payloadLimit?: number;
 }
 
 function isEventClass(ref: unknown): ref is EventClass {
@@ -126,9 +139,25 @@ export function eventTypeOf(ref: EventReference): string {
 /** The normalized definition of any event reference (a bare string gets no payload schema). */
 export function toEventDefinition(ref: EventReference): EventDefinition {
   if (isEventDefinition(ref)) return ref;
-  if (isEventClass(ref))
-    return Object.freeze({ kind: 'event', type: eventTypeOf(ref), payload: ref.payload });
+  if (isEventClass(ref)) {
+    const type = eventTypeOf(ref);
+    assertPayloadLimit(ref.payloadLimit, type);
+    return Object.freeze({
+      kind: 'event',
+      type,
+      payload: ref.payload,
+      ...(ref.payloadLimit === undefined ? {} : { payloadLimit: ref.payloadLimit }),
+    });
+  }
   return Object.freeze({ kind: 'event', type: eventTypeOf(ref), payload: undefined });
+}
+
+function assertPayloadLimit(limit: unknown, type: string): void {
+  if (limit === undefined || (Number.isSafeInteger(limit) && (limit as number) > 0)) return;
+  throw new InvalidEventDefinitionException(
+    `Event '${type}': payloadLimit must be a positive whole number of bytes, got ${String(limit)}.`,
+    { key: 'payloadLimit' },
+  );
 }
 
 function describe(value: unknown): string {

@@ -29,6 +29,8 @@ export interface EventDefinition<TType extends string = string> {
   readonly kind: 'event';
   readonly type: TType;
   readonly payload: ZodType | undefined;
+  /** Largest payload in bytes (serialised JSON) an endpoint accepts; default: the router's. */
+  readonly payloadLimit?: number;
 }
 
 /**
@@ -39,6 +41,7 @@ export interface EventClass {
   readonly name: string;
   readonly type?: string;
   readonly payload?: ZodType;
+  readonly payloadLimit?: number;
   readonly prototype: object;
 }
 

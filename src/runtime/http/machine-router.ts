@@ -12,7 +12,7 @@ import { forwardedOutput } from './forwarded-output.js';
 import { planRegistration } from './plan-routes.js';
 import { createRouteHandler, type HttpServices } from './request-lifecycle.js';
 import { consoleLogger } from './responses.js';
-import { DEFAULT_BODY_LIMIT } from './request-parsing.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_PAYLOAD_LIMIT } from './request-parsing.js';
 import type {
   HttpLogger,
   ModelBinder,
@@ -34,6 +34,11 @@ export interface MachineRouterOptions {
   logger?: HttpLogger;
   /** Largest accepted request body in bytes (default 1 MiB); larger ones get 413. */
   bodyLimit?: number;
+  /**
+   * Largest event payload in bytes, as stored in the history (serialised JSON), for events
+   * that set no `payloadLimit` of their own (default 64 KiB); larger ones get 413.
+   */
+  payloadLimit?: number;
   /**
    * Finds the running child a forwarded event reached, for `data.child` of forwarded
    * responses. Default: the runtime's `forwardedChild` (MachineRuntime reads `machine_children`);
@@ -90,6 +95,7 @@ export class MachineRouter {
       middleware: options.middleware ?? {},
       models: options.models ?? {},
       logger: options.logger ?? consoleLogger,
+      payloadLimit: options.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
     };
   }
 

@@ -40,6 +40,8 @@ export function tableModelBinder(options: TableModelBinderOptions): ModelBinder<
   const column = (attribute: string): string => quote(attribute, 'attribute');
   return {
     async find(param) {
+      // No stored key holds NUL (PostgreSQL text cannot: the query would fail), so it is a 404.
+      if (param.includes('\u0000')) return null;
       const rows = await run.query(
         `SELECT * FROM ${table} WHERE ${key} = ${run.placeholder(1)} LIMIT 1`,
         [param],

@@ -101,6 +101,8 @@ export interface HttpServices<D extends MachineDefinitionBase> {
   middleware: MiddlewareRegistry;
   models: Readonly<Record<string, ModelBinder>>;
   logger: HttpLogger;
+  /** Largest event payload in bytes (serialised JSON) when the event sets no `payloadLimit`. */
+  payloadLimit: number;
 }
 
 /** The endpoint-specific parts of a route, resolved from the definition once. */
@@ -145,11 +147,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
       // Create reads nothing from its body, but a body it is sent is held to the same rule as
       // event routes (docs/http.md "Bad input": a body that is not an object is a 400).
       const body = request.body;
-      if (
-        body !== undefined &&
-        body !== null &&
-        (typeof body !== 'object' || Array.isArray(body))
-      ) {
+      if (body !== undefined && !isJsonObject(body)) {
         throw new HttpError(400, 'The request body must be a JSON object.');
       }
       const { snapshot } = await services.instances.create(definition);
@@ -181,7 +179,8 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     !target.action?.onException;
   const deferredParam = route.binding.kind === 'machineId' ? route.binding.param : '';
 
-  const loadInstance = async (request: EndpointRequest): Promise<Instance> => {
+  /** `lazy: false` (HEAD) reads only: a record without a machine yet gets none. */
+  const loadInstance = async (request: EndpointRequest, lazy = true): Promise<Instance> => {
     const binding = route.binding;
     if (binding.kind === 'none') return { kind: 'stateless' };
     if (binding.kind === 'machineId') {
@@ -199,6 +198,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
         snapshot: await services.instances.restore(definition, stored),
       };
     }
+    if (!lazy) return { kind: 'stateless' };
     // No machine yet: create and persist one and store its id on the record (the original's
     // lazy MachineCast, which created an unpersisted machine; persisting keeps the id stable).
     const { snapshot } = await services.instances.create(definition);
@@ -281,6 +281,15 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
       if (shortCircuit) return shortCircuit;
     }
 
+    // HEAD (which frameworks route to GET handlers) is safe by definition: it answers what
+    // the instance is now (404 for an unknown one) and never sends the event.
+    if (request.method === 'HEAD') {
+      const current = await loadInstance(request, false);
+      const snapshot =
+        current.kind === 'persisted' ? current.snapshot : services.initialSnapshot(definition);
+      return await respond(snapshot, 200, false, { type: eventType });
+    }
+
     // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
     const instance: Instance = deferredLoad
       ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
@@ -290,6 +299,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     let validation: PayloadValidation;
     try {
       const data = requestData(request, eventType, target.acceptedTypes);
+      assertPayloadSize(data.payload, eventType, target.event.payloadLimit ?? services.payloadLimit);
       validation = await validatePayload(target.event.payload, data.payload, {
         coerce: isRead(request),
       });
@@ -422,8 +432,9 @@ function requestData(
     return { payload: Object.hasOwn(query, 'payload') ? query.payload : query };
   }
   const body = request.body;
-  if (body === undefined || body === null) return { payload: undefined };
-  if (typeof body !== 'object' || Array.isArray(body)) {
+  if (body === undefined) return { payload: undefined };
+  // JSON `null` is a body, and not an object (docs/http.md "Bad input").
+  if (!isJsonObject(body)) {
     throw new HttpError(400, 'The request body must be a JSON object: { "payload": { ... } }.');
   }
   const { type, payload } = body as { type?: unknown; payload?: unknown };
@@ -436,6 +447,22 @@ function requestData(
     );
   }
   return { payload };
+}
+
+function isJsonObject(body: unknown): body is Record<string, unknown> {
+  return typeof body === 'object' && body !== null && !Array.isArray(body);
+}
+
+/**
+ * 413 when the payload, as it would be stored in the history, is over `limit` bytes: a body
+ * limit bounds a request, this bounds what every accepted event keeps forever.
+ */
+function assertPayloadSize(payload: unknown, eventType: string, limit: number): void {
+  if (payload === undefined) return;
+  // Bodies and queries are depth-bounded at parse time, so serialising cannot overflow.
+  if (Buffer.byteLength(JSON.stringify(payload) ?? '') > limit) {
+    throw new HttpError(413, `The payload of event '${eventType}' is larger than ${limit} bytes.`);
+  }
 }
 
 /** The child's context, filtered when the forward's `output` is a list of keys. */

@@ -1,41 +1,54 @@
 /**
  * Body and query parsing shared by both adapters, so Fastify and Express accept and reject
- * exactly the same requests (and neither lets `__proto__` reach an object's prototype).
+ * exactly the same requests: `secure-json-parse` for bodies and `qs` for query strings (the
+ * libraries made for these jobs), with nesting bounded so a hostile request is a 400 at parse
+ * time instead of a stack overflow wherever the value is walked later (validation, coercion,
+ * serialising the history row).
  */
+import secureJson from 'secure-json-parse';
+import qs from 'qs';
 import { HttpError } from './responses.js';
 
 /** Default request-body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
-/** Keys that could reach a prototype when a parsed value is later merged or spread. */
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+/**
+ * Default limit of one event payload, serialised as stored in the history: 64 KiB. Payloads
+ * without a schema are kept in full in every history row, so the body limit alone is too loose.
+ */
+export const DEFAULT_PAYLOAD_LIMIT = 64 * 1024;
 
 /**
- * Parses a JSON request body. An empty body is `undefined`; malformed JSON is a 400
- * `HttpError`. `__proto__` keys, and `constructor` keys holding a `prototype`, are dropped
- * (the cases secure-json-parse guards against in Fastify), so nothing downstream can be
- * polluted by merging the body.
+ * Deepest nesting of objects and arrays accepted in a JSON body or a query string (`a[b][c]`
+ * is 3 deep). Event payloads are records, not trees: 32 levels is far beyond any schema the
+ * example or the tests use, and far below what overflows a stack.
+ */
+export const MAX_NESTING_DEPTH = 32;
+
+/** Most `key=value` pairs accepted in one query string (qs's own default). */
+const MAX_QUERY_PARAMETERS = 1000;
+
+/**
+ * Parses a JSON request body. An empty body is `undefined`; malformed JSON, or JSON nested
+ * deeper than {@link MAX_NESTING_DEPTH}, is a 400 `HttpError`. `__proto__` keys, and
+ * `constructor` keys holding a `prototype`, are removed (secure-json-parse, as in Fastify), so
+ * nothing downstream can be polluted by merging the body.
  */
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return undefined;
+  let value: unknown;
   try {
-    // The reviver costs a second walk; only pay it when a dangerous key can be present.
-    if (!text.includes('__proto__') && !text.includes('constructor')) return JSON.parse(text);
-    return JSON.parse(text, function reviver(this: unknown, key: string, value: unknown) {
-      if (key === '__proto__') return undefined;
-      if (
-        key === 'constructor' &&
-        typeof value === 'object' &&
-        value !== null &&
-        'prototype' in value
-      ) {
-        return undefined;
-      }
-      return value;
-    });
+    value = secureJson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
   } catch {
     throw new HttpError(400, 'Malformed JSON in request body.');
   }
+  if (countOpeners(text) > MAX_NESTING_DEPTH && nestingDepth(value) > MAX_NESTING_DEPTH) {
+    throw new HttpError(
+      400,
+      `The request body is nested more than ${MAX_NESTING_DEPTH} levels deep.`,
+    );
+  }
+  return value;
 }
 
 /** True for `application/json` and `application/*+json`, with or without parameters. */
@@ -49,60 +62,59 @@ export function isJsonContentType(contentType: string | undefined): boolean {
  * Parses a query string the way PHP/Laravel does, which the spec's GET rules assume:
  * `a=1&a=2` -> `{ a: ['1', '2'] }`, `items[]=x` -> `{ items: ['x'] }`,
  * `payload[code]=7` -> `{ payload: { code: '7' } }`. Values stay strings (the schema coerces).
+ * Keys naming `Object.prototype` members (`__proto__`, `constructor`, ...) are dropped; more
+ * than {@link MAX_NESTING_DEPTH} brackets, 1000 pairs or malformed percent-encoding is a 400.
  */
 export function parseQueryString(query: string): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  const text = query.startsWith('?') ? query.slice(1) : query;
-  for (const pair of text.split('&')) {
-    if (pair === '') continue;
-    const equals = pair.indexOf('=');
-    const rawKey = equals === -1 ? pair : pair.slice(0, equals);
-    const rawValue = equals === -1 ? '' : pair.slice(equals + 1);
-    const key = decode(rawKey);
-    const value = decode(rawValue);
-    const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
-    const segments = match
-      ? [match[1]!, ...[...match[2]!.matchAll(/\[([^[\]]*)\]/g)].map((m) => m[1]!)]
-      : [key];
-    if (segments.some((segment) => FORBIDDEN_KEYS.has(segment))) continue;
-    assign(result, segments, value);
+  if (query === '' || query === '?') return {};
+  try {
+    return qs.parse(query, {
+      ignoreQueryPrefix: true,
+      depth: MAX_NESTING_DEPTH,
+      strictDepth: true,
+      parameterLimit: MAX_QUERY_PARAMETERS,
+      throwOnLimitExceeded: true,
+      allowPrototypes: false,
+      decoder: strictDecode,
+    });
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    throw new HttpError(400, `Malformed query string: ${(error as Error).message}`);
   }
-  return result;
 }
 
-function assign(target: Record<string, unknown>, segments: string[], value: string): void {
-  const [head, ...rest] = segments as [string, ...string[]];
-  if (rest.length === 0) {
-    const existing = target[head];
-    if (existing === undefined) target[head] = value;
-    else if (Array.isArray(existing)) existing.push(value);
-    else target[head] = [existing, value];
-    return;
-  }
-  if (rest[0] === '') {
-    // `items[]=x`: append to a list.
-    const list = Array.isArray(target[head]) ? (target[head] as unknown[]) : (target[head] = []);
-    if (rest.length === 1) (list as unknown[]).push(value);
-    else {
-      const item: Record<string, unknown> = {};
-      (list as unknown[]).push(item);
-      assign(item, rest.slice(1), value);
-    }
-    return;
-  }
-  const child = target[head];
-  const next: Record<string, unknown> =
-    typeof child === 'object' && child !== null && !Array.isArray(child)
-      ? (child as Record<string, unknown>)
-      : {};
-  target[head] = next;
-  assign(next, rest, value);
-}
-
-function decode(text: string): string {
+/** qs's decoding, except that malformed percent-encoding is a 400 instead of kept as is. */
+function strictDecode(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch {
     throw new HttpError(400, 'Malformed query string.');
   }
+}
+
+/**
+ * An upper bound of the nesting depth of a JSON text: its `{` and `[` count. Cheap, and below
+ * the limit for almost every body, so the exact walk below is rarely needed.
+ */
+function countOpeners(text: string): number {
+  let count = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 0x7b || code === 0x5b) count++;
+  }
+  return count;
+}
+
+/** Nesting depth of a parsed JSON value, walked without recursion (it may be very deep). */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth + 1 > deepest) deepest = depth + 1;
+    if (deepest > MAX_NESTING_DEPTH) return deepest;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return deepest;
 }

@@ -107,6 +107,7 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       models: { Order: tableModelBinder({ store, table: 'orders', key: 'id' }) },
       logger: { error: (_message, meta) => logged.push(meta.error) },
       bodyLimit: 4096,
+      payloadLimit: 2048,
     });
     for (const options of Object.values(REGISTRATIONS))
       router.register(fixture.orderMachine, options);
@@ -678,6 +679,69 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       expect(response.status).toBe(405);
       expect(response.headers.get('allow')).toBe('POST');
       expect(response.body).toEqual({ message: 'Method Not Allowed.' });
+    });
+
+    it('should answer 400 for a JSON body nested deeper than the limit, and write nothing', async () => {
+      const id = await create();
+      const before = await runtime.history(fixture.orderMachine, id);
+      const raw = `{"payload":{"amount":1,"note":${'['.repeat(1500)}${']'.repeat(1500)}}}`;
+      const response = await call('POST', `/orders/${id}/submit`, {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({
+        message: 'The request body is nested more than 32 levels deep.',
+      });
+      expect(await runtime.history(fixture.orderMachine, id)).toEqual(before);
+    });
+
+    it('should answer 400 for a query string nested deeper than the limit', async () => {
+      const id = await create();
+      const response = await call('GET', `/orders/${id}/search?q${'[a]'.repeat(2000)}=1`);
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ message: expect.stringMatching(/^Malformed query string/) });
+    });
+
+    it('should answer 400 for a JSON null body, on events and on create', async () => {
+      const before = instanceCount();
+      const json = { 'content-type': 'application/json' };
+      const created = await call('POST', '/orders/create', { raw: 'null', headers: json });
+      expect(created.status).toBe(400);
+      expect(instanceCount()).toBe(before);
+      const response = await call('POST', '/quotes/submit', { raw: 'null', headers: json });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({
+        message: 'The request body must be a JSON object: { "payload": { ... } }.',
+      });
+    });
+
+    it('should answer HEAD on a GET event route without running the event', async () => {
+      const id = await create();
+      const before = await runtime.history(fixture.orderMachine, id);
+      const head = await fetch(`${server.url}/orders/${id}/search?query=abc`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(await runtime.history(fixture.orderMachine, id)).toEqual(before);
+      expect(fixture.calls).toEqual(['middleware:registration']);
+      const unknown = await fetch(`${server.url}/orders/${UNKNOWN_ID}/search`, { method: 'HEAD' });
+      expect(unknown.status).toBe(404);
+    });
+
+    it('should answer 413 for an event payload over the payload limit, and write nothing', async () => {
+      const id = await create();
+      const before = await runtime.history(fixture.orderMachine, id);
+      const response = await call('POST', `/orders/${id}/submit`, {
+        body: { payload: { amount: 1, note: 'x'.repeat(3000) } },
+      });
+      expect(response.status).toBe(413);
+      expect(response.body).toEqual({
+        message: "The payload of event 'SUBMIT' is larger than 2048 bytes.",
+      });
+      expect(await runtime.history(fixture.orderMachine, id)).toEqual(before);
+      const small = await call('POST', `/orders/${id}/submit`, {
+        body: { payload: { amount: 1, note: 'x'.repeat(100) } },
+      });
+      expect(small.status).toBe(200);
     });
 
     it('should let __proto__ and constructor keys pollute nothing', async () => {

@@ -56,6 +56,13 @@ describe.each([
     },
   );
 
+  it.skipIf(!enabled)('should find nothing for a key holding a NUL byte', async () => {
+    // PostgreSQL text cannot hold NUL: the query itself would fail (invalid byte sequence).
+    const binder = tableModelBinder({ store, table: 'orders', key: 'id' });
+    expect(await binder.find('o-1\u0000')).toBeNull();
+    expect(await binder.find('\u0000')).toBeNull();
+  });
+
   it.skipIf(!enabled)('should refuse identifiers that are not plain names', async () => {
     expect(() => tableModelBinder({ store, table: 'orders; DROP TABLE x', key: 'id' })).toThrow(
       "tableModelBinder: 'table' must be a plain SQL identifier",

@@ -19,6 +19,7 @@ import {
 import { consoleLogger } from '../../../src/runtime/http/responses.js';
 import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { EndpointRequest, PlannedRoute } from '../../../src/runtime/http/types.js';
+import { DEFAULT_PAYLOAD_LIMIT } from '../../../src/runtime/http/request-parsing.js';
 import {
   availableEvents,
   initialize,
@@ -62,6 +63,7 @@ function services(options: { locked?: boolean; withChild?: boolean } = {}) {
     middleware: {},
     models: {},
     logger: consoleLogger,
+    payloadLimit: DEFAULT_PAYLOAD_LIMIT,
   };
   return { services: value, sent };
 }

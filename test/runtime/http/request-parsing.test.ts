@@ -27,6 +27,18 @@ describe('parseQueryString', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it.each([
+    ['nested 2,000 deep', `a${'[b]'.repeat(2000)}=1`],
+    ['nested 33 deep', `a${'[b]'.repeat(33)}=1`],
+    ['with more than 1,000 pairs', Array.from({ length: 1001 }, (_, i) => `k${i}=1`).join('&')],
+  ])('should reject a query string %s with 400', (_name, query) => {
+    expect(() => parseQueryString(query)).toThrow(expect.objectContaining({ status: 400 }));
+  });
+
+  it('should accept a query string nested 32 deep', () => {
+    expect(parseQueryString(`a${'[b]'.repeat(31)}=1`)).toHaveProperty('a.b.b');
+  });
+
   it('should reject malformed percent-encoding with 400', () => {
     expect(() => parseQueryString('a=%E0%A4%A')).toThrow(HttpError);
   });
@@ -41,6 +53,19 @@ describe('parseJsonBody', () => {
     ['{"constructor":"kept"}', { constructor: 'kept' }],
   ])('should parse %s', (text, expected) => {
     expect(parseJsonBody(text)).toEqual(expected);
+  });
+
+  it.each([
+    ['a 10,000-deep array', `${'['.repeat(10_000)}${']'.repeat(10_000)}`],
+    ['a 10,000-deep object', `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`],
+    ['a 33-deep object', `${'{"a":'.repeat(33)}1${'}'.repeat(33)}`],
+  ])('should answer %s with a 400 HttpError', (_name, text) => {
+    expect(() => parseJsonBody(text)).toThrow(expect.objectContaining({ status: 400 }));
+  });
+
+  it('should accept JSON nested 32 deep, and brackets inside strings', () => {
+    expect(parseJsonBody(`${'{"a":'.repeat(32)}1${'}'.repeat(32)}`)).toHaveProperty('a.a.a');
+    expect(parseJsonBody(`{"s":"${'['.repeat(100)}"}`)).toEqual({ s: '['.repeat(100) });
   });
 
   it('should answer malformed JSON with a 400 HttpError', () => {
