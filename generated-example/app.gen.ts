@@ -5,7 +5,9 @@ import {
   MachineRouter,
   MachineRuntime,
   mountFastify,
+  resolveServerOptions,
   type MiddlewareRegistry,
+  type ServerOptions,
 } from 'machine-routes/runtime';
 import config from '../fixtures/example/machine-routes.config.js';
 import { configMachines, machineOf } from './machines.gen.js';
@@ -28,6 +30,8 @@ export interface AppOptions {
    * process (default true). False when `machine-routes worker` processes run the jobs.
    */
   worker?: boolean;
+  /** Server limits (timeouts, body and payload sizes); each overrides the config's `server`. */
+  server?: ServerOptions;
 }
 
 /** A built application and what it holds open. */
@@ -48,12 +52,18 @@ function configMiddleware(): MiddlewareRegistry {
 }
 
 /** The router of every registration of the config, once the config's `setup` has run. */
-async function buildRouter(runtime: MachineRuntime, options: AppOptions): Promise<MachineRouter> {
+async function buildRouter(
+  runtime: MachineRuntime,
+  options: AppOptions,
+  limits: ReturnType<typeof resolveServerOptions>,
+): Promise<MachineRouter> {
   await config.setup?.(runtime.store);
   const router = new MachineRouter({
     runtime,
     middleware: options.middleware ?? configMiddleware(),
     models: resolveModelBinders(config.models, runtime.store),
+    bodyLimit: limits.bodyLimit,
+    payloadLimit: limits.payloadLimit,
   });
   router.mount(machineOf('calculator'), calculatorRoutes);
   router.mount(machineOf('checkout'), checkoutRoutes);
@@ -75,15 +85,24 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
     machines: configMachines(),
     worker: options.worker ?? true,
   });
+  const limits = resolveServerOptions({ ...config.server, ...options.server });
   let router: MachineRouter;
   try {
-    router = await buildRouter(runtime, options);
+    router = await buildRouter(runtime, options, limits);
   } catch (error) {
     // A failed start must not leave the worker running or the store (a SQLite file handle) open.
     await runtime.close();
     throw error;
   }
-  const app = Fastify();
+  // Fastify sets no request timeout by default: a client trickling its body would hold the
+  // connection forever.
+  const app = Fastify({
+    requestTimeout: limits.requestTimeout,
+    http: {
+      headersTimeout: limits.headersTimeout,
+      connectionsCheckingInterval: limits.connectionsCheckingInterval,
+    },
+  });
   await mountFastify(app, router);
   return {
     app,

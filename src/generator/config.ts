@@ -7,6 +7,7 @@
  */
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
 import type { MiddlewareRegistry } from '../runtime/http/middleware-registry.js';
+import type { ServerOptions } from '../runtime/http/server-options.js';
 import type { ModelBinder, RegistrationOptions } from '../runtime/http/types.js';
 import type { Store } from '../runtime/persistence/store.js';
 
@@ -81,6 +82,12 @@ export interface MachineRoutesConfig {
    * Default: `MACHINE_DATABASE_URL`, else the embedded SQLite file (the runtime's defaults).
    */
   store?: string;
+  /**
+   * Limits of the generated server: `headersTimeout` (default 10 s) and `requestTimeout`
+   * (default 30 s, body included) in milliseconds, `bodyLimit` (1 MiB) and `payloadLimit`
+   * (64 KiB per event payload) in bytes. `buildApp({ server })` overrides them.
+   */
+  server?: ServerOptions;
   output?: OutputConfig;
   /** Options of the emitted client. */
   client?: ClientConfig;

@@ -89,6 +89,14 @@ const configSchema = z.object({
     .custom<unknown>(isFunction, { message: 'must be a function (store) => void' })
     .optional(),
   store: z.string().min(1).optional(),
+  server: z
+    .object({
+      bodyLimit: z.number().int().positive().optional(),
+      payloadLimit: z.number().int().positive().optional(),
+      headersTimeout: z.number().int().nonnegative().optional(),
+      requestTimeout: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
   output: z
     .object({
       dir: z.string().min(1).optional(),

@@ -55,7 +55,19 @@ export {
   validationErrorBody,
   type ValidationErrorBody,
 } from './validation-errors.js';
-export { DEFAULT_BODY_LIMIT, parseJsonBody, parseQueryString } from './request-parsing.js';
+export {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_PAYLOAD_LIMIT,
+  MAX_NESTING_DEPTH,
+  parseJsonBody,
+  parseQueryString,
+} from './request-parsing.js';
+export {
+  DEFAULT_HEADERS_TIMEOUT,
+  DEFAULT_REQUEST_TIMEOUT,
+  resolveServerOptions,
+  type ServerOptions,
+} from './server-options.js';
 export { endpointUriFor, modelParamName, routeNameFor, toColonPath } from './uri.js';
 export { mountFastify, fastifyHandler, type FastifyMountOptions } from './adapters/fastify.js';
 export {
