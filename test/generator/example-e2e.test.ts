@@ -148,6 +148,38 @@ describe('generated client against the generated server', () => {
     expect(cancelled.status === 200 && cancelled.body.data.state).toEqual(['order.cancelled']);
   });
 
+  it('should read an order through the typed read methods, writing nothing', async () => {
+    const machineId = await createOrder();
+    await customer.order.submit({ machineId, payload: { amount: 700 } });
+    const history = (await app.runtime.store.history(machineId)).length;
+    const status = await customer.order.read.status({ machineId });
+    expect(status).toEqual({
+      ok: true,
+      status: 200,
+      body: {
+        data: {
+          id: machineId,
+          state: ['order.submitted'],
+          availableEvents: [
+            { type: 'APPROVE', source: 'parent' },
+            { type: 'CANCEL', source: 'parent' },
+            { type: 'QUOTE', source: 'parent' },
+          ],
+          output: { total: 700, note: null, lastQuote: null },
+          isProcessing: false,
+        },
+      },
+    });
+    const summary = await customer.order.read.summary({ machineId });
+    expect(summary.status === 200 && summary.body.data.output).toEqual({
+      total: 700,
+      approved: true,
+    });
+    const missing = await customer.order.read.status({ machineId: '01ARZ3NDEKTSV4RRFFQ69G5FAV' });
+    expect(missing).toEqual({ ok: false, status: 404, body: { message: 'Machine not found.' } });
+    expect(await app.runtime.store.history(machineId)).toHaveLength(history);
+  });
+
   it('should answer 401 on a protected route without valid credentials', async () => {
     const created = await customer.ticket.create();
     const machineId = created.status === 201 ? created.body.data.id : '';

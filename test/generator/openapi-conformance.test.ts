@@ -394,6 +394,23 @@ const recipes: Record<string, Recipe> = {
     },
     lockOf: (params) => invoiceMachineId(params['invoice']!),
   },
+  'invoice.read.status': {
+    // A read never creates the machine of a record: bind one first (VOID creates and sends).
+    ready: async () => {
+      const invoice = newInvoice();
+      await post('POST', `/invoices/${invoice}/void`);
+      return { invoice };
+    },
+    lockOf: (params) => invoiceMachineId(params['invoice']!),
+  },
+  'order.read.status': {
+    ready: async () => ({ machineId: await create('orders') }),
+    lockOf: byMachineId,
+  },
+  'order.read.summary': {
+    ready: async () => ({ machineId: await create('orders') }),
+    lockOf: byMachineId,
+  },
   'order.create': { ready: async () => ({}) },
   'order.submit': {
     ready: async () => ({ machineId: await create('orders') }),
@@ -731,7 +748,7 @@ function casesOf(operation: Operation, recipe: Recipe): Case[] {
       params: async () => {
         // Create the instance (a model-bound one is created on first use) before locking it.
         lockParams = await recipe.ready();
-        if (params.includes('invoice')) {
+        if (params.includes('invoice') && !isGet) {
           // Binding (step 2) creates the machine; the foreign type is then refused (422).
           const bound = await send({
             method,

@@ -47,8 +47,12 @@ function resolveComponent(ref: string): string {
   return ref.startsWith(COMPONENT_PREFIX) ? ref.slice(COMPONENT_PREFIX.length) : 'unknown';
 }
 
-/** Method name of a route in its registration group: `create`, `submit`, `confirmPayment`. */
+/**
+ * Method name of a route in its registration group: `create`, `submit`, `confirmPayment`; a
+ * read's name under the group's `read` object (`status` for `client.order.read.status`).
+ */
 export function clientMethodName(route: ManifestRoute): string {
+  if (route.read !== null) return camelCase(route.read);
   return route.eventType === null ? 'create' : camelCase(route.eventType);
 }
 
@@ -101,7 +105,7 @@ function methodView(
 export function buildClientView(manifest: RouteManifest): {
   types: TypeView[];
   statusSets: Array<{ name: string; statuses: string }>;
-  groups: Array<{ property: string; methods: MethodView[] }>;
+  groups: Array<{ property: string; methods: MethodView[]; reads: MethodView[] }>;
 } {
   // Result unions repeat across routes (every event of a machine usually answers alike): the
   // first route with a union spells it out, the others alias it. This keeps the client compact,
@@ -127,11 +131,14 @@ export function buildClientView(manifest: RouteManifest): {
     }),
   );
   const groups = manifest.registrations.map((registration) => {
-    const views = sortBy(registration.routes, (route) => route.name).map((route) =>
-      methodView(route, statusSet),
-    );
+    const routes = sortBy(registration.routes, (route) => route.name);
+    const views = routes.map((route) => methodView(route, statusSet));
     types.push(...views.map((view) => resultView(view.result)));
-    return { property: camelCase(registration.name), methods: views.map((view) => view.method) };
+    return {
+      property: camelCase(registration.name),
+      methods: views.filter((_, index) => routes[index]!.read === null).map((view) => view.method),
+      reads: views.filter((_, index) => routes[index]!.read !== null).map((view) => view.method),
+    };
   });
   return {
     types,
@@ -145,12 +152,16 @@ export function buildClientView(manifest: RouteManifest): {
  * comment, indented for its place in the template (spliced in after formatting).
  */
 function methodTable(groups: ReturnType<typeof buildClientView>['groups']): string {
-  const lines = groups.flatMap(({ property, methods }) => [
+  const methodLines = (methods: readonly MethodView[], indent: string): string[] =>
+    methods.flatMap((method) => [
+      `${indent}/** \`${method.method} ${method.path}\` (${method.routeName}) */`,
+      `${indent}${method.name}: method<${method.inputType}, ${method.resultType}>(${method.spec}),`,
+    ]);
+  const lines = groups.flatMap(({ property, methods, reads }) => [
     `    ${property}: {`,
-    ...methods.flatMap((method) => [
-      `      /** \`${method.method} ${method.path}\` (${method.routeName}) */`,
-      `      ${method.name}: method<${method.inputType}, ${method.resultType}>(${method.spec}),`,
-    ]),
+    ...methodLines(methods, '      '),
+    // Reads by name under `read`, apart from the event methods they could share a name with.
+    ...(reads.length === 0 ? [] : ['      read: {', ...methodLines(reads, '        '), '      },']),
     '    },',
   ]);
   return ['{', ...lines, '  }'].join('\n');

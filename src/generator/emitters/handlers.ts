@@ -31,6 +31,7 @@ const ROUTE_KEY_ORDER = [
   'path',
   'handler',
   'eventType',
+  'read',
   'endpointIndex',
   'binding',
   'middleware',

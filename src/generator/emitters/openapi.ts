@@ -231,7 +231,7 @@ export function errorResponses(route: ManifestRoute): ErrorResponse[] {
   // parser before the handler runs; docs/http.md "Bad input").
   const hasBody = !usesQuery(route);
   const bound = route.binding.kind !== 'none';
-  const sendsEvent = route.handler !== 'create';
+  const sendsEvent = route.handler !== 'create' && route.handler !== 'read';
   const errors: ErrorResponse[] = [];
   if (hasBody) errors.push(shared(400));
   if (isProtected(route)) errors.push(shared(401));
@@ -301,6 +301,13 @@ function availableEventSchema(machine: ManifestMachine): JsonSchema {
   return objectSchema(properties, ['type', 'source']);
 }
 
+function operationSummary(route: ManifestRoute): string {
+  if (route.read !== null) return `Read ${route.read} of a ${route.machineId} instance`;
+  return route.eventType === null
+    ? `Create a ${route.machineId} instance`
+    : `Send ${route.eventType}`;
+}
+
 function operation(route: ManifestRoute): JsonSchema {
   const parameters: JsonSchema[] = pathParamsOf(route.path).map((name) => ({
     name,
@@ -318,8 +325,7 @@ function operation(route: ManifestRoute): JsonSchema {
   const op: JsonSchema = {
     operationId: route.name,
     tags: [route.machineId],
-    summary:
-      route.eventType === null ? `Create a ${route.machineId} instance` : `Send ${route.eventType}`,
+    summary: operationSummary(route),
   };
   if (parameters.length > 0) op['parameters'] = parameters;
   if (isProtected(route)) op['security'] = securityRequirement(route);
@@ -339,7 +345,12 @@ function operation(route: ManifestRoute): JsonSchema {
   }
   const responses: JsonSchema = {
     [String(route.status)]: {
-      description: route.handler === 'create' ? 'Instance created.' : 'Event processed.',
+      description:
+        route.handler === 'create'
+          ? 'Instance created.'
+          : route.handler === 'read'
+            ? 'The last committed state; nothing is written. isProcessing: a lock on the instance is held right now.'
+            : 'Event processed.',
       content: { 'application/json': { schema: ref(responseSchemaName(route)) } },
     },
   };

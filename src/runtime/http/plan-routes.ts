@@ -13,10 +13,19 @@ import type {
   OutputDefinition,
 } from '../definition/types.js';
 import type { PlannedRoute, RegistrationOptions, RouteBinding, RouteOutput } from './types.js';
-import { createRouteNameFor, modelParamName, normalizePrefix, routeNameFor } from './uri.js';
+import { normalizeReads } from './plan-reads.js';
+import {
+  createRouteNameFor,
+  modelParamName,
+  normalizePrefix,
+  readRouteNameFor,
+  routeNameFor,
+} from './uri.js';
 
 /** What planning reads of a machine definition. */
-export type PlannableDefinition = Pick<MachineDefinitionBase, 'id' | 'endpoints' | 'forwards'>;
+export type PlannableDefinition = Pick<MachineDefinitionBase, 'id' | 'endpoints' | 'forwards'> &
+  /** Read outputs name behaviors of `behavior.outputs`. */
+  Partial<Pick<MachineDefinitionBase, 'behavior'>>;
 
 /** The routes of a registration and every problem found while planning them. */
 export interface RegistrationPlan {
@@ -26,7 +35,7 @@ export interface RegistrationPlan {
 
 /**
  * Plans the routes of one registration, in the spec's order: create, endpoints (in
- * definition order), forwarded endpoints. Throws `InvalidRouterConfigException` (or an
+ * definition order), forwarded endpoints, then reads (`reads`, in their order). Throws `InvalidRouterConfigException` (or an
  * aggregate of all of them) when the options break a rule of "Filtering and validation".
  *
  * The result is JSON-serializable: zod schemas, actions and output behaviors are referenced
@@ -178,6 +187,11 @@ export function planRegistration(
     );
   }
 
+  // R1-R4: reads (independent of only/except; planned after the forwards).
+  const reads = normalizeReads(options.reads, definition.behavior ?? {}, (message, key) =>
+    fail(message, key),
+  );
+
   if (prefix === null) return { routes: [], issues };
 
   // Planning.
@@ -200,6 +214,7 @@ export function planRegistration(
       path: `${prefix}/create`,
       handler: 'create',
       eventType: null,
+      read: null,
       childEventType: null,
       childMachineId: null,
       endpointIndex: null,
@@ -230,6 +245,7 @@ export function planRegistration(
           : binding.kind === 'model'
             ? 'modelBound'
             : 'stateless',
+      read: null,
       childEventType: null,
       childMachineId: null,
       endpointIndex: index,
@@ -247,6 +263,7 @@ export function planRegistration(
       name: routeNameFor(name, type),
       path: pathFor(prefix, binding, forward.uri),
       handler: binding.kind === 'model' ? 'forwardedModelBound' : 'forwardedMachineIdBound',
+      read: null,
       childEventType: forward.childEventType,
       childMachineId: forward.childMachineId,
       endpointIndex: index,
@@ -254,11 +271,40 @@ export function planRegistration(
     });
   });
 
+  // Reads bind like forwards: by model when the registration has one, else by machine id.
+  const readBinding: RouteBinding = modelBinding ?? { kind: 'machineId', param: 'machineId' };
+  for (const read of reads) {
+    routes.push({
+      ...base,
+      name: readRouteNameFor(name, read.name),
+      method: 'GET',
+      path: pathFor(prefix, readBinding, read.uri),
+      handler: 'read',
+      eventType: null,
+      read: read.name,
+      childEventType: null,
+      childMachineId: null,
+      endpointIndex: null,
+      binding: readBinding,
+      middleware: [...middleware, ...read.middleware],
+      output: read.output,
+      action: null,
+      status: read.status,
+      availableEvents: read.availableEvents,
+    });
+  }
+
   const seen = new Map<string, string>();
   for (const route of routes) {
     const key = `${route.method} ${route.path.replace(/\{[^}]+\}/g, '{}')}`;
     const other = seen.get(key);
-    if (other !== undefined) {
+    if (other !== undefined && route.read !== null) {
+      // R15: a read never shadows an endpoint of the same registration.
+      fail(
+        `read route GET '${route.path.slice(prefix.length)}' (read '${route.read}') collides with the existing endpoint route '${other}' in the same group. Give the read another 'uri'.`,
+        route.read,
+      );
+    } else if (other !== undefined) {
       fail(
         `routes '${other}' and '${route.name}' both answer ${route.method} ${route.path}. Give one of them another 'uri'.`,
         route.eventType ?? 'create',

@@ -41,8 +41,8 @@ import {
 } from './middleware-registry.js';
 import {
   createdEnvelope,
-  errorToResponse,
   forwardedEnvelope,
+  guarded,
   HttpError,
   machineEnvelope,
   validationResponse,
@@ -55,6 +55,7 @@ import type {
   RouteHandler,
 } from './types.js';
 import { validatePayload, type PayloadValidation } from './validation-errors.js';
+import { createReadHandler } from './read-handler.js';
 
 /**
  * What handlers need from the rest of the runtime. `MachineRouter` fills it from the
@@ -140,6 +141,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
   if (unknown.length > 0) {
     throw new Error(`Route ${route.name}: unknown middleware ${unknown.join(', ')}.`);
   }
+  if (route.handler === 'read') return createReadHandler(definition, route, middleware, services);
   if (route.handler === 'create') {
     return guarded(route, services.logger, async (request) => {
       const response = await runMiddleware(middleware, request);
@@ -480,20 +482,6 @@ function childOutput(
 /** GET, and HEAD (which frameworks route to GET handlers), read their data from the query. */
 function isRead(request: EndpointRequest): boolean {
   return request.method === 'GET' || request.method === 'HEAD';
-}
-
-function guarded(
-  route: PlannedRoute,
-  logger: HttpLogger,
-  handle: (request: EndpointRequest) => Promise<EndpointResponse>,
-): RouteHandler {
-  return async (request) => {
-    try {
-      return await handle(request);
-    } catch (error) {
-      return errorToResponse(error, logger, route.name);
-    }
-  };
 }
 
 function isSnapshot(value: unknown): value is MachineSnapshot {

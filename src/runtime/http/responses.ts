@@ -10,7 +10,13 @@ import {
   type FieldErrors,
 } from '../errors.js';
 import type { AvailableEvent } from '../interpreter/types.js';
-import type { EndpointResponse, HttpLogger } from './types.js';
+import type {
+  EndpointRequest,
+  EndpointResponse,
+  HttpLogger,
+  PlannedRoute,
+  RouteHandler,
+} from './types.js';
 import { validationErrorBody } from './validation-errors.js';
 
 /** The `data` object of an event endpoint's response, in the spec's field order. */
@@ -177,6 +183,21 @@ export function errorToResponse(
     ...(route === undefined ? {} : { route }),
   });
   return errorResponse(500, STATUS_MESSAGES[500]!);
+}
+
+/** Wraps a route's handling so that it never throws: an escaped error becomes its response. */
+export function guarded(
+  route: PlannedRoute,
+  logger: HttpLogger,
+  handle: (request: EndpointRequest) => Promise<EndpointResponse>,
+): RouteHandler {
+  return async (request) => {
+    try {
+      return await handle(request);
+    } catch (error) {
+      return errorToResponse(error, logger, route.name);
+    }
+  };
 }
 
 /** A logger that writes to stderr; replace it through `MachineRouter`'s `logger` option. */

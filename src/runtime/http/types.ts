@@ -32,7 +32,38 @@ export interface RegistrationOptions {
   only?: readonly EventReference[] | null;
   /** Registers all events but these. Mutually exclusive with `only`. */
   except?: readonly EventReference[] | null;
+  /**
+   * Zero-write GET projections of an instance's last committed state (see {@link ReadsConfig}):
+   * `GET {prefix}/{machineId}{uri}`, or `{prefix}/{<model_param>}{uri}` when the registration
+   * has `model` and `attribute`. Independent of `only`/`except`.
+   */
+  reads?: ReadsConfig | null;
 }
+
+/** Options of one read (the original's `reads` entry). */
+export interface ReadOptions {
+  /** Path after the instance parameter; default `/<read name>`. One leading slash, no `{params}`. */
+  uri?: string;
+  /**
+   * `null` (default): the state's output, else the context plus computed values; a list of
+   * context keys; or the name of an output behavior in `behavior.outputs`.
+   */
+  output?: readonly string[] | string | null;
+  /** Middleware of this read, after the registration's. */
+  middleware?: readonly string[];
+  /** Success status (200-299, default 200). */
+  status?: number;
+  /** Whether the answer lists `availableEvents` (default true). */
+  available_events?: boolean;
+}
+
+/**
+ * The `reads` registration option: `true` (one read, `status`, at `/status`), or reads by name,
+ * each `null` (URI `/<name>`), a URI string, or {@link ReadOptions}.
+ *
+ * @example reads: { status: null, summary: { uri: '/summary', output: ['total'] } }
+ */
+export type ReadsConfig = true | Readonly<Record<string, ReadOptions | string | null>>;
 
 /** Which controller serves a route (the spec's "Route shapes" table). */
 export type RouteHandlerKind =
@@ -41,7 +72,9 @@ export type RouteHandlerKind =
   | 'modelBound'
   | 'stateless'
   | 'forwardedMachineIdBound'
-  | 'forwardedModelBound';
+  | 'forwardedModelBound'
+  /** A zero-write projection of the last committed state (`reads`), machineId- or model-bound. */
+  | 'read';
 
 /** How a route finds its machine instance. */
 export type RouteBinding =
@@ -61,7 +94,7 @@ export type RouteOutput =
  * mounts exactly this table; the generator emits code from it.
  */
 export interface PlannedRoute {
-  /** `<name>.<event_snake_lowercase>` or `<name>.create`. */
+  /** `<name>.<event_snake_lowercase>`, `<name>.create` or `<name>.read.<read name>`. */
   name: string;
   /** Route-name prefix of the registration (`name` option, default machine id). */
   registration: string;
@@ -71,8 +104,10 @@ export interface PlannedRoute {
   handler: RouteHandlerKind;
   /** Definition id of the registered machine. */
   machineId: string;
-  /** Event sent to the machine (the parent-facing type for forwards); `null` for create. */
+  /** Event sent to the machine (the parent-facing type for forwards); `null` for create and reads. */
   eventType: string | null;
+  /** Reads: the read's name (the key under `reads`); `null` for every other route. */
+  read: string | null;
   /** Forwards: the type the child receives. */
   childEventType: string | null;
   /** Forwards: definition id of the child machine. */
@@ -80,7 +115,8 @@ export interface PlannedRoute {
   /**
    * Where the endpoint sits in the definition: `definition.endpoints[index]`, or
    * `definition.forwards[index]` for forwards; `null` for create. This is how a handler finds
-   * the zod schema, the action and the output behavior that the plan leaves out.
+   * the zod schema, the action and the output behavior that the plan leaves out. `null` for
+   * create and reads (a read's output behavior is named in `output`, from `behavior.outputs`).
    */
   endpointIndex: number | null;
   binding: RouteBinding;

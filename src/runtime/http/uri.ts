@@ -20,6 +20,11 @@ export function routeNameFor(name: string, eventType: string): string {
   return `${name}.${eventType.toLowerCase()}`;
 }
 
+/** Route name of a read: `<name>.read.<read name>`. */
+export function readRouteNameFor(name: string, read: string): string {
+  return `${name}.read.${read}`;
+}
+
 /** Route name of the create endpoint. */
 export function createRouteNameFor(name: string): string {
   return `${name}.create`;

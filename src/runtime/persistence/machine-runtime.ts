@@ -40,7 +40,7 @@ import {
   type InstanceInState,
   type Store,
 } from './store.js';
-import type { CreateOptions, InstanceResult, MachineInstances } from './types.js';
+import type { CreateOptions, InstanceRead, InstanceResult, MachineInstances } from './types.js';
 
 /** The interpreter functions the runtime drives (the real ones unless a test wraps them). */
 export interface MachineEngine {
@@ -251,6 +251,15 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     const snapshot = isInstanceId(id) ? await this.store.load(id) : null;
     if (!snapshot || snapshot.machineId !== definition.id) throw notFound(definition, id);
     return snapshot;
+  }
+
+  async read(definition: MachineDefinition, id: string): Promise<InstanceRead> {
+    // Two reads, no write: the lock row is looked at, never taken or waited for.
+    const [snapshot, lock] = await Promise.all([
+      this.restore(definition, id),
+      isInstanceId(id) ? this.store.readLock(id) : null,
+    ]);
+    return { snapshot, isProcessing: lock !== null && Date.parse(lock.expiresAt) > Date.now() };
   }
 
   async send(

@@ -22,6 +22,17 @@ export interface InstanceResult {
   effects?: DeferredEffect[];
 }
 
+/** What a read sees of an instance. */
+export interface InstanceRead {
+  snapshot: MachineSnapshot;
+  /**
+   * A live lock row is held (a send on the lock-row path, a job, `withLock`). Exclusive SQLite
+   * sends hold no lock row, and a read in the same process cannot run during one; their
+   * commits are seen whole or not at all.
+   */
+  isProcessing: boolean;
+}
+
 /** Options of `create`. */
 export interface CreateOptions {
   /** Merged over the definition's initial context. */
@@ -48,6 +59,12 @@ export interface MachineInstances<D> {
    * unknown or foreign ids (the HTTP layer relies on it to skip a separate `restore`).
    */
   send(definition: D, id: string, event: EventObject): Promise<InstanceResult>;
+  /**
+   * The last committed snapshot, and whether a live (unexpired) lock on the instance is held
+   * right now. Writes nothing and never takes or waits for the lock (reads). Unknown or foreign
+   * ids: `MachineNotFoundException`.
+   */
+  read(definition: D, id: string): Promise<InstanceRead>;
   /** A fresh instance per call, the event applied, nothing persisted (stateless endpoints). */
   sendStateless(definition: D, event: EventObject): Promise<InstanceResult>;
   /**

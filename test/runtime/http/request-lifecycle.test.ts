@@ -55,6 +55,9 @@ function services(options: { locked?: boolean; withChild?: boolean } = {}) {
       sendStateless: async () => {
         throw new Error('not used');
       },
+      read: async () => {
+        throw new Error('not used');
+      },
     },
     availableEvents: (definition, snapshot) => availableEvents(definition, snapshot),
     resolveOutput: (definition, snapshot, output) => resolveOutput(definition, snapshot, output),

@@ -128,6 +128,9 @@ export type OrderCreatedResponse = {
 };
 export type OrderOutput = { total: number; note: unknown; lastQuote: unknown };
 export type OrderQuotePayload = { quantity: number };
+export type OrderReadSummaryResponse = {
+  data: { id: string; state: OrderState[]; output: Record<string, unknown>; isProcessing: boolean };
+};
 export type OrderResponse = {
   data: {
     id: string;
@@ -206,6 +209,8 @@ export type InvoicePayResult =
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, InvoiceResponse>;
+export type InvoiceReadStatusResult =
+  ClientResponse<200, InvoiceResponse> | ClientResponse<404 | 500, ErrorResponse>;
 export type InvoiceVoidResult = InvoicePayResult;
 export type OrderApproveResult =
   | ClientResponse<200, OrderApproveResponse>
@@ -223,6 +228,10 @@ export type OrderQuoteResult =
   | ClientResponse<200, OrderResponse>
   | ClientResponse<404 | 409 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
+export type OrderReadStatusResult =
+  ClientResponse<200, OrderResponse> | ClientResponse<404 | 500, ErrorResponse>;
+export type OrderReadSummaryResult =
+  ClientResponse<200, OrderReadSummaryResponse> | ClientResponse<404 | 500, ErrorResponse>;
 export type OrderSubmitResult =
   | ClientResponse<200, OrderResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
@@ -246,8 +255,9 @@ export type TicketStaffResolveResult = TicketStaffAssignResult;
 const STATUSES_1 = [200, 400, 409, 413, 415, 422, 500];
 const STATUSES_2 = [200, 400, 404, 409, 413, 415, 422, 423, 500];
 const STATUSES_3 = [201, 400, 413, 415, 500];
-const STATUSES_4 = [200, 404, 409, 422, 500];
-const STATUSES_5 = [200, 400, 401, 404, 409, 413, 415, 422, 423, 500];
+const STATUSES_4 = [200, 404, 500];
+const STATUSES_5 = [200, 404, 409, 422, 500];
+const STATUSES_6 = [200, 400, 401, 404, 409, 413, 415, 422, 423, 500];
 
 /**
  * A typed client of every route: one method per route, grouped by registration. Each method
@@ -290,6 +300,10 @@ export function createClient(options: ClientOptions) {
       pay: method<{ invoice: string; payload: InvoicePayPayload }, InvoicePayResult>({ method: 'POST', path: '/invoices/{invoice}/pay', event: 'PAY', input: true, statuses: STATUSES_2 }),
       /** `POST /invoices/{invoice}/void` (invoice.void) */
       void: method<{ invoice: string }, InvoiceVoidResult>({ method: 'POST', path: '/invoices/{invoice}/void', event: 'VOID', input: true, statuses: STATUSES_2 }),
+      read: {
+        /** `GET /invoices/{invoice}/status` (invoice.read.status) */
+        status: method<{ invoice: string }, InvoiceReadStatusResult>({ method: 'GET', path: '/invoices/{invoice}/status', event: null, input: true, statuses: STATUSES_4 }),
+      },
     },
     order: {
       /** `PATCH /orders/{machineId}/approve` (order.approve) */
@@ -299,9 +313,15 @@ export function createClient(options: ClientOptions) {
       /** `POST /orders/create` (order.create) */
       create: method<null, OrderCreateResult>({ method: 'POST', path: '/orders/create', event: null, input: false, statuses: STATUSES_3 }),
       /** `GET /orders/{machineId}/quote` (order.quote) */
-      quote: method<{ machineId: string; payload: OrderQuotePayload }, OrderQuoteResult>({ method: 'GET', path: '/orders/{machineId}/quote', event: 'QUOTE', input: true, statuses: STATUSES_4 }),
+      quote: method<{ machineId: string; payload: OrderQuotePayload }, OrderQuoteResult>({ method: 'GET', path: '/orders/{machineId}/quote', event: 'QUOTE', input: true, statuses: STATUSES_5 }),
       /** `POST /orders/{machineId}/submit` (order.submit) */
       submit: method<{ machineId: string; payload: OrderSubmitPayload }, OrderSubmitResult>({ method: 'POST', path: '/orders/{machineId}/submit', event: 'SUBMIT', input: true, statuses: STATUSES_2 }),
+      read: {
+        /** `GET /orders/{machineId}/status` (order.read.status) */
+        status: method<{ machineId: string }, OrderReadStatusResult>({ method: 'GET', path: '/orders/{machineId}/status', event: null, input: true, statuses: STATUSES_4 }),
+        /** `GET /orders/{machineId}/summary` (order.read.summary) */
+        summary: method<{ machineId: string }, OrderReadSummaryResult>({ method: 'GET', path: '/orders/{machineId}/summary', event: null, input: true, statuses: STATUSES_4 }),
+      },
     },
     ticket: {
       /** `POST /tickets/{machineId}/comment` (ticket.comment) */
@@ -311,9 +331,9 @@ export function createClient(options: ClientOptions) {
     },
     ticketStaff: {
       /** `POST /staff/tickets/{machineId}/assign` (ticket_staff.assign) */
-      assign: method<{ machineId: string; payload: TicketStaffAssignPayload }, TicketStaffAssignResult>({ method: 'POST', path: '/staff/tickets/{machineId}/assign', event: 'ASSIGN', input: true, statuses: STATUSES_5 }),
+      assign: method<{ machineId: string; payload: TicketStaffAssignPayload }, TicketStaffAssignResult>({ method: 'POST', path: '/staff/tickets/{machineId}/assign', event: 'ASSIGN', input: true, statuses: STATUSES_6 }),
       /** `POST /staff/tickets/{machineId}/resolve` (ticket_staff.resolve) */
-      resolve: method<{ machineId: string }, TicketStaffResolveResult>({ method: 'POST', path: '/staff/tickets/{machineId}/resolve', event: 'RESOLVE', input: true, statuses: STATUSES_5 }),
+      resolve: method<{ machineId: string }, TicketStaffResolveResult>({ method: 'POST', path: '/staff/tickets/{machineId}/resolve', event: 'RESOLVE', input: true, statuses: STATUSES_6 }),
     },
   };
 }

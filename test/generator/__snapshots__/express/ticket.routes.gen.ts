@@ -10,6 +10,6 @@ export type TicketCommentPayload = { text: string };
  */
 // prettier-ignore
 export const ticketRoutes: PlannedRoute[] = [
-  { name: 'ticket.create', method: 'POST', path: '/tickets/create', handler: 'create', eventType: null, endpointIndex: null, binding: { kind: 'none' }, middleware: [], status: 201, availableEvents: false, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'ticket', registration: 'ticket' },
-  { name: 'ticket.comment', method: 'POST', path: '/tickets/{machineId}/comment', handler: 'machineIdBound', eventType: 'COMMENT', endpointIndex: 0, binding: { kind: 'machineId', param: 'machineId' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'ticket', registration: 'ticket' },
+  { name: 'ticket.create', method: 'POST', path: '/tickets/create', handler: 'create', eventType: null, read: null, endpointIndex: null, binding: { kind: 'none' }, middleware: [], status: 201, availableEvents: false, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'ticket', registration: 'ticket' },
+  { name: 'ticket.comment', method: 'POST', path: '/tickets/{machineId}/comment', handler: 'machineIdBound', eventType: 'COMMENT', read: null, endpointIndex: 0, binding: { kind: 'machineId', param: 'machineId' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'ticket', registration: 'ticket' },
 ];

@@ -13,6 +13,6 @@ export type CalculatorMultiplyPayload = { a: number; b: number };
  */
 // prettier-ignore
 export const calculatorRoutes: PlannedRoute[] = [
-  { name: 'calculator.add', method: 'POST', path: '/calculator/add', handler: 'stateless', eventType: 'ADD', endpointIndex: 0, binding: { kind: 'none' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'calculator', registration: 'calculator' },
-  { name: 'calculator.multiply', method: 'POST', path: '/calculator/multiply', handler: 'stateless', eventType: 'MULTIPLY', endpointIndex: 1, binding: { kind: 'none' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'calculator', registration: 'calculator' },
+  { name: 'calculator.add', method: 'POST', path: '/calculator/add', handler: 'stateless', eventType: 'ADD', read: null, endpointIndex: 0, binding: { kind: 'none' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'calculator', registration: 'calculator' },
+  { name: 'calculator.multiply', method: 'POST', path: '/calculator/multiply', handler: 'stateless', eventType: 'MULTIPLY', read: null, endpointIndex: 1, binding: { kind: 'none' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'calculator', registration: 'calculator' },
 ];

@@ -5,11 +5,12 @@ import type { PlannedRoute } from 'machine-routes/runtime';
 export type InvoicePayPayload = { amount: number; method: 'card' | 'transfer' };
 
 /**
- * The routes of registration `invoice` (2 routes of machine `invoice`),
+ * The routes of registration `invoice` (3 routes of machine `invoice`),
  * as `planRoutes` planned them, one per line; `app.gen.ts` mounts them.
  */
 // prettier-ignore
 export const invoiceRoutes: PlannedRoute[] = [
-  { name: 'invoice.pay', method: 'POST', path: '/invoices/{invoice}/pay', handler: 'modelBound', eventType: 'PAY', endpointIndex: 0, binding: { kind: 'model', attribute: 'machine_id', model: 'Invoice', param: 'invoice' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'invoice', registration: 'invoice' },
-  { name: 'invoice.void', method: 'POST', path: '/invoices/{invoice}/void', handler: 'modelBound', eventType: 'VOID', endpointIndex: 1, binding: { kind: 'model', attribute: 'machine_id', model: 'Invoice', param: 'invoice' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'invoice', registration: 'invoice' },
+  { name: 'invoice.pay', method: 'POST', path: '/invoices/{invoice}/pay', handler: 'modelBound', eventType: 'PAY', read: null, endpointIndex: 0, binding: { kind: 'model', attribute: 'machine_id', model: 'Invoice', param: 'invoice' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'invoice', registration: 'invoice' },
+  { name: 'invoice.void', method: 'POST', path: '/invoices/{invoice}/void', handler: 'modelBound', eventType: 'VOID', read: null, endpointIndex: 1, binding: { kind: 'model', attribute: 'machine_id', model: 'Invoice', param: 'invoice' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'invoice', registration: 'invoice' },
+  { name: 'invoice.read.status', method: 'GET', path: '/invoices/{invoice}/status', handler: 'read', eventType: null, read: 'status', endpointIndex: null, binding: { kind: 'model', attribute: 'machine_id', model: 'Invoice', param: 'invoice' }, middleware: [], status: 200, availableEvents: true, output: { kind: 'default' }, action: null, childEventType: null, childMachineId: null, machineId: 'invoice', registration: 'invoice' },
 ];
