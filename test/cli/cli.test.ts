@@ -24,7 +24,7 @@ describe('machine-routes check', () => {
   it('should print a summary and exit 0 for a valid config', async () => {
     expect(await run(['check', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
-      stdout: 'No problems: 7 machines, 21 routes.',
+      stdout: 'No problems: 7 machines, 24 routes.',
       stderr: '',
     });
   });
@@ -102,7 +102,10 @@ describe('machine-routes routes', () => {
     expect(lines).toContain(
       'POST    /checkouts/{machineId}/provide-card     checkout.provide_card     forwardedMachineIdBound',
     );
-    expect(lines).toHaveLength(22);
+    expect(lines).toContain(
+      'GET     /orders/{machineId}/status              order.read.status         read',
+    );
+    expect(lines).toHaveLength(25);
   });
 });
 
