@@ -7,6 +7,7 @@
  * | `lockTtl` (seconds) | `MACHINE_LOCK_TTL` or `MACHINE_PARALLEL_DISPATCH_LOCK_TTL` | 60 |
  * | `lockTimeout` (seconds) | `MACHINE_LOCK_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | 30 |
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | 100 |
+ * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` (`true`/`false`/`1`/`0`) | false |
  *
  * The `MACHINE_PARALLEL_DISPATCH_` names are the spec's; the short names are aliases. Setting
  * both to different values is an error rather than a silent precedence rule.
@@ -26,6 +27,11 @@ export interface MachineRuntimeConfig {
   lockTimeout: number;
   /** Default protection from `@always` / raise loops while processing one event. */
   maxTransitionDepth: number;
+  /**
+   * Requests may play scenarios (`scenario`, `scenarioParams`) and responses list them
+   * (docs/scenarios.md). Off by default: scenarios are for tests and demos.
+   */
+  scenariosEnabled: boolean;
 }
 
 /** Defaults of every setting. */
@@ -34,6 +40,7 @@ export const DEFAULT_RUNTIME_CONFIG: Readonly<MachineRuntimeConfig> = Object.fre
   lockTtl: 60,
   lockTimeout: 30,
   maxTransitionDepth: 100,
+  scenariosEnabled: false,
 });
 
 const ENV_NAMES: Record<keyof MachineRuntimeConfig, readonly string[]> = {
@@ -41,6 +48,7 @@ const ENV_NAMES: Record<keyof MachineRuntimeConfig, readonly string[]> = {
   lockTtl: ['MACHINE_LOCK_TTL', 'MACHINE_PARALLEL_DISPATCH_LOCK_TTL'],
   lockTimeout: ['MACHINE_LOCK_TIMEOUT', 'MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT'],
   maxTransitionDepth: ['MACHINE_MAX_TRANSITION_DEPTH'],
+  scenariosEnabled: ['MACHINE_SCENARIOS_ENABLED'],
 };
 
 const schema = z.object({
@@ -54,6 +62,11 @@ const schema = z.object({
   lockTtl: z.coerce.number().positive(),
   lockTimeout: z.coerce.number().min(0),
   maxTransitionDepth: z.coerce.number().int().positive(),
+  scenariosEnabled: z
+    .union([z.boolean(), z.enum(['true', 'false', '1', '0'])], {
+      error: 'must be true, false, 1 or 0',
+    })
+    .transform((value) => value === true || value === 'true' || value === '1'),
 });
 
 /**

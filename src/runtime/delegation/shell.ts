@@ -49,7 +49,8 @@ import {
   recordForwardedEvent,
   type ForwardTarget,
 } from './forwarding.js';
-import type { CommitRequest } from '../persistence/store.js';
+import { planKeptScenarioStep, scenarioWrite } from '../persistence/kept-scenarios.js';
+import type { CommitRequest, Store } from '../persistence/store.js';
 import type { TransactionHook } from '../persistence/transaction.js';
 import {
   InMemoryJobQueue,
@@ -71,7 +72,7 @@ export const DELEGATION_JOBS = {
 export type DelegationCommit = CommitRequest;
 
 /** What the shell needs from the store. */
-export interface DelegationStore extends ChildStore {
+export interface DelegationStore extends ChildStore, Pick<Store, 'currentStates'> {
   load(rootEventId: string): Promise<MachineSnapshot | null>;
   commit(request: DelegationCommit): Promise<void>;
 }
@@ -100,6 +101,11 @@ export interface DelegationShellOptions {
   sendRetry?: { tries?: number; exceptions?: number; delayMs?: number } | undefined;
   /** Failures nobody awaits (a send given up, an unknown machine in a job). Default: console.error. */
   onError?: ((error: unknown, context: string) => void) | undefined;
+  /**
+   * Scenarios are on (`MACHINE_SCENARIOS_ENABLED`): a forwarded event honours the child's kept
+   * scenario (9.7.0). Children started with a scenario keep it either way.
+   */
+  scenarios?: boolean | undefined;
 }
 
 /** Extra writes of one macrostep's commit. */
@@ -135,6 +141,7 @@ export class DelegationShell {
   readonly #maxExceptions: number;
   readonly #delayMs: number;
   readonly #onError: (error: unknown, context: string) => void;
+  readonly #scenarios: boolean;
 
   constructor(host: DelegationHost, options: DelegationShellOptions = {}) {
     this.#host = host;
@@ -145,6 +152,7 @@ export class DelegationShell {
     this.#delayMs = options.sendRetry?.delayMs ?? 1000;
     this.#onError =
       options.onError ?? ((error, context) => console.error(`machine-routes: ${context}`, error));
+    this.#scenarios = options.scenarios === true;
     for (const definition of options.machines ?? []) this.register(definition);
   }
 
@@ -295,6 +303,7 @@ export class DelegationShell {
           expectedSequence: null,
           previousValue: [],
           now: new Date(at),
+          ...(child.scenario === undefined ? {} : { scenario: child.scenario }),
         });
         extras.children.push({
           kind: 'insert',
@@ -475,6 +484,10 @@ export class DelegationShell {
       expectedSequence: null,
       previousValue: [],
       now: this.#host.now(),
+      // Kept while the child waits for events (9.7.0); a child done at once plays nothing more.
+      ...(start.scenario === undefined || result.snapshot.status === 'done'
+        ? {}
+        : { scenario: start.scenario }),
       children: extras.children,
       also: extras.also,
       inTransaction: extras.inTransaction,
@@ -669,11 +682,18 @@ export class DelegationShell {
             );
           }
           const childEvent: EventObject = { ...event, type: target.childEventType };
+          // The child's kept scenario (its continuation) applies to the forwarded event.
+          const scenario = this.#scenarios
+            ? await planKeptScenarioStep(store, target.child, child, target.childEventType, {
+                kind: 'omitted',
+              })
+            : null;
           let childStep: MacrostepResult;
           try {
             childStep = transition(target.child, child, childEvent, {
               now: () => this.#host.now(),
               machines: this.machines,
+              scenario: scenario?.step.active ?? null,
             });
           } catch (error) {
             if (error instanceof NoTransitionDefinitionFoundException) {
@@ -706,6 +726,7 @@ export class DelegationShell {
                 expectedSequence: child.sequence,
                 previousValue: child.value,
                 now: this.#host.now(),
+                ...(scenario === null ? {} : scenarioWrite(scenario.kept, scenario.step)),
               },
               ...extras.also,
             ],

@@ -4,7 +4,14 @@
  * through the same object, so both paths share one lifecycle.
  */
 import { throwIfAny } from '../errors.js';
-import { availableEvents, initialize, resolveOutput } from '../interpreter/index.js';
+import {
+  activeScenario,
+  availableEvents,
+  availableScenarios,
+  findScenario,
+  initialize,
+  resolveOutput,
+} from '../interpreter/index.js';
 import type { MachineDefinition } from '../definition/index.js';
 import type { MachineInstances } from '../persistence/types.js';
 import type { MiddlewareRegistry } from './middleware-registry.js';
@@ -12,6 +19,7 @@ import { forwardedOutput } from './forwarded-output.js';
 import { planRegistration } from './plan-routes.js';
 import { createRouteHandler, type HttpServices } from './request-lifecycle.js';
 import { consoleLogger } from './responses.js';
+import type { ScenarioServices } from './scenario-fields.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_PAYLOAD_LIMIT } from './request-parsing.js';
 import type {
   HttpLogger,
@@ -45,6 +53,12 @@ export interface MachineRouterOptions {
    * without either, forwarded responses carry `child: null`.
    */
   forwardedChild?: HttpServices<MachineDefinition>['forwardedChild'];
+  /**
+   * Event routes read `scenario` / `scenarioParams` and answer `availableScenarios` /
+   * `activeScenario` (docs/scenarios.md). Default: the runtime's `scenariosEnabled`
+   * (`MACHINE_SCENARIOS_ENABLED`), else off. Off, the fields are ignored and cost nothing.
+   */
+  scenarios?: boolean;
 }
 
 /** A planned route with its handler, ready for an adapter. */
@@ -96,6 +110,9 @@ export class MachineRouter {
       models: options.models ?? {},
       logger: options.logger ?? consoleLogger,
       payloadLimit: options.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
+      ...((options.scenarios ?? runtime.scenariosEnabled === true)
+        ? { scenarios: scenarioServices(runtime) }
+        : {}),
     };
   }
 
@@ -147,6 +164,18 @@ export class MachineRouter {
       models: Object.keys(this.#services.models),
     };
   }
+}
+
+/** Scenario rules of the interpreter, and what the runtime keeps, for the request lifecycle. */
+function scenarioServices(
+  runtime: MachineInstances<MachineDefinition>,
+): ScenarioServices<MachineDefinition> {
+  return {
+    find: (definition, slug) => void findScenario(definition, slug),
+    available: availableScenarios,
+    active: activeScenario,
+    kept: async (id) => (runtime.keptScenario ? runtime.keptScenario(id) : null),
+  };
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {

@@ -20,6 +20,8 @@ import {
   MachineAlreadyRunningException,
   MachineOutputInjectionException,
   MachineValidationException,
+  ScenarioFailedException,
+  ScenarioNotFoundException,
 } from '../errors.js';
 import type {
   EndpointActionArgs,
@@ -56,6 +58,14 @@ import type {
 } from './types.js';
 import { validatePayload, type PayloadValidation } from './validation-errors.js';
 import { createReadHandler } from './read-handler.js';
+import {
+  readScenarioRequest,
+  scenarioFields,
+  withoutScenarioKeys,
+  type ScenarioServices,
+} from './scenario-fields.js';
+import type { ScenarioRequest } from '../interpreter/scenarios.js';
+import type { StoredScenario } from '../interpreter/types.js';
 
 /**
  * What handlers need from the rest of the runtime. `MachineRouter` fills it from the
@@ -104,6 +114,12 @@ export interface HttpServices<D extends MachineDefinitionBase> {
   logger: HttpLogger;
   /** Largest event payload in bytes (serialised JSON) when the event sets no `payloadLimit`. */
   payloadLimit: number;
+  /**
+   * Present when scenarios are enabled: event routes (not create, not forwards) read
+   * `scenario` / `scenarioParams` and answer `availableScenarios` / `activeScenario`. Absent,
+   * requests are handled exactly as without scenarios (their fields are ignored).
+   */
+  scenarios?: ScenarioServices<D>;
 }
 
 /** The endpoint-specific parts of a route, resolved from the definition once. */
@@ -180,6 +196,8 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     !target.action?.before &&
     !target.action?.onException;
   const deferredParam = route.binding.kind === 'machineId' ? route.binding.param : '';
+  // Forwarded responses carry no scenario fields: the child's kept scenario applies inside.
+  const scenarios = target.forward === null ? services.scenarios : undefined;
 
   /** `lazy: false` (HEAD) reads only: a record without a machine yet gets none. */
   const loadInstance = async (request: EndpointRequest, lazy = true): Promise<Instance> => {
@@ -213,6 +231,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     status: number,
     isProcessing: boolean,
     event: EventObject,
+    kept: StoredScenario | null = null,
   ): Promise<EndpointResponse> => {
     let available = route.availableEvents
       ? services.availableEvents(definition, snapshot)
@@ -228,6 +247,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
           availableEvents: available,
           output,
           isProcessing,
+          scenarios: scenarios && scenarioFields(scenarios, definition, snapshot, kept),
         }),
       };
     }
@@ -292,6 +312,13 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
       return await respond(snapshot, 200, false, { type: eventType });
     }
 
+    // The scenario fields: an unknown slug is a 404 before anything is loaded or created.
+    let scenario: ScenarioRequest | undefined;
+    if (scenarios !== undefined) {
+      scenario = readScenarioRequest(request, isRead(request));
+      if (scenario.kind === 'play') scenarios.find(definition, scenario.slug);
+    }
+
     // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
     const instance: Instance = deferredLoad
       ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
@@ -300,8 +327,12 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     // 3. Event resolution and validation.
     let validation: PayloadValidation;
     try {
-      const data = requestData(request, eventType, target.acceptedTypes);
-      assertPayloadSize(data.payload, eventType, target.event.payloadLimit ?? services.payloadLimit);
+      const data = requestData(request, eventType, target.acceptedTypes, scenarios !== undefined);
+      assertPayloadSize(
+        data.payload,
+        eventType,
+        target.event.payloadLimit ?? services.payloadLimit,
+      );
       validation = await validatePayload(target.event.payload, data.payload, {
         coerce: isRead(request),
       });
@@ -343,12 +374,15 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
 
     // 5. Send.
     let snapshot: MachineSnapshot;
+    let kept: StoredScenario | null = null;
     try {
+      const options = scenario === undefined ? undefined : { scenario };
       const result =
         instance.kind === 'stateless'
-          ? await services.instances.sendStateless(definition, event)
-          : await services.instances.send(definition, instance.id, event);
+          ? await services.instances.sendStateless(definition, event, options)
+          : await services.instances.send(definition, instance.id, event, options);
       snapshot = result.snapshot;
+      kept = result.scenario ?? null;
     } catch (error) {
       // 6. Contention: the last committed state, isProcessing true, no hooks.
       if (error instanceof MachineAlreadyRunningException) {
@@ -361,10 +395,20 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
               ? null
               : await services.instances.restore(definition, instance.id).catch(() => null)));
         if (committed === null) throw error;
-        return await respond(committed, isRead(request) ? 200 : 423, true, event);
+        const keptNow =
+          scenarios === undefined || instance.kind === 'stateless'
+            ? null
+            : await scenarios.kept(instance.id);
+        return await respond(committed, isRead(request) ? 200 : 423, true, event, keptNow);
       }
-      // Validation guards are answered 422 like request validation, without onException.
-      if (error instanceof MachineValidationException) throw error;
+      // Validation guards and scenario refusals are answered like request validation, without
+      // onException.
+      if (
+        error instanceof MachineValidationException ||
+        error instanceof ScenarioFailedException ||
+        error instanceof ScenarioNotFoundException
+      )
+        throw error;
       // 7. onException: a response is sent as it is, null/undefined re-throws.
       if (action?.onException) {
         const handled = await action.onException(error, hookArgs(pre, preId));
@@ -377,7 +421,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     if (action?.after) await action.after(hookArgs(snapshot, snapshot.id));
 
     // 9. Output.
-    return await respond(snapshot, route.status, false, event);
+    return await respond(snapshot, route.status, false, event, kept);
   });
 }
 
@@ -428,9 +472,10 @@ function requestData(
   request: EndpointRequest,
   eventType: string,
   acceptedTypes: readonly string[],
+  scenarios: boolean,
 ): { payload: unknown } {
   if (isRead(request)) {
-    const query = request.query;
+    const query = scenarios ? withoutScenarioKeys(request.query) : request.query;
     return { payload: Object.hasOwn(query, 'payload') ? query.payload : query };
   }
   const body = request.body;

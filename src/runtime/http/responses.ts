@@ -7,9 +7,13 @@ import {
   MachineNotFoundException,
   MachineValidationException,
   NoTransitionDefinitionFoundException,
+  ScenarioFailedException,
+  ScenarioNotFoundException,
   type FieldErrors,
 } from '../errors.js';
+import type { ScenarioSummary } from '../interpreter/scenarios.js';
 import type { AvailableEvent } from '../interpreter/types.js';
+import type { ScenarioFields } from './scenario-fields.js';
 import type {
   EndpointRequest,
   EndpointResponse,
@@ -27,6 +31,10 @@ export interface MachineEnvelopeData {
   availableEvents?: AvailableEvent[];
   output: unknown;
   isProcessing: boolean;
+  /** Scenarios enabled only: scenarios of the current state by event. */
+  availableScenarios?: Record<string, ScenarioSummary[]>;
+  /** Scenarios enabled only, while a continuation is active. */
+  activeScenario?: ScenarioSummary;
 }
 
 /** Fields of {@link machineEnvelope}. */
@@ -37,11 +45,14 @@ export interface MachineEnvelopeInput {
   availableEvents: readonly AvailableEvent[] | undefined;
   output: unknown;
   isProcessing: boolean;
+  /** Scenarios enabled only (`undefined` leaves both keys out). */
+  scenarios?: ScenarioFields | undefined;
 }
 
 /**
- * `{ data: { id, state, availableEvents, output, isProcessing } }`. Keys are written in this
- * order on purpose: clients and snapshots see a stable body.
+ * `{ data: { id, state, availableEvents, output, isProcessing } }`, plus `availableScenarios`
+ * and `activeScenario` when scenarios are enabled. Keys are written in this order on purpose:
+ * clients and snapshots see a stable body.
  */
 export function machineEnvelope(input: MachineEnvelopeInput): { data: MachineEnvelopeData } {
   return {
@@ -53,12 +64,13 @@ export function machineEnvelope(input: MachineEnvelopeInput): { data: MachineEnv
         : { availableEvents: [...input.availableEvents] }),
       output: input.output,
       isProcessing: input.isProcessing,
+      ...input.scenarios,
     },
   };
 }
 
 /** Fields of {@link forwardedEnvelope}. */
-export interface ForwardedEnvelopeInput extends Omit<MachineEnvelopeInput, 'output'> {
+export interface ForwardedEnvelopeInput extends Omit<MachineEnvelopeInput, 'output' | 'scenarios'> {
   /** The parent-level output behavior's result; `undefined` leaves the key out. */
   output: unknown;
   /** The child the event reached: its state and (filtered) context; `null` when unknown. */
@@ -150,6 +162,7 @@ export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
  * - `HttpError` (abort, bad input): its status and message.
  * - `MachineValidationException`: 422 `{ message, errors }`.
  * - `MachineNotFoundException`: 404 `{ message: 'Machine not found.' }`.
+ * - `ScenarioNotFoundException` 404, `ScenarioFailedException` 422: `{ message }`.
  * - `NoTransitionDefinitionFoundException`, `ForwardTargetUnavailableException`: 409. The
  *   event conflicts with the instance's current state; the original's 500 is a defect.
  */
@@ -172,6 +185,9 @@ export function errorToResponse(
     return errorResponse(422, error.message || body.message, { errors: error.errors });
   }
   if (error instanceof MachineNotFoundException) return errorResponse(404, 'Machine not found.');
+  // Unknown slug 404, source state or event mismatch 422: `{ message }` (docs/scenarios.md).
+  if (error instanceof ScenarioNotFoundException || error instanceof ScenarioFailedException)
+    return errorResponse(error.statusCode, error.message);
   if (
     error instanceof NoTransitionDefinitionFoundException ||
     error instanceof ForwardTargetUnavailableException

@@ -12,7 +12,14 @@ export type {
 } from './store.js';
 export { SequenceConflictError } from './store.js';
 export type { StoreTransaction, TransactionHook } from './transaction.js';
-export type { CreateOptions, InstanceRead, InstanceResult, MachineInstances } from './types.js';
+export type {
+  CreateOptions,
+  InstanceRead,
+  InstanceResult,
+  MachineInstances,
+  SendOptions,
+} from './types.js';
+export { keptScenario } from './kept-scenarios.js';
 export { MemoryStore } from './memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
 export { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';

@@ -23,11 +23,19 @@ import type {
   HistoryRecord,
   MachineSnapshot,
   MacrostepResult,
+  StoredScenario,
 } from '../interpreter/types.js';
 import { loadRuntimeConfig, type MachineRuntimeConfig } from '../config.js';
 import { isInstanceId } from '../ids.js';
 import { openJobQueue, type OpenJobQueueOptions } from '../jobs/open-job-queue.js';
 import type { DurableJobQueue } from '../jobs/types.js';
+import {
+  keptAfter,
+  planScenarioStep,
+  type ScenarioRequest,
+  type ScenarioStep,
+} from '../interpreter/scenarios.js';
+import { keptScenario, planKeptScenarioStep, scenarioWrite } from './kept-scenarios.js';
 import { LockManager, type LockHandle } from './locks.js';
 import { openStore } from './open-store.js';
 import {
@@ -40,7 +48,13 @@ import {
   type InstanceInState,
   type Store,
 } from './store.js';
-import type { CreateOptions, InstanceRead, InstanceResult, MachineInstances } from './types.js';
+import type {
+  CreateOptions,
+  InstanceRead,
+  InstanceResult,
+  MachineInstances,
+  SendOptions,
+} from './types.js';
 
 /** The interpreter functions the runtime drives (the real ones unless a test wraps them). */
 export interface MachineEngine {
@@ -95,6 +109,12 @@ export interface MachineRuntimeOptions {
   /** Clock for history times and state entry times (tests). */
   now?: () => Date;
   engine?: MachineEngine;
+  /**
+   * Scenarios (`MACHINE_SCENARIOS_ENABLED`, default false): `send` plays the requested or kept
+   * scenario and keeps continuations in `machine_current_states` (docs/scenarios.md). On, SQLite
+   * sends take the lock-row path (the kept scenario is read with an await).
+   */
+  scenarios?: boolean;
 }
 
 /** Options of `withLock`. */
@@ -141,6 +161,8 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
 /** Runs machines against a `Store`: one writer per instance at a time, one transaction per event. */
 export class MachineRuntime implements MachineInstances<MachineDefinition> {
   readonly store: Store;
+  /** Whether scenarios play (the `scenarios` option, `MACHINE_SCENARIOS_ENABLED` through `open`). */
+  readonly scenariosEnabled: boolean;
   readonly #locks: LockManager;
   readonly #lockTimeoutMs: number;
   readonly #now: () => Date;
@@ -153,8 +175,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
 
   constructor(options: MachineRuntimeOptions) {
     this.store = options.store;
+    this.scenariosEnabled = options.scenarios === true;
     this.#exclusive =
-      options.exclusiveSends !== false && isExclusiveStore(options.store) ? options.store : null;
+      options.exclusiveSends !== false && isExclusiveStore(options.store) && !this.scenariosEnabled
+        ? options.store
+        : null;
     this.#locks = new LockManager(options.store, (options.lockTtl ?? 60) * 1000);
     this.#lockTimeoutMs = (options.lockTimeout ?? 30) * 1000;
     this.#now = options.now ?? (() => new Date());
@@ -171,6 +196,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         machines: options.machines,
         sendRetry: options.sendRetry,
         onError: options.onDeferredError,
+        scenarios: this.scenariosEnabled,
       },
     );
     const onError = options.onDeferredError ?? ((error: unknown) => console.error(error));
@@ -204,6 +230,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         store,
         lockTtl: config.lockTtl,
         lockTimeout: config.lockTimeout,
+        scenarios: config.scenariosEnabled,
         jobs: jobs ?? owned ?? undefined,
         ...(machines === undefined ? {} : { machines }),
       });
@@ -266,16 +293,20 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     definition: MachineDefinition,
     id: string,
     event: EventObject,
+    options: SendOptions = {},
   ): Promise<InstanceResult> {
     if (!isInstanceId(id)) throw notFound(definition, id);
     if (!definition.options.shouldPersist) {
       // Never persisted on send: computed from the stored state, not written back.
       const snapshot = await this.restore(definition, id);
+      const step = this.#unkeptScenarioStep(definition, snapshot, event.type, options);
       return finish(
         this.#engine.transition(definition, snapshot, event, {
           now: this.#now,
           machines: this.#delegation.machines,
+          scenario: step?.active ?? null,
         }),
+        step === null ? undefined : null,
       );
     }
     if (this.#exclusive !== null) {
@@ -288,7 +319,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       throw alreadyRunning(definition, id, snapshot);
     }
     try {
-      return await this.#sendLocked(definition, id, event, lock);
+      return await this.#sendLocked(definition, id, event, lock, options.scenario);
     } finally {
       // A failed release must not hide the outcome: the row expires after the lock TTL.
       await lock.release().catch(() => false);
@@ -389,6 +420,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     id: string,
     event: EventObject,
     lock?: LockHandle,
+    scenarioRequest: ScenarioRequest = OMITTED,
   ): Promise<InstanceResult> {
     const snapshot = await this.restore(definition, id);
     this.#delegation.register(definition);
@@ -407,10 +439,14 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       lock?.releasedByCommit();
       return finish(parent);
     }
-    // Throws NoTransitionDefinitionFoundException before anything is written.
+    // Scenario 404 / 422, then NoTransitionDefinitionFoundException: before anything is written.
+    const scenario = this.scenariosEnabled
+      ? await planKeptScenarioStep(this.store, definition, snapshot, event.type, scenarioRequest)
+      : null;
     const result = this.#engine.transition(definition, snapshot, event, {
       now: this.#now,
       machines: this.#delegation.machines,
+      scenario: scenario?.step.active ?? null,
     });
     // Rows and child instances of delegation effects go into the same transaction.
     const extras = this.#delegation.prepare(result);
@@ -422,6 +458,10 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         previousValue: snapshot.value,
         now: this.#now(),
         ...(lock ? { releaseLockOwner: lock.ownerId } : {}),
+        // A rejected event (validation guard) keeps the scenario state as it was.
+        ...(scenario === null || result.validationFailure !== null
+          ? {}
+          : scenarioWrite(scenario.kept, scenario.step)),
         children: extras.children,
         also: extras.also,
         inTransaction: extras.inTransaction,
@@ -435,7 +475,18 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       throw error;
     }
     await this.#delegation.afterCommit(result);
-    return finish(result);
+    return finish(result, scenario === null ? undefined : keptAfter(scenario.kept, scenario.step));
+  }
+
+  /** The scenario step of an instance that keeps nothing (stateless, `should_persist: false`). */
+  #unkeptScenarioStep(
+    definition: MachineDefinition,
+    snapshot: MachineSnapshot,
+    eventType: string,
+    options: SendOptions,
+  ): ScenarioStep | null {
+    if (!this.scenariosEnabled) return null;
+    return planScenarioStep(definition, snapshot, eventType, options.scenario ?? OMITTED, null);
   }
 
   /**
@@ -463,14 +514,30 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     return this.store.findChildren({ parentRootEventId: parentId });
   }
 
-  async sendStateless(definition: MachineDefinition, event: EventObject): Promise<InstanceResult> {
+  async sendStateless(
+    definition: MachineDefinition,
+    event: EventObject,
+    options: SendOptions = {},
+  ): Promise<InstanceResult> {
     const initial = this.#engine.initialize(definition, { now: this.#now });
-    const result = this.#engine.transition(definition, initial.snapshot, event, { now: this.#now });
-    return finish({
-      ...result,
-      history: [...initial.history, ...result.history],
-      effects: [...initial.effects, ...result.effects],
+    const step = this.#unkeptScenarioStep(definition, initial.snapshot, event.type, options);
+    const result = this.#engine.transition(definition, initial.snapshot, event, {
+      now: this.#now,
+      scenario: step?.active ?? null,
     });
+    return finish(
+      {
+        ...result,
+        history: [...initial.history, ...result.history],
+        effects: [...initial.effects, ...result.effects],
+      },
+      step === null ? undefined : null,
+    );
+  }
+
+  /** The scenario kept on an instance (a continuation), `null` when none. */
+  async keptScenario(id: string): Promise<StoredScenario | null> {
+    return keptScenario(await this.store.currentStates(id));
   }
 
   /**
@@ -558,12 +625,20 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   }
 }
 
+const OMITTED: ScenarioRequest = Object.freeze({ kind: 'omitted' });
+
 // The persisted outcome as callers see it; a failed validation guard surfaces only after its
-// history was committed.
-function finish(result: MacrostepResult): InstanceResult {
+// history was committed. `scenario`: what the instance keeps, when scenarios are enabled.
+function finish(result: MacrostepResult, scenario?: StoredScenario | null): InstanceResult {
   if (result.validationFailure)
     throw toValidationException(result.validationFailure, result.snapshot.machineId);
-  return { snapshot: result.snapshot, history: result.history, effects: result.effects };
+  const instance: InstanceResult = {
+    snapshot: result.snapshot,
+    history: result.history,
+    effects: result.effects,
+  };
+  if (scenario !== undefined) instance.scenario = scenario;
+  return instance;
 }
 
 function notFound(definition: MachineDefinition, id: string): MachineNotFoundException {

@@ -112,6 +112,13 @@ export class MemoryStore implements Store {
         scenarioParams: null,
       });
     }
+    if (request.scenario !== undefined) {
+      for (const row of entry.states.values()) {
+        row.scenarioClass = request.scenario?.slug ?? null;
+        row.scenarioParams =
+          request.scenario === null ? null : structuredClone(request.scenario.params);
+      }
+    }
     this.#instances.set(snapshot.id, entry);
     if (
       request.releaseLockOwner !== undefined &&

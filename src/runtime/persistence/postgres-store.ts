@@ -74,6 +74,8 @@ const SQL = {
   insertStates: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
     SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT (root_event_id, state_id) DO NOTHING`,
   deleteStates: `DELETE FROM machine_current_states WHERE root_event_id = $1 AND state_id = ANY($2::text[])`,
+  setScenario: `UPDATE machine_current_states SET scenario_class = $2, scenario_params = $3::json
+    WHERE root_event_id = $1`,
   history: `SELECT * FROM machine_events WHERE root_event_id = $1 AND sequence_number > $2
     ORDER BY sequence_number LIMIT $3`,
   currentStates: `SELECT * FROM machine_current_states WHERE root_event_id = $1 ORDER BY state_id COLLATE "C"`,
@@ -283,6 +285,8 @@ export class PostgresStore implements Store {
       request.also === undefined || request.also.length === 0
         ? (request.children === undefined || request.children.length === 0) &&
           request.inTransaction === undefined &&
+          // The scenario columns are written after the entered states: a second statement.
+          request.scenario === undefined &&
           request.history.length <= EVENT_CHUNK
         : false
     ) {
@@ -384,6 +388,18 @@ export class PostgresStore implements Store {
       await this.#query(
         'insertStates',
         [snapshot.id, snapshot.machineId, entered, request.now],
+        client,
+      );
+    }
+    if (request.scenario !== undefined) {
+      const { scenario } = request;
+      await this.#query(
+        'setScenario',
+        [
+          snapshot.id,
+          scenario?.slug ?? null,
+          scenario === null ? null : JSON.stringify(scenario.params),
+        ],
         client,
       );
     }

@@ -82,6 +82,8 @@ const SQL = {
   insertState: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
     VALUES (?, ?, ?, ?) ON CONFLICT (root_event_id, state_id) DO NOTHING`,
   deleteState: `DELETE FROM machine_current_states WHERE root_event_id = ? AND state_id = ?`,
+  setScenario: `UPDATE machine_current_states SET scenario_class = ?, scenario_params = ?
+    WHERE root_event_id = ?`,
   history: `SELECT * FROM machine_events WHERE root_event_id = ? AND sequence_number > ?
     ORDER BY sequence_number LIMIT ?`,
   currentStates: `SELECT * FROM machine_current_states WHERE root_event_id = ? ORDER BY state_id`,
@@ -322,6 +324,14 @@ export class SqliteStore implements ExclusiveStore {
     for (const stateId of left) sql.deleteState.run(snapshot.id, stateId);
     for (const stateId of entered)
       sql.insertState.run(snapshot.id, snapshot.machineId, stateId, now);
+    if (request.scenario !== undefined) {
+      const { scenario } = request;
+      sql.setScenario.run(
+        scenario?.slug ?? null,
+        scenario === null ? null : JSON.stringify(scenario.params),
+        snapshot.id,
+      );
+    }
     if (request.releaseLockOwner !== undefined)
       sql.releaseLock.run(snapshot.id, request.releaseLockOwner);
   }

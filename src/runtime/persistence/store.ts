@@ -4,7 +4,7 @@
  * (lock, load, compute, commit) and the store only guarantees atomicity and fencing.
  */
 import type { ChildRowChange, ChildStore } from '../delegation/child-rows.js';
-import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import type { HistoryRecord, MachineSnapshot, StoredScenario } from '../interpreter/types.js';
 import type { TransactionHook } from './transaction.js';
 
 /** Which backend a store is. */
@@ -36,6 +36,12 @@ export interface CommitRequest {
    * failed commit rolls the release back with everything else.
    */
   releaseLockOwner?: string;
+  /**
+   * The scenario the instance keeps after the step (`scenario_class` / `scenario_params` of
+   * every `machine_current_states` row, states entered by the step included): `null` clears
+   * it, `undefined` leaves the columns as they are (no write; always so with scenarios off).
+   */
+  scenario?: StoredScenario | null;
   /**
    * `machine_children` changes of the step (delegation), applied in the same transaction after
    * the instance writes.

@@ -8,7 +8,9 @@ import type {
   DeferredEffect,
   HistoryRecord,
   MachineSnapshot,
+  StoredScenario,
 } from '../interpreter/types.js';
+import type { ScenarioRequest } from '../interpreter/scenarios.js';
 
 /** Result of creating an instance or sending it an event. */
 export interface InstanceResult {
@@ -20,6 +22,17 @@ export interface InstanceResult {
    * to apply after the commit. `MachineRuntime` returns them; it does not apply them yet.
    */
   effects?: DeferredEffect[];
+  /**
+   * The scenario the instance keeps after the call (a continuation), `null` when none. Only
+   * set when scenarios are enabled.
+   */
+  scenario?: StoredScenario | null;
+}
+
+/** Options of `send` / `sendStateless`. */
+export interface SendOptions {
+  /** What the request asks of scenarios (only read when scenarios are enabled; default omitted). */
+  scenario?: ScenarioRequest;
 }
 
 /** What a read sees of an instance. */
@@ -58,7 +71,12 @@ export interface MachineInstances<D> {
    * `NoTransitionDefinitionFoundException` with nothing written, `MachineNotFoundException` for
    * unknown or foreign ids (the HTTP layer relies on it to skip a separate `restore`).
    */
-  send(definition: D, id: string, event: EventObject): Promise<InstanceResult>;
+  send(
+    definition: D,
+    id: string,
+    event: EventObject,
+    options?: SendOptions,
+  ): Promise<InstanceResult>;
   /**
    * The last committed snapshot, and whether a live (unexpired) lock on the instance is held
    * right now. Writes nothing and never takes or waits for the lock (reads). Unknown or foreign
@@ -66,7 +84,11 @@ export interface MachineInstances<D> {
    */
   read(definition: D, id: string): Promise<InstanceRead>;
   /** A fresh instance per call, the event applied, nothing persisted (stateless endpoints). */
-  sendStateless(definition: D, event: EventObject): Promise<InstanceResult>;
+  sendStateless(definition: D, event: EventObject, options?: SendOptions): Promise<InstanceResult>;
+  /** Optional: scenarios are enabled (the HTTP layer then reads and answers scenario fields). */
+  readonly scenariosEnabled?: boolean;
+  /** Optional: the scenario kept on an instance (scenarios enabled), for contention answers. */
+  keptScenario?(id: string): Promise<StoredScenario | null>;
   /**
    * Optional: events accepted now including forwarded ones the running children accept
    * (reads children). Without it the HTTP layer lists the instance's own events only.

@@ -9,6 +9,7 @@ describe('loadRuntimeConfig', () => {
       lockTtl: 60,
       lockTimeout: 30,
       maxTransitionDepth: 100,
+      scenariosEnabled: false,
     });
     expect(loadRuntimeConfig({}, {})).toEqual(DEFAULT_RUNTIME_CONFIG);
   });
@@ -22,6 +23,7 @@ describe('loadRuntimeConfig', () => {
           MACHINE_PARALLEL_DISPATCH_LOCK_TTL: '5',
           MACHINE_LOCK_TIMEOUT: '2.5',
           MACHINE_MAX_TRANSITION_DEPTH: '7',
+          MACHINE_SCENARIOS_ENABLED: 'true',
         },
       ),
     ).toEqual({
@@ -29,7 +31,12 @@ describe('loadRuntimeConfig', () => {
       lockTtl: 5,
       lockTimeout: 2.5,
       maxTransitionDepth: 7,
+      scenariosEnabled: true,
     });
+    expect(loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: '0' }).scenariosEnabled).toBe(false);
+    expect(() => loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: 'yes' })).toThrow(
+      'environment variable MACHINE_SCENARIOS_ENABLED: must be true, false, 1 or 0 (got "yes").',
+    );
     expect(
       loadRuntimeConfig({}, { MACHINE_LOCK_TTL: '9', MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT: '3' }),
     ).toMatchObject({
