@@ -6,6 +6,7 @@ import { InvalidOutputDefinitionException } from '../errors.js';
 import type { BehaviorRegistry } from './behavior-registry.js';
 import { isUserEventType } from './event-type.js';
 import { normalizeInvocation } from './invocation.js';
+import { normalizeJobInvocation } from './job-invocation.js';
 import { childPath, type IssueCollector } from './issues.js';
 import {
   isLeaf,
@@ -48,7 +49,10 @@ export function buildStateTree(
     // A delegating state's `@done` answers its child, not a final child state of its own.
     if (done !== undefined && node.config.machine === undefined)
       node.doneHandler = handlerFor(done, node.route, config.id);
-    node.invocation = normalizeInvocation(node, config.id, issues);
+    node.invocation =
+      node.config.job === undefined
+        ? normalizeInvocation(node, config.id, issues)
+        : normalizeJobInvocation(node, config.id, issues);
   }
   for (const node of context.nodes) if (isLeaf(node)) completeLeaf(node, config.id);
   return {

@@ -21,6 +21,14 @@ export { defineValidationGuard, type ValidationGuardInput } from '../behaviors/v
 export type { StateNode, TransitionDefinition, TransitionBranch, Handler } from './state-node.js';
 export type { ResolvedBehavior, BehaviorKind } from './behavior-registry.js';
 export type { TimerDefinition } from './timers.js';
+export {
+  defineJob,
+  isJobDefinition,
+  type DefineJobOptions,
+  type JobDefinition,
+  type JobFunction,
+  type JobRunContext,
+} from './job.js';
 export type * from './types.js';
 export {
   defineScenario,

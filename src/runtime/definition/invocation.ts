@@ -7,6 +7,7 @@ import { InvalidStateConfigException } from '../errors.js';
 import type { IssueCollector } from './issues.js';
 import type { MachineDefinition } from './machine-definition.js';
 import type { StateNode } from './state-node.js';
+import type { JobDefinition } from './job.js';
 import type { ChildInputConfig, Context, EventObject } from './types.js';
 import { isPlainObject } from './validate-config.js';
 
@@ -22,8 +23,33 @@ export interface InvocationRecordTypes {
   readonly timeout: string;
 }
 
-/** The normalized delegation of an atomic state. */
-export interface InvocationDefinition {
+/** The normalized delegation of an atomic state: a child machine or a job actor. */
+export type InvocationDefinition = MachineInvocation | JobInvocation;
+
+/** What every delegation has. */
+interface InvocationBase {
+  /** Async without any `@done`: started and never awaited (no completion, no cancel on exit). */
+  readonly fireAndForget: boolean;
+  readonly mapInput: ChildInputMapper;
+  /** `@timeout` delay in seconds (async only), `null` without `@timeout`. */
+  readonly timeoutSeconds: number | null;
+  readonly records: InvocationRecordTypes;
+}
+
+/** `job`: an async function run through the job queue (always asynchronous). */
+export interface JobInvocation extends InvocationBase {
+  readonly kind: 'job';
+  readonly async: true;
+  /** The job's name: `defineJob`'s `name`, the function's name, else the state's key. */
+  readonly name: string;
+  readonly job: JobDefinition<unknown, unknown>;
+  /** Never set: lets `invocation?.machine` read "no child machine" for a job. */
+  readonly machine?: undefined;
+}
+
+/** `machine`: a child machine, inline or through the job queue. */
+export interface MachineInvocation extends InvocationBase {
+  readonly kind: 'machine';
   /** The child definition, or its id when it is resolved at run time (`MacrostepOptions.machines`). */
   readonly machine: MachineDefinition | string;
   /** Definition id of the child. */
@@ -32,12 +58,6 @@ export interface InvocationDefinition {
   readonly async: boolean;
   /** `queue` given as a string: the queue the child's jobs go to. */
   readonly queue: string | null;
-  /** Async without any `@done`: started and never awaited (no completion, no cancel on exit). */
-  readonly fireAndForget: boolean;
-  readonly mapInput: ChildInputMapper;
-  /** `@timeout` delay in seconds (async only), `null` without `@timeout`. */
-  readonly timeoutSeconds: number | null;
-  readonly records: InvocationRecordTypes;
 }
 
 const EMPTY_INPUT: ChildInputMapper = () => ({});
@@ -66,6 +86,14 @@ export function normalizeInvocation(
   const at = (key: string) => ({ path: node.route, key });
   // IssueCollector prefixes the machine and the state path.
   const label = 'it';
+  if (config.target !== undefined) {
+    issues.add(
+      InvalidStateConfigException,
+      at('target'),
+      `'target' is set without 'job': only a fire-and-forget job actor moves on at once.`,
+      `Add job: <async function> or put the target under on: { ... }.`,
+    );
+  }
   if (config.machine === undefined) {
     for (const key of ['input', 'queue'] as const) {
       if (config[key] !== undefined) {
@@ -161,34 +189,14 @@ export function normalizeInvocation(
     }
   }
 
-  let timeoutSeconds: number | null = null;
-  const timeout = node.on.get('@timeout');
-  if (timeout !== undefined && async && !fireAndForget) {
-    const timers = timeout.branches.map((branch) => branch.timer);
-    const first = timers.find((timer) => timer !== null) ?? null;
-    if (first === null || first.kind !== 'after') {
-      problem(
-        '@timeout',
-        `${label} has '@timeout' without a delay.`,
-        `Use on: { '@timeout': { target: '...', after: { minutes: 5 } } }.`,
-      );
-    } else if (timers.some((timer) => timer !== null && timer.seconds !== first.seconds)) {
-      problem(
-        '@timeout',
-        `${label} has '@timeout' branches with different 'after' delays.`,
-        'Use one delay.',
-      );
-    } else {
-      timeoutSeconds = first.seconds;
-    }
-  }
+  const timeoutSeconds = async && !fireAndForget ? timeoutDelay(node, label, problem) : null;
 
   if (child !== null) checkFinalStateRouting(child, doneKeys, hasCatchAll, label, problem);
   if (!valid) return null;
 
   const childMachineId = child?.id ?? (reference as string);
-  const prefix = `${machineId}.child.${childMachineId}`;
   return Object.freeze({
+    kind: 'machine',
     machine: child ?? (reference as string),
     childMachineId,
     async,
@@ -196,12 +204,47 @@ export function normalizeInvocation(
     fireAndForget,
     mapInput,
     timeoutSeconds,
-    records: Object.freeze({
-      start: `${prefix}.start`,
-      done: `${prefix}.done`,
-      fail: `${prefix}.fail`,
-      timeout: `${prefix}.timeout`,
-    }),
+    records: invocationRecords(machineId, childMachineId),
+  });
+}
+
+/** The `@timeout` delay in seconds of an awaited asynchronous delegation, `null` without one. */
+export function timeoutDelay(
+  node: StateNode,
+  label: string,
+  problem: (key: string, message: string, fix?: string) => void,
+): number | null {
+  const timeout = node.on.get('@timeout');
+  if (timeout === undefined) return null;
+  const timers = timeout.branches.map((branch) => branch.timer);
+  const first = timers.find((timer) => timer !== null) ?? null;
+  if (first === null || first.kind !== 'after') {
+    problem(
+      '@timeout',
+      `${label} has '@timeout' without a delay.`,
+      `Use on: { '@timeout': { target: '...', after: { minutes: 5 } } }.`,
+    );
+    return null;
+  }
+  if (timers.some((timer) => timer !== null && timer.seconds !== first.seconds)) {
+    problem(
+      '@timeout',
+      `${label} has '@timeout' branches with different 'after' delays.`,
+      'Use one delay.',
+    );
+    return null;
+  }
+  return first.seconds;
+}
+
+/** `<m>.child.<name>.start|done|fail|timeout`. */
+export function invocationRecords(machineId: string, name: string): InvocationRecordTypes {
+  const prefix = `${machineId}.child.${name}`;
+  return Object.freeze({
+    start: `${prefix}.start`,
+    done: `${prefix}.done`,
+    fail: `${prefix}.fail`,
+    timeout: `${prefix}.timeout`,
   });
 }
 
@@ -248,7 +291,8 @@ function checkFinalStateRouting(
   }
 }
 
-function normalizeInput(
+/** The child's (or job's) input mapper of `input`: keys, a rename map or a function. */
+export function normalizeInput(
   input: ChildInputConfig | undefined,
   label: string,
   problem: (key: string, message: string, fix?: string) => void,

@@ -48,6 +48,14 @@ export function normalizeTransitions(
   const on = isPlainObject(node.config.on) ? { ...node.config.on } : {};
   if (node.config.onDone !== undefined && on['@done'] === undefined)
     on['@done'] = node.config.onDone;
+  // A fire-and-forget job's `target`: left as soon as the job is requested (job-invocation.ts).
+  if (
+    node.config.job !== undefined &&
+    typeof node.config.target === 'string' &&
+    on['@done'] === undefined &&
+    on['@always'] === undefined
+  )
+    on['@always'] = node.config.target;
   for (const [eventType, config] of Object.entries(on)) {
     if (!checkEventKey(node, eventType, context.issues)) continue;
     const branches = normalizeBranches(node, eventType, config, context);
@@ -60,7 +68,7 @@ export function normalizeTransitions(
 function checkEventKey(node: StateNode, eventType: string, issues: IssueCollector): boolean {
   const where = { path: node.route, key: eventType };
   if (isUserEventType(eventType) || eventType === '@always') return true;
-  const delegating = node.delegation !== null;
+  const delegating = node.delegation !== null || node.config.job !== undefined;
   if (eventType === '@done') {
     if (node.type === 'compound' || node.type === 'parallel' || delegating) return true;
     issues.add(
@@ -72,6 +80,15 @@ function checkEventKey(node: StateNode, eventType: string, issues: IssueCollecto
     return false;
   }
   if (isReservedEventType(eventType)) {
+    if (eventType.startsWith('@done.') && node.delegation === null && delegating) {
+      issues.add(
+        InvalidStateConfigException,
+        where,
+        `it has ${eventType} with 'job': a job has no final states.`,
+        `Use '@done' for the job's result.`,
+      );
+      return false;
+    }
     if (delegating) return true;
     if (eventType.startsWith('@done.')) {
       issues.add(

@@ -4,6 +4,7 @@
  */
 import type { ZodType } from 'zod';
 import type { SourceLocation } from '../errors.js';
+import type { JobRunContext } from './job.js';
 
 /** A machine's context: a plain JSON-serializable object. */
 export type Context = Record<string, unknown>;
@@ -198,7 +199,26 @@ export interface StateConfig {
   queue?: boolean | string;
   /** Parent events exposed as endpoints and forwarded to the running child (async only). */
   forward?: ForwardConfig;
+  /**
+   * A job actor instead of a child machine: an async function or `defineJob(...)`, run on the
+   * job queue when the (atomic) state is entered. Its result routes `@done` (`@fail` on error,
+   * `@timeout` as for children); with `target` instead of `@done` it is fire-and-forget.
+   */
+  job?: JobReference;
+  /** With `job` and no `@done`: move on to this state at once; the job runs after the commit. */
+  target?: string;
 }
+
+/** What `job` accepts: an async function of (input, job context), or a `defineJob` result. */
+export type JobReference =
+  | ((input: never, job: JobRunContext) => Promise<unknown>)
+  | {
+      readonly kind: 'job';
+      readonly name: string | null;
+      readonly input: ZodType | null;
+      readonly output: ZodType | null;
+      readonly run: (input: never, job: JobRunContext) => Promise<unknown>;
+    };
 
 /**
  * How a child's initial context is built from the parent: a list of parent context keys copied

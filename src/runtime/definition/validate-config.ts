@@ -24,6 +24,8 @@ const STATE_KEYS = [
   'input',
   'queue',
   'forward',
+  'job',
+  'target',
 ] as const;
 
 const ROOT_KEYS = [
@@ -246,6 +248,14 @@ export function validateStateConfig(
         `Move 'machine' into one of its regions.`,
       );
     }
+    if (state.job !== undefined) {
+      issues.add(
+        InvalidStateConfigException,
+        at('job'),
+        `it cannot have both 'job' and type 'parallel': a parallel state cannot run a job.`,
+        `Move 'job' into one of its regions.`,
+      );
+    }
   } else if (state.initial !== undefined) {
     if (childKeys.length === 0) {
       issues.add(
@@ -279,7 +289,8 @@ export function validateStateConfig(
       'Keep one of them.',
     );
   }
-  if (state.forward !== undefined && state.machine === undefined) {
+  // A job with `forward` is reported by the job checks (definition/job-invocation.ts).
+  if (state.forward !== undefined && state.machine === undefined && state.job === undefined) {
     issues.add(
       InvalidStateConfigException,
       at('forward'),

@@ -14,7 +14,9 @@ import {
   routeChildOutcome,
   type ChildError,
   type ChildOutcome,
+  type JobOutcome,
 } from '../interpreter/invoke-child.js';
+import type { InvocationDefinition, JobInvocation } from '../definition/invocation.js';
 import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
 
 /** What happened to the child, as the shell reports it. */
@@ -51,12 +53,104 @@ export function completeChild(
   completion: ChildCompletion,
   options: Pick<MacrostepOptions, 'now' | 'machines'> = {},
 ): MacrostepResult | null {
+  return routeInParent(
+    definition,
+    parent,
+    completion.parentStateId,
+    (invocation) =>
+      invocation.kind === 'job'
+        ? toJobOutcome(completion)
+        : toOutcome(invocation.childMachineId, completion),
+    options,
+  );
+}
+
+/**
+ * Routes a job actor's outcome in the instance that started it (`@done` with the output, `@fail`
+ * with the error, `@timeout`), like `completeChild`. `outcome` comes from `resolveJobOutcome`
+ * (the output already parsed by the job's schema). Returns `null`, doing nothing, when the
+ * instance is no longer in `parentStateId`; the shell also checks the job's row, so a result for
+ * an earlier visit of the same state is ignored too.
+ */
+export function completeJob(
+  definition: MachineDefinition,
+  parent: MachineSnapshot,
+  parentStateId: string,
+  outcome: JobOutcome,
+  options: Pick<MacrostepOptions, 'now' | 'machines'> = {},
+): MacrostepResult | null {
+  return routeInParent(
+    definition,
+    parent,
+    parentStateId,
+    (invocation) => (invocation.kind === 'job' ? outcome : null),
+    options,
+  );
+}
+
+/** What a job's run reported, before its output is checked. */
+export type ReportedJobOutcome =
+  | { outcome: 'done'; jobId: string; output: unknown }
+  | { outcome: 'fail'; jobId: string; error: ChildError | Error };
+
+/**
+ * The outcome to route for what a job's run reported: `done` with its output parsed by the
+ * job's `output` schema (and made plain JSON, as history stores it), or `fail` with a
+ * serializable error when the output does not match or the run failed.
+ */
+export function resolveJobOutcome(
+  invocation: JobInvocation,
+  reported: ReportedJobOutcome,
+): JobOutcome {
+  if (reported.outcome === 'fail') {
+    const { error } = reported;
+    return {
+      outcome: 'fail',
+      jobId: reported.jobId,
+      error: error instanceof Error ? describeError(error) : error,
+    };
+  }
+  const schema = invocation.job.output;
+  let output = reported.output;
+  if (schema !== null) {
+    const parsed = schema.safeParse(output);
+    if (!parsed.success) {
+      return {
+        outcome: 'fail',
+        jobId: reported.jobId,
+        error: {
+          name: 'MachineValidationException',
+          code: 'MR_VALIDATION_FAILED',
+          message: `Job '${invocation.name}' returned an output that does not match its output schema: ${parsed.error.issues
+            .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+            .join('; ')}.`,
+        },
+      };
+    }
+    output = parsed.data;
+  }
+  return { outcome: 'done', jobId: reported.jobId, output: toJson(output) };
+}
+
+/** `value` as history stores it (JSON); `undefined` becomes `null`. */
+function toJson(value: unknown): unknown {
+  return value === undefined ? null : (JSON.parse(JSON.stringify(value)) as unknown);
+}
+
+function routeInParent(
+  definition: MachineDefinition,
+  parent: MachineSnapshot,
+  parentStateId: string,
+  outcomeFor: (invocation: InvocationDefinition) => ChildOutcome | JobOutcome | null,
+  options: Pick<MacrostepOptions, 'now' | 'machines'>,
+): MacrostepResult | null {
   if (parent.status === 'done' || parent.machineId !== definition.id) return null;
-  const state = definition.idMap.get(completion.parentStateId);
+  const state = definition.idMap.get(parentStateId);
   const leaves = leavesOf(definition, parent.value);
   if (state === undefined || state.invocation === null || !leaves.includes(state)) return null;
 
-  const outcome = toOutcome(state.invocation.childMachineId, completion);
+  const outcome = outcomeFor(state.invocation);
+  if (outcome === null) return null;
   const trigger: EventObject = {
     type: outcome.outcome === 'done' ? '@done' : outcome.outcome === 'fail' ? '@fail' : '@timeout',
   };
@@ -101,4 +195,22 @@ function toOutcome(childMachineId: string, completion: ChildCompletion): ChildOu
     };
   }
   return { outcome: 'timeout', childId, after: null };
+}
+
+function toJobOutcome(completion: ChildCompletion): JobOutcome {
+  const jobId = completion.childId ?? '';
+  if (completion.outcome === 'done')
+    return { outcome: 'done', jobId, output: completion.output ?? null };
+  if (completion.outcome === 'fail') {
+    const error = completion.error;
+    return {
+      outcome: 'fail',
+      jobId,
+      error:
+        error instanceof Error
+          ? describeError(error)
+          : (error ?? { name: 'Error', code: null, message: 'The job failed.' }),
+    };
+  }
+  return { outcome: 'timeout', jobId, after: null };
 }

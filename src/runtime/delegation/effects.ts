@@ -69,6 +69,44 @@ export type PersistChildEffect = ChildSlot & {
  */
 export type CancelChildEffect = ChildSlot & { kind: 'cancelChild' };
 
+/** Identifies the job-actor state of an instance (`job` on a delegating state). */
+export type JobSlot = {
+  /** Definition id of the instance. */
+  parentMachineId: string;
+  /** Instance id. */
+  parentId: string;
+  /** Full id of the state running the job (`checkout.charging`). */
+  parentStateId: string;
+  /** The job's name (`InvocationDefinition.name`). */
+  job: string;
+};
+
+/**
+ * A job-actor state was entered. The shell writes a `machine_children` row (`pending`, the job's
+ * name as `childMachineId`, no child instance) and the job that runs it, in the step's commit;
+ * with `timeoutSeconds`, the `@timeout` job too. The function itself is found again by the
+ * worker from `parentMachineId` and `parentStateId`, so the payload stays plain JSON.
+ */
+export type StartJobEffect = JobSlot & {
+  kind: 'startJob';
+  /** Row id and idempotency key of this run of the job (stable across its retries). */
+  jobId: string;
+  /** The mapped input (`input` of the state), validated by the job's schema when it runs. */
+  input: Context;
+  /** Actor of the event that entered the state, handed to the job. */
+  actor: string | null;
+  /** `target` without `@done`: nobody awaits the outcome and leaving does not abort it. */
+  fireAndForget: boolean;
+  timeoutSeconds: number | null;
+};
+
+/**
+ * A job-actor state whose job may still run was left. The shell marks its active rows
+ * `cancelled` in the step's commit and aborts the running function (its signal fires); a
+ * result that arrives later finds the row cancelled and is ignored.
+ */
+export type CancelJobEffect = JobSlot & { kind: 'cancelJob' };
+
 /**
  * `sendTo` / `dispatchTo` / `sendToParent` / `dispatchToParent`. `sync`: applied by the shell
  * right after the commit, before the caller gets its answer; `async`: a send job through the
@@ -93,7 +131,13 @@ export type ListenerEffect = {
 
 /** Every effect kind a macrostep produces. */
 export type MacrostepEffect =
-  StartChildEffect | PersistChildEffect | CancelChildEffect | SendEffect | ListenerEffect;
+  | StartChildEffect
+  | PersistChildEffect
+  | CancelChildEffect
+  | StartJobEffect
+  | CancelJobEffect
+  | SendEffect
+  | ListenerEffect;
 
 /** Narrows a deferred effect to one of the known kinds. */
 export function isEffectOfKind<K extends MacrostepEffect['kind']>(

@@ -5,13 +5,22 @@ export type {
   StartChildEffect,
   PersistChildEffect,
   CancelChildEffect,
+  JobSlot,
+  StartJobEffect,
+  CancelJobEffect,
   SendEffect,
   ListenerEffect,
   MacrostepEffect,
 } from './effects.js';
 export { isEffectOfKind } from './effects.js';
-export { completeChild, type ChildCompletion } from './complete-child.js';
-export type { ChildError, ChildOutcome } from '../interpreter/invoke-child.js';
+export {
+  completeChild,
+  completeJob,
+  resolveJobOutcome,
+  type ChildCompletion,
+  type ReportedJobOutcome,
+} from './complete-child.js';
+export type { ChildError, ChildOutcome, JobOutcome } from '../interpreter/invoke-child.js';
 export {
   resolveForward,
   activeForwardingStates,
@@ -50,6 +59,8 @@ export {
   finalStateKeys,
   isMachineDefinition,
   type InvocationDefinition,
+  type JobInvocation,
+  type MachineInvocation,
   type InvocationRecordTypes,
   type ChildInputMapper,
 } from '../definition/invocation.js';

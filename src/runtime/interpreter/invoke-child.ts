@@ -21,12 +21,20 @@
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { Handler, StateNode } from '../definition/state-node.js';
 import type { EventObject } from '../definition/types.js';
-import { isMachineDefinition, type InvocationDefinition } from '../definition/invocation.js';
+import {
+  isMachineDefinition,
+  type InvocationDefinition,
+  type JobInvocation,
+  type MachineInvocation,
+} from '../definition/invocation.js';
 import type {
   CancelChildEffect,
+  CancelJobEffect,
   ChildSlot,
+  JobSlot,
   PersistChildEffect,
   StartChildEffect,
+  StartJobEffect,
 } from '../delegation/effects.js';
 import type { ChildOverride } from '../definition/scenarios.js';
 import {
@@ -56,6 +64,12 @@ export type ChildOutcome =
   | { outcome: 'fail'; childId: string | null; error: ChildError }
   | { outcome: 'timeout'; childId: string | null; after: number | null };
 
+/** What became of a job actor's run (`output`: already validated by the job's schema). */
+export type JobOutcome =
+  | { outcome: 'done'; jobId: string; output: unknown }
+  | { outcome: 'fail'; jobId: string; error: ChildError }
+  | { outcome: 'timeout'; jobId: string; after: number | null };
+
 /** Starts the child of a delegating state that was entered in this macrostep. */
 export function invokeChild(macrostep: Macrostep, state: StateNode): void {
   const invocation = state.invocation as InvocationDefinition;
@@ -63,6 +77,20 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
   if (settled >= 0) macrostep.settledChildren.splice(settled, 1);
   const input = invocation.mapInput(macrostep.context, macrostep.event);
   const childId = nextRecordId(macrostep.time);
+  if (invocation.kind === 'job') {
+    macrostep.record(invocation.records.start, { jobId: childId });
+    const effect: StartJobEffect = {
+      kind: 'startJob',
+      ...jobSlotOf(macrostep, state, invocation),
+      jobId: childId,
+      input,
+      actor: macrostep.trigger.actor ?? null,
+      fireAndForget: invocation.fireAndForget,
+      timeoutSeconds: invocation.timeoutSeconds,
+    };
+    macrostep.effects.push(effect);
+    return;
+  }
   const slot = slotOf(macrostep, state, invocation);
   const override = macrostep.scenario?.plan.children.get(state.id);
   if (override?.kind === 'outcome') {
@@ -144,18 +172,23 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
 }
 
 /**
- * Records a child's outcome and takes the first transition that accepts it: `@done.<final>`,
- * then `@done` (each may be guarded branches); `@fail`; `@timeout`. Without a handler the state
- * stays, except that a synchronous child's exception (`rethrow`) propagates.
+ * Records a child's (or job's) outcome and takes the first transition that accepts it:
+ * `@done.<final>`, then `@done` (each may be guarded branches); `@fail`; `@timeout`. Without a
+ * handler the state stays, except that a synchronous child's exception (`rethrow`) propagates.
+ * A job's event payloads are `{ jobId, job, output }`, `{ jobId, job, error }` and
+ * `{ jobId, job, after }`.
  */
 export function routeChildOutcome(
   macrostep: Macrostep,
   state: StateNode,
-  outcome: ChildOutcome,
+  outcome: ChildOutcome | JobOutcome,
   rethrow?: unknown,
 ): void {
   const invocation = state.invocation as InvocationDefinition;
-  const common = { childId: outcome.childId, childMachineId: invocation.childMachineId };
+  const common =
+    'jobId' in outcome || invocation.kind === 'job'
+      ? { jobId: 'jobId' in outcome ? outcome.jobId : outcome.childId, job: nameOf(invocation) }
+      : { childId: outcome.childId, childMachineId: invocation.childMachineId };
   let type: string;
   let record: string;
   let payload: Record<string, unknown>;
@@ -163,9 +196,13 @@ export function routeChildOutcome(
   if (outcome.outcome === 'done') {
     type = '@done';
     record = invocation.records.done;
-    payload = { ...common, finalState: outcome.finalState, output: outcome.output };
-    const specific = state.handlers.get(`@done.${outcome.finalState}`);
-    if (specific !== undefined) handlers.push(specific);
+    if ('finalState' in outcome) {
+      payload = { ...common, finalState: outcome.finalState, output: outcome.output };
+      const specific = state.handlers.get(`@done.${outcome.finalState}`);
+      if (specific !== undefined) handlers.push(specific);
+    } else {
+      payload = { ...common, output: outcome.output };
+    }
   } else if (outcome.outcome === 'fail') {
     type = '@fail';
     record = invocation.records.fail;
@@ -199,7 +236,7 @@ export function routeChildOutcome(
 /** The outcome a scenario forces on a delegating state (`@done`, `@done.<final>`, `@fail`, `@timeout`). */
 function forcedOutcome(
   macrostep: Macrostep,
-  invocation: InvocationDefinition,
+  invocation: MachineInvocation,
   childId: string,
   override: Extract<ChildOverride, { kind: 'outcome' }>,
 ): ChildOutcome {
@@ -230,6 +267,14 @@ export function leaveDelegatingState(macrostep: Macrostep, state: StateNode): vo
     return;
   }
   if (invocation.fireAndForget || macrostep.settledChildren.includes(state)) return;
+  if (invocation.kind === 'job') {
+    const effect: CancelJobEffect = {
+      kind: 'cancelJob',
+      ...jobSlotOf(macrostep, state, invocation),
+    };
+    macrostep.effects.push(effect);
+    return;
+  }
   const effect: CancelChildEffect = {
     kind: 'cancelChild',
     ...slotOf(macrostep, state, invocation),
@@ -239,7 +284,7 @@ export function leaveDelegatingState(macrostep: Macrostep, state: StateNode): vo
 
 /** The child definition of an invocation; ids go through the `machines` resolver. */
 export function resolveChildMachine(
-  invocation: InvocationDefinition,
+  invocation: MachineInvocation,
   machines: ((machineId: string) => MachineDefinition | undefined) | undefined,
   parentMachineId: string,
 ): MachineDefinition {
@@ -270,10 +315,24 @@ export function describeError(error: unknown): ChildError {
   return { name: 'Error', code: null, message: String(error) };
 }
 
+/** The child machine's id, or the job's name. */
+function nameOf(invocation: InvocationDefinition): string {
+  return invocation.kind === 'job' ? invocation.name : invocation.childMachineId;
+}
+
+function jobSlotOf(macrostep: Macrostep, state: StateNode, invocation: JobInvocation): JobSlot {
+  return {
+    parentMachineId: macrostep.machineId,
+    parentId: macrostep.id,
+    parentStateId: state.id,
+    job: invocation.name,
+  };
+}
+
 function slotOf(
   macrostep: Macrostep,
   state: StateNode,
-  invocation: InvocationDefinition,
+  invocation: MachineInvocation,
 ): ChildSlot {
   return {
     parentMachineId: macrostep.machineId,
