@@ -99,11 +99,7 @@ export function normalizeJobInvocation(
       }
     }
     if (config.on?.['@always'] !== undefined) {
-      problem(
-        'target',
-        `it has both 'target' and an '@always' transition.`,
-        `Keep one of them.`,
-      );
+      problem('target', `it has both 'target' and an '@always' transition.`, `Keep one of them.`);
     }
   }
   const mapInput = normalizeInput(config.input, 'it', problem);

@@ -50,10 +50,7 @@ export interface DefineJobOptions<TInputSchema extends ZodType, TOutputSchema ex
   name?: string;
   input?: TInputSchema;
   output?: TOutputSchema;
-  run: (
-    input: ZodOutput<TInputSchema>,
-    job: JobRunContext,
-  ) => Promise<ZodInput<TOutputSchema>>;
+  run: (input: ZodOutput<TInputSchema>, job: JobRunContext) => Promise<ZodInput<TOutputSchema>>;
 }
 
 /**

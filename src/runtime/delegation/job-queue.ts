@@ -40,6 +40,11 @@ export interface JobInfo {
   key: string | null;
   /** 1 on the first run. */
   attempt: number;
+  /**
+   * Attempts the job gets in all, when the queue knows it (the durable queues and
+   * `InMemoryJobQueue` do): a handler whose `attempt` equals it runs the last one.
+   */
+  maxAttempts?: number;
 }
 
 /** Runs one job; a rejection is a failed attempt. */
@@ -183,7 +188,8 @@ export class InMemoryJobQueue implements JobQueue {
   async #run(job: QueuedJob): Promise<void> {
     job.started = true;
     const handler = this.#handlers.get(job.name) as JobHandler;
-    const { started: _started, ...info } = job;
+    const { started: _started, ...queued } = job;
+    const info: JobInfo = { ...queued, maxAttempts: this.#retries + 1 };
     try {
       await handler(info.payload, info);
       this.#remove(job);

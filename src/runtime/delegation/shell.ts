@@ -38,9 +38,11 @@ import { ACTIVE_CHILD_STATUSES, type ChildRowChange, type ChildStore } from './c
 import { completeChild } from './complete-child.js';
 import type {
   CancelChildEffect,
+  CancelJobEffect,
   PersistChildEffect,
   SendEffect,
   StartChildEffect,
+  StartJobEffect,
 } from './effects.js';
 import {
   activeForwardingStates,
@@ -52,6 +54,8 @@ import {
 import { planKeptScenarioStep, scenarioWrite } from '../persistence/kept-scenarios.js';
 import type { CommitRequest, Store } from '../persistence/store.js';
 import type { TransactionHook } from '../persistence/transaction.js';
+import { JobActorRunner, toOutcomePayload, toRunPayload } from './job-actors.js';
+import { DELEGATION_JOBS } from './job-names.js';
 import {
   InMemoryJobQueue,
   type JobOutbox,
@@ -60,13 +64,7 @@ import {
   type Json,
 } from './job-queue.js';
 
-/** Job names the shell registers on the queue. */
-export const DELEGATION_JOBS = {
-  startChild: 'machine-routes.child.start',
-  completeChild: 'machine-routes.child.complete',
-  timeoutChild: 'machine-routes.child.timeout',
-  send: 'machine-routes.send',
-} as const;
+export { DELEGATION_JOBS };
 
 /** One instance write of a commit: the persistence `CommitRequest`. */
 export type DelegationCommit = CommitRequest;
@@ -106,6 +104,11 @@ export interface DelegationShellOptions {
    * scenario (9.7.0). Children started with a scenario keep it either way.
    */
   scenarios?: boolean | undefined;
+  /**
+   * How often a running job actor re-reads its row to notice that its state was left in another
+   * process, in ms (default 1000). In this process the abort is immediate.
+   */
+  jobAbortPollMs?: number | undefined;
 }
 
 /** Extra writes of one macrostep's commit. */
@@ -142,6 +145,7 @@ export class DelegationShell {
   readonly #delayMs: number;
   readonly #onError: (error: unknown, context: string) => void;
   readonly #scenarios: boolean;
+  readonly #jobActors: JobActorRunner;
 
   constructor(host: DelegationHost, options: DelegationShellOptions = {}) {
     this.#host = host;
@@ -154,6 +158,20 @@ export class DelegationShell {
       options.onError ?? ((error, context) => console.error(`machine-routes: ${context}`, error));
     this.#scenarios = options.scenarios === true;
     for (const definition of options.machines ?? []) this.register(definition);
+    this.#jobActors = new JobActorRunner(
+      {
+        store: host.store,
+        now: () => host.now(),
+        definition: (machineId) => this.#machines.get(machineId),
+        machines: this.machines,
+        applyToParent: (definition, parentId, context, compute, first) =>
+          this.#applyToParent(definition, parentId, context, compute, first),
+        enqueue: async (job) => (await this.#queue()).enqueue(job),
+        retryDelayMs: this.#delayMs,
+        onError: (error, context) => this.#onError(error, context),
+      },
+      { abortPollMs: options.jobAbortPollMs },
+    );
   }
 
   /** The resolver handed to the interpreter (`MacrostepOptions.machines`). */
@@ -210,6 +228,12 @@ export class DelegationShell {
     );
     await jobs.work(DELEGATION_JOBS.send, (payload) =>
       this.#sendJob(payload as unknown as SendJob),
+    );
+    await jobs.work(DELEGATION_JOBS.runJob, (payload, info) =>
+      this.#jobActors.run(toRunPayload(payload), info),
+    );
+    await jobs.work(DELEGATION_JOBS.jobOutcome, (payload) =>
+      this.#jobActors.applyLater(toOutcomePayload(payload)),
     );
   }
 
@@ -328,6 +352,10 @@ export class DelegationShell {
           parentStateId: cancel.parentStateId,
           at,
         });
+      } else if (effect.kind === 'startJob') {
+        this.#jobActors.prepareStart(effect as StartJobEffect, at, extras);
+      } else if (effect.kind === 'cancelJob') {
+        this.#jobActors.prepareCancel(effect as CancelJobEffect, at, extras.children);
       } else if (effect.kind === 'send' && (effect as SendEffect).mode === 'async') {
         (extras.jobs ??= []).push(
           sendJob({ effect: effect as SendEffect, attempt: 1, exceptions: 0 }),
@@ -360,6 +388,9 @@ export class DelegationShell {
     for (const effect of effects) {
       if (effect.kind === 'persistChild') {
         await this.#deliverSync((effect as PersistChildEffect).effects);
+      } else if (effect.kind === 'cancelJob') {
+        // Committed: the job's function, if it runs in this process, stops now.
+        this.#jobActors.abort(effect as CancelJobEffect);
       } else if (effect.kind === 'send' && (effect as SendEffect).mode === 'sync') {
         await this.#deliver(effect as SendEffect);
       }
@@ -586,6 +617,8 @@ export class DelegationShell {
       ],
     );
     if (!applied) await this.#retryLater(DELEGATION_JOBS.timeoutChild, job);
+    // A job actor that timed out stops now if it runs in this process.
+    else this.#jobActors.abort({ jobId: job.childId });
   }
 
   /**
@@ -597,7 +630,7 @@ export class DelegationShell {
     definition: MachineDefinition,
     parentId: string,
     context: string,
-    compute: (parent: MachineSnapshot) => MacrostepResult | null,
+    compute: (parent: MachineSnapshot) => MacrostepResult | null | Promise<MacrostepResult | null>,
     first: ChildRowChange[] = [],
   ): Promise<boolean> {
     const { store } = this.#host;
@@ -608,7 +641,7 @@ export class DelegationShell {
         async () => {
           const parent = await store.load(parentId);
           if (parent === null || parent.machineId !== definition.id) return null;
-          const step = compute(parent);
+          const step = await compute(parent);
           if (step === null) return null;
           const extras = this.prepare(step, { children: [...first], also: [] });
           await store.commit({

@@ -329,11 +329,7 @@ function jobSlotOf(macrostep: Macrostep, state: StateNode, invocation: JobInvoca
   };
 }
 
-function slotOf(
-  macrostep: Macrostep,
-  state: StateNode,
-  invocation: MachineInvocation,
-): ChildSlot {
+function slotOf(macrostep: Macrostep, state: StateNode, invocation: MachineInvocation): ChildSlot {
   return {
     parentMachineId: macrostep.machineId,
     parentId: macrostep.id,

@@ -205,7 +205,7 @@ export class PollingJobQueue implements DurableJobQueue {
   async #attempt(job: ClaimedJob, state: Running): Promise<void> {
     const handler = this.#handlers.get(job.info.name)!;
     try {
-      await handler(job.info.payload, job.info);
+      await handler(job.info.payload, { ...job.info, maxAttempts: job.maxAttempts });
     } catch (error) {
       if (state.abandoned) return;
       this.#report(error, job.info);

@@ -83,6 +83,11 @@ export interface MachineRuntimeOptions {
   sendRetry?: DelegationShellOptions['sendRetry'];
   /** Failures of deferred work nobody awaits (a send given up, ...). Default: console.error. */
   onDeferredError?: DelegationShellOptions['onError'];
+  /**
+   * How often a running job actor checks that its state was not left in another process, in ms
+   * (default 1000). Left in this process, its signal fires at once.
+   */
+  jobAbortPollMs?: number;
   /** Seconds a lock lives before it may be taken over (default 60). */
   lockTtl?: number;
   /** Seconds `withLock` waits for a busy lock by default (default 30). */
@@ -156,6 +161,8 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
   jobQueue?: OpenJobQueueOptions;
   /** See `MachineRuntimeOptions.machines`. */
   machines?: readonly MachineDefinition[];
+  /** See `MachineRuntimeOptions.jobAbortPollMs`. */
+  jobAbortPollMs?: number;
 }
 
 /** Runs machines against a `Store`: one writer per instance at a time, one transaction per event. */
@@ -197,6 +204,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         sendRetry: options.sendRetry,
         onError: options.onDeferredError,
         scenarios: this.scenariosEnabled,
+        jobAbortPollMs: options.jobAbortPollMs,
       },
     );
     const onError = options.onDeferredError ?? ((error: unknown) => console.error(error));
@@ -215,7 +223,16 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
    * `maxTransitionDepth` the process-wide default of machines that set none (`configureRuntime`).
    */
   static async open(options: OpenRuntimeOptions = {}): Promise<MachineRuntime> {
-    const { migrate, env, jobs, worker = true, jobQueue, machines, ...overrides } = options;
+    const {
+      migrate,
+      env,
+      jobs,
+      worker = true,
+      jobQueue,
+      machines,
+      jobAbortPollMs,
+      ...overrides
+    } = options;
     const config = loadRuntimeConfig(overrides, env);
     configureRuntime({ maxTransitionDepth: config.maxTransitionDepth });
     const store = await openStore(config.databaseUrl, migrate === undefined ? {} : { migrate });
@@ -233,6 +250,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         scenarios: config.scenariosEnabled,
         jobs: jobs ?? owned ?? undefined,
         ...(machines === undefined ? {} : { machines }),
+        ...(jobAbortPollMs === undefined ? {} : { jobAbortPollMs }),
       });
       runtime.#ownedJobs = owned;
       if (owned !== null && worker) {

@@ -64,7 +64,9 @@ const checkout = defineMachine({
     },
   },
   behavior: {
-    guards: { isLarge: ({ event }) => (event.payload?.output as { large?: boolean }).large === true },
+    guards: {
+      isLarge: ({ event }) => (event.payload?.output as { large?: boolean }).large === true,
+    },
     actions: {
       remember: ({ event }) => void seen.push(event),
       storePayment: ({ context, event }) => {
@@ -78,7 +80,12 @@ const invocation = checkout.idMap.get('checkout.charging')!.invocation as JobInv
 
 function charging(): { snapshot: MachineSnapshot; start: StartJobEffect } {
   const created = initialize(checkout, fixedClock);
-  const entered = transition(checkout, created.snapshot, { type: 'PAY', actor: 'user-7' }, fixedClock);
+  const entered = transition(
+    checkout,
+    created.snapshot,
+    { type: 'PAY', actor: 'user-7' },
+    fixedClock,
+  );
   return { snapshot: entered.snapshot, start: entered.effects[0] as StartJobEffect };
 }
 

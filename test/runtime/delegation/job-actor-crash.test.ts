@@ -1,0 +1,175 @@
+/**
+ * A `machine-routes worker` process SIGKILLed while a job actor's function runs (it blocks after
+ * logging its call). A fresh worker takes the job over once its lease expires and runs the
+ * function again with the same idempotency key; the outcome is applied to the parent once: one
+ * `<m>.child.<job>.done` record, one `@done` transition, the row `completed`. A duplicate
+ * delivery of the job afterwards changes nothing. On a SQLite file and on PostgreSQL.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  DELEGATION_JOBS,
+  MachineRuntime,
+  defaultJobSchema,
+  openJobQueue,
+  openStore,
+} from '../../../src/runtime/index.js';
+import { startFixture, type FixtureProcess } from '../../support/child-process.js';
+import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
+import { billingMachine } from './fixtures/machines.js';
+
+const CLI = fileURLToPath(new URL('./fixtures/cli.ts', import.meta.url));
+const CONFIG = fileURLToPath(new URL('./fixtures/machine-routes.config.ts', import.meta.url));
+
+interface Backend {
+  name: string;
+  setUp(dir: string): Promise<string>;
+  tearDown(): Promise<void>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'sqlite file',
+    setUp: async (dir) => `sqlite:${join(dir, 'machines.db')}`,
+    tearDown: async () => {},
+  },
+];
+if (await shouldRunPostgresTests('delegation/job-actor-crash')) {
+  let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
+  backends.push({
+    name: 'postgres',
+    async setUp() {
+      schema = await createTestSchema('job_actor_crash');
+      await (await openStore(schema.url, { migrate: true })).close();
+      return schema.url;
+    },
+    async tearDown() {
+      if (schema === undefined) return;
+      await dropSchema(defaultJobSchema(schema.schema));
+      await schema.drop();
+    },
+  });
+} else {
+  describe.skip('delegation/job-actor-crash (postgres)', () =>
+    it('needs a reachable PostgreSQL', () => {}));
+}
+
+describe.each(backends)('a worker killed inside a job actor on $name', (backend) => {
+  let dir: string;
+  let url: string;
+  let log: string;
+  let producer: MachineRuntime;
+  const processes: FixtureProcess[] = [];
+
+  const worker = (env: Record<string, string>): FixtureProcess => {
+    const started = startFixture(
+      CLI,
+      ['worker', '--config', CONFIG, '--database', url, '--concurrency', '2'],
+      { MACHINE_JOB_POLL_INTERVAL: '0.05', MR_TEST_JOB_LOG: log, ...env },
+    );
+    processes.push(started);
+    return started;
+  };
+  /** `[pid, idempotencyKey, attempt]` of every call of the job function, in order. */
+  const calls = () =>
+    readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '));
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mr-job-actor-crash-'));
+    log = join(dir, 'calls.log');
+    url = await backend.setUp(dir);
+    // Enqueues only. The run job it writes stays claimed 2 s after its worker died.
+    producer = await MachineRuntime.open({
+      databaseUrl: url,
+      worker: false,
+      jobQueue: { timeoutMs: 2000, backoffMs: 100 },
+    });
+  });
+  afterAll(async () => {
+    for (const started of processes) started.child.kill('SIGKILL');
+    await Promise.all(processes.map((started) => started.exited));
+    await producer?.close();
+    await backend.tearDown();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('should run the function again with the same key and apply its outcome once', async () => {
+    const { snapshot } = await producer.create(billingMachine);
+    const id = snapshot.id;
+    expect(snapshot.value).toEqual(['billing.charging']);
+
+    const doomed = worker({ MR_TEST_BLOCK_JOB: '1' });
+    await doomed.waitForLine((line) => line.startsWith('JOB_RUN '), 45_000);
+    doomed.child.kill('SIGKILL');
+    expect(await doomed.exited).toBe('SIGKILL');
+    // Killed inside the function: nothing of its outcome was committed.
+    expect((await producer.restore(billingMachine, id)).value).toEqual(['billing.charging']);
+    expect((await producer.children(id)).map((row) => row.status)).toEqual(['running']);
+
+    const fresh = worker({});
+    await vi.waitFor(
+      async () => {
+        expect((await producer.restore(billingMachine, id)).value).toEqual(['billing.paid']);
+      },
+      { timeout: 45_000, interval: 50 },
+    );
+
+    const [row] = await producer.children(id);
+    expect(row?.status).toBe('completed');
+    // The function ran twice (killed, then again), with one idempotency key.
+    const [first, second] = calls();
+    expect(calls()).toHaveLength(2);
+    expect(first![1]).toBe(row!.id);
+    expect(second![1]).toBe(row!.id);
+    expect([first![2], second![2]]).toEqual(['1', '2']);
+    expect(first![0]).not.toBe(second![0]);
+    const once = async () => {
+      const types = (await producer.history(billingMachine, id)).map((record) => record.type);
+      expect(types.filter((type) => type.startsWith('billing.child.'))).toEqual([
+        'billing.child.chargeCard.start',
+        'billing.child.chargeCard.done',
+      ]);
+      expect(
+        types.filter((type) => type === 'billing.transition.charging.@done.start'),
+      ).toHaveLength(1);
+      expect((await producer.restore(billingMachine, id)).context.paymentId).toBe(
+        `pay-${row!.id}-25`,
+      );
+    };
+    await once();
+
+    // The same job delivered again (a crash after the outcome, before the queue recorded it):
+    // the row is terminal, so neither the function nor the parent runs again.
+    const queue = await openJobQueue(url);
+    try {
+      await queue.enqueue({
+        name: DELEGATION_JOBS.runJob,
+        payload: {
+          parentMachineId: 'billing',
+          parentId: id,
+          parentStateId: 'billing.charging',
+          job: 'chargeCard',
+          jobId: row!.id,
+          input: { amount: 25 },
+          actor: null,
+          fireAndForget: false,
+        },
+      });
+      await queue.drain({ names: [DELEGATION_JOBS.runJob], timeoutMs: 30_000 });
+      expect(await queue.failedJobs()).toEqual([]);
+    } finally {
+      await queue.close();
+    }
+    expect(calls()).toHaveLength(2);
+    await once();
+
+    fresh.child.kill('SIGTERM');
+    expect(await fresh.exited).toBe(0);
+  }, 120_000);
+});
