@@ -304,7 +304,7 @@ describe('forwarded child events through the generated client', () => {
         data: {
           id: expect.any(String),
           state: ['checkout.paying'],
-          output: { orderId: 'ORD-1', amount: 40, paidWith: null },
+          output: { orderId: 'ORD-1', amount: 40, paidWith: null, paymentId: null },
         },
       },
     });
@@ -351,7 +351,7 @@ describe('forwarded child events through the generated client', () => {
       async () => {
         expect(await app.runtime.restore(checkoutMachine, machineId)).toMatchObject({
           value: ['checkout.paid'],
-          context: { paidWith: '1111' },
+          context: { paidWith: '1111', paymentId: expect.stringMatching(/^PAY-\d{4}$/) },
         });
       },
       { timeout: 15_000, interval: 20 },
@@ -359,7 +359,13 @@ describe('forwarded child events through the generated client', () => {
     const outcomes = (await app.runtime.history(checkoutMachine, machineId))
       .map((record) => record.type)
       .filter((type) => type.startsWith('checkout.child.'));
-    expect(outcomes).toEqual(['checkout.child.payment.start', 'checkout.child.payment.done']);
+    // The child authorized; the capture job actor called the payment provider.
+    expect(outcomes).toEqual([
+      'checkout.child.payment.start',
+      'checkout.child.payment.done',
+      'checkout.child.capturePayment.start',
+      'checkout.child.capturePayment.done',
+    ]);
 
     // Nothing to forward to any more: 409.
     const late = await customer.checkout.confirmPayment({ machineId });

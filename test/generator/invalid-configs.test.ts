@@ -294,6 +294,43 @@ describe('checkProject', () => {
     });
   });
 
+  it('should report each job actor definition error at its key', async () => {
+    const file = 'fixtures/invalid/job-actors.config.ts';
+    const report = await checkProject({ config: file, cwd: ROOT });
+    expect(
+      report.issues.map((issue) => [
+        issue.code,
+        issue.location?.file,
+        issue.location?.line,
+        issue.location?.column,
+        issue.message.split(':')[0],
+      ]),
+    ).toEqual(
+      [
+        [19, 18, 'notAJob'],
+        [20, 22, 'withMachine'],
+        [21, 39, 'onParallel'],
+        [22, 35, 'withForward'],
+        [23, 20, 'noOutcome'],
+        [24, 37, 'doneAndTarget'],
+      ].map(([line, column, state]) => [
+        'MR_INVALID_STATE_CONFIG',
+        `${ROOT}${file}`,
+        line,
+        column,
+        `Machine 'order', state '${state}'`,
+      ]),
+    );
+    expect(report.issues.map((issue) => issue.message)).toEqual([
+      expect.stringContaining(`invalid 'job' value`),
+      expect.stringContaining(`cannot have both 'job' and 'machine'`),
+      expect.stringContaining(`cannot have both 'job' and type 'parallel'`),
+      expect.stringContaining(`has 'forward' with 'job'`),
+      expect.stringContaining(`has 'job' without '@done' or 'target'`),
+      expect.stringContaining(`cannot have both '@done' and 'target'`),
+    ]);
+  });
+
   it('should report every problem of a config, sorted by line', async () => {
     const report = await checkProject({
       config: 'fixtures/invalid/undefined-target.config.ts',

@@ -48,7 +48,12 @@ export type CheckoutConfirmPaymentResponse = {
 export type CheckoutCreatedResponse = {
   data: { id: string; state: CheckoutState[]; output: CheckoutOutput };
 };
-export type CheckoutOutput = { orderId: string; amount: number; paidWith: unknown };
+export type CheckoutOutput = {
+  orderId: string;
+  amount: number;
+  paidWith: unknown;
+  paymentId: unknown;
+};
 export type CheckoutProvideCardPayload = { card: string };
 export type CheckoutProvideCardResponse = {
   data: {
@@ -68,7 +73,12 @@ export type CheckoutResponse = {
     isProcessing: boolean;
   };
 };
-export type CheckoutState = 'checkout.cancelled' | 'checkout.paid' | 'checkout.paying';
+export type CheckoutState =
+  | 'checkout.cancelled'
+  | 'checkout.capturing'
+  | 'checkout.paid'
+  | 'checkout.paying'
+  | 'checkout.payment_failed';
 export type ErrorResponse = { message: string };
 export type FulfillmentAvailableEvent = {
   type: 'CAPTURE' | 'PACK';
