@@ -246,7 +246,7 @@ describe('createRouteHandler (forward with a child-output behavior)', () => {
           id: ID,
           state: ['checkout.paying'],
           availableEvents: expect.any(Array),
-          output: { orderId: 'ORD-1', amount: 40, paidWith: null },
+          output: { orderId: 'ORD-1', amount: 40, paidWith: null, paymentId: null },
           child: { state: ['payment.authorizing'], output: { amount: 40, cardLast4: '1111' } },
           isProcessing: true,
         },
