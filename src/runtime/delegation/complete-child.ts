@@ -183,17 +183,8 @@ function toOutcome(childMachineId: string, completion: ChildCompletion): ChildOu
       output: completion.output ?? null,
     };
   }
-  if (completion.outcome === 'fail') {
-    const error = completion.error;
-    return {
-      outcome: 'fail',
-      childId,
-      error:
-        error instanceof Error
-          ? describeError(error)
-          : (error ?? { name: 'Error', code: null, message: 'The child machine failed.' }),
-    };
-  }
+  if (completion.outcome === 'fail')
+    return { outcome: 'fail', childId, error: childError(completion, 'The child machine failed.') };
   return { outcome: 'timeout', childId, after: null };
 }
 
@@ -201,16 +192,14 @@ function toJobOutcome(completion: ChildCompletion): JobOutcome {
   const jobId = completion.childId ?? '';
   if (completion.outcome === 'done')
     return { outcome: 'done', jobId, output: completion.output ?? null };
-  if (completion.outcome === 'fail') {
-    const error = completion.error;
-    return {
-      outcome: 'fail',
-      jobId,
-      error:
-        error instanceof Error
-          ? describeError(error)
-          : (error ?? { name: 'Error', code: null, message: 'The job failed.' }),
-    };
-  }
+  if (completion.outcome === 'fail')
+    return { outcome: 'fail', jobId, error: childError(completion, 'The job failed.') };
   return { outcome: 'timeout', jobId, after: null };
+}
+
+/** The serializable error of a `fail` completion (`fallback` when it carries none). */
+function childError(completion: ChildCompletion, fallback: string): ChildError {
+  const { error } = completion;
+  if (error instanceof Error) return describeError(error);
+  return error ?? { name: 'Error', code: null, message: fallback };
 }

@@ -5,60 +5,21 @@
  * `<m>.child.<job>.done` record, one `@done` transition, the row `completed`. A duplicate
  * delivery of the job afterwards changes nothing. On a SQLite file and on PostgreSQL.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  DELEGATION_JOBS,
-  MachineRuntime,
-  defaultJobSchema,
-  openJobQueue,
-  openStore,
-} from '../../../src/runtime/index.js';
+import { DELEGATION_JOBS, MachineRuntime, openJobQueue } from '../../../src/runtime/index.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
-import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
+import { durableBackends } from '../../support/durable-backends.js';
 import { billingMachine } from './fixtures/machines.js';
 
 const CLI = fileURLToPath(new URL('./fixtures/cli.ts', import.meta.url));
 const CONFIG = fileURLToPath(new URL('./fixtures/machine-routes.config.ts', import.meta.url));
 
-interface Backend {
-  name: string;
-  setUp(dir: string): Promise<string>;
-  tearDown(): Promise<void>;
-}
-
-const backends: Backend[] = [
-  {
-    name: 'sqlite file',
-    setUp: async (dir) => `sqlite:${join(dir, 'machines.db')}`,
-    tearDown: async () => {},
-  },
-];
-if (await shouldRunPostgresTests('delegation/job-actor-crash')) {
-  let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
-  backends.push({
-    name: 'postgres',
-    async setUp() {
-      schema = await createTestSchema('job_actor_crash');
-      await (await openStore(schema.url, { migrate: true })).close();
-      return schema.url;
-    },
-    async tearDown() {
-      if (schema === undefined) return;
-      await dropSchema(defaultJobSchema(schema.schema));
-      await schema.drop();
-    },
-  });
-} else {
-  describe.skip('delegation/job-actor-crash (postgres)', () =>
-    it('needs a reachable PostgreSQL', () => {}));
-}
+const backends = await durableBackends('delegation/job-actor-crash');
 
 describe.each(backends)('a worker killed inside a job actor on $name', (backend) => {
-  let dir: string;
   let url: string;
   let log: string;
   let producer: MachineRuntime;
@@ -81,9 +42,8 @@ describe.each(backends)('a worker killed inside a job actor on $name', (backend)
       .map((line) => line.split(' '));
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mr-job-actor-crash-'));
-    log = join(dir, 'calls.log');
-    url = await backend.setUp(dir);
+    url = await backend.setUp();
+    log = join(backend.dir(), 'calls.log');
     // Enqueues only. The run job it writes stays claimed 2 s after its worker died.
     producer = await MachineRuntime.open({
       databaseUrl: url,
@@ -96,7 +56,6 @@ describe.each(backends)('a worker killed inside a job actor on $name', (backend)
     await Promise.all(processes.map((started) => started.exited));
     await producer?.close();
     await backend.tearDown();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('should run the function again with the same key and apply its outcome once', async () => {

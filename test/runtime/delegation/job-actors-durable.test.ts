@@ -4,61 +4,18 @@
  * the output (guarded branches), `@fail` after the queue's retries, `@timeout`, abort when the
  * state is left (late result ignored), fire-and-forget with `target`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   MachineRuntime,
-  defaultJobSchema,
   defineJob,
   defineMachine,
   type EventObject,
   type JobRunContext,
 } from '../../../src/runtime/index.js';
-import { openStore } from '../../../src/runtime/persistence/open-store.js';
-import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
+import { durableBackends } from '../../support/durable-backends.js';
 
-interface Backend {
-  name: string;
-  setUp(): Promise<string>;
-  tearDown(): Promise<void>;
-}
-
-const backends: Backend[] = [];
-{
-  let dir: string | undefined;
-  backends.push({
-    name: 'sqlite file',
-    async setUp() {
-      dir = mkdtempSync(join(tmpdir(), 'mr-job-actors-'));
-      return `sqlite:${join(dir, 'machines.db')}`;
-    },
-    async tearDown() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  });
-}
-if (await shouldRunPostgresTests('delegation/job-actors-durable')) {
-  let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
-  backends.push({
-    name: 'postgres',
-    async setUp() {
-      schema = await createTestSchema('job_actors_durable');
-      await (await openStore(schema.url, { migrate: true })).close();
-      return schema.url;
-    },
-    async tearDown() {
-      if (schema === undefined) return;
-      await dropSchema(defaultJobSchema(schema.schema));
-      await schema.drop();
-    },
-  });
-} else {
-  describe.skip('delegation/job-actors-durable (postgres)', () =>
-    it('needs a reachable PostgreSQL', () => {}));
-}
+const backends = await durableBackends('delegation/job-actors-durable');
 
 // Generous: a loaded 2-core machine, pg-boss's whole-second timers and retry delays.
 const DEADLINE = { timeout: 30_000, interval: 25 };
