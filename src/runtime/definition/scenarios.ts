@@ -298,6 +298,14 @@ function normalizePlan(
       );
       continue;
     }
+    if (state.invocation.kind === 'job') {
+      // The seam is there (completeJob routes a given outcome); the scenario side is not yet.
+      problem(
+        path,
+        `${where}.children names '${path}', a job actor: scenarios cannot force a job's outcome yet.`,
+      );
+      continue;
+    }
     const override = normalizeChildOverride(value, state, `${where}.children.${path}`, problem);
     if (override !== null) plan.children.set(state.id, override);
   }

@@ -10,6 +10,8 @@ import {
   completeJob,
   defineJob,
   defineMachine,
+  defineScenario,
+  validateMachine,
   initialize,
   resolveJobOutcome,
   transition,
@@ -251,5 +253,30 @@ describe('job actors (pure)', () => {
     ]);
     // Leaving a fire-and-forget job's state does not cancel it.
     expect(result.effects.some((effect) => effect.kind === 'cancelJob')).toBe(false);
+  });
+
+  it('should refuse a scenario forcing a job outcome (not supported by scenarios yet)', () => {
+    const issues = validateMachine({
+      config: {
+        id: 'm',
+        initial: 'a',
+        states: {
+          a: { on: { GO: 'charging' } },
+          charging: { job: async () => ({}), on: { '@done': 'a' } },
+        },
+      },
+      scenarios: [
+        defineScenario({
+          slug: 's1',
+          description: '',
+          source: 'a',
+          event: 'GO',
+          plan: { children: { charging: '@done' } },
+        }),
+      ],
+    });
+    expect(issues.map((issue) => issue.message)).toEqual([
+      "Machine 'm', scenario 's1': plan.children names 'charging', a job actor: scenarios cannot force a job's outcome yet.",
+    ]);
   });
 });
