@@ -140,7 +140,7 @@ function defaultOutputSchema(loaded: LoadedConfig, machine: MachineInfo): JsonSc
   return machine.hasStateOutput ? ANY_OBJECT : contextSchema(loaded, machine.definition);
 }
 
-type ManifestRouteBase = Omit<ManifestRoute, 'payloadSchema' | 'outputSchema'>;
+type ManifestRouteBase = Omit<ManifestRoute, 'payloadSchema' | 'outputSchema' | 'scenarios'>;
 
 function payloadSchema(
   loaded: LoadedConfig,
@@ -196,6 +196,12 @@ export function buildManifest(options: BuildManifestOptions): ManifestResult {
       ...route,
       payloadSchema: payloadSchema(loaded, route, machine),
       outputSchema: outputSchema(loaded, route, info, machines),
+      // Event routes of the machine itself: not create, not reads, not forwards.
+      scenarios:
+        loaded.config.scenarios === true &&
+        route.eventType !== null &&
+        route.handler !== 'create' &&
+        route.childMachineId === null,
     }));
     registrations.push({
       name: registrationName(registration),
@@ -217,6 +223,7 @@ export function buildManifest(options: BuildManifestOptions): ManifestResult {
       .map((forward) => forward.parentEventType)
       .sort(compareCodeUnits),
     hasRegions: info.hasRegions,
+    scenarioSlugs: [...info.definition.scenarios.keys()].sort(compareCodeUnits),
     outputSchema: defaultOutputSchema(loaded, info),
   }));
   const configModule = path

@@ -93,6 +93,14 @@ export interface MachineRoutesConfig {
   client?: ClientConfig;
   /** Texts of the emitted OpenAPI document. */
   openapi?: OpenApiConfig;
+  /**
+   * Document the scenario fields (docs/scenarios.md) in the OpenAPI document and the client:
+   * `scenario` (the machine's slugs as an enum, or null) and `scenarioParams` on event routes,
+   * `availableScenarios` and `activeScenario` in their answers. The server plays scenarios only
+   * when it runs with `MACHINE_SCENARIOS_ENABLED=true`; the answer fields are optional so the
+   * document stays true with scenarios off. Default false.
+   */
+  scenarios?: boolean;
 }
 
 /** Texts of the emitted OpenAPI document. */

@@ -105,6 +105,7 @@ const configSchema = z.object({
     })
     .optional(),
   client: z.object({ baseUrl: z.string().min(1).optional() }).optional(),
+  scenarios: z.boolean().optional(),
   openapi: z
     .object({
       title: z.string().optional(),

@@ -24,6 +24,12 @@ export interface ManifestRoute extends PlannedRoute {
    * context, filtered by an output key list).
    */
   outputSchema: JsonSchema;
+  /**
+   * The route reads `scenario` / `scenarioParams` and may answer `availableScenarios` /
+   * `activeScenario`: the config documents scenarios (`scenarios: true`) and the route sends
+   * an event of its own machine (not create, not a forward).
+   */
+  scenarios: boolean;
 }
 
 /** A machine definition, as far as the emitted files need it. */
@@ -38,6 +44,8 @@ export interface ManifestMachine {
   forwardedEventTypes: string[];
   /** Whether some state of the machine is parallel (availableEvents entries carry `region`). */
   hasRegions: boolean;
+  /** Slugs of the machine's scenarios, sorted. */
+  scenarioSlugs: string[];
   /** JSON Schema of the default `data.output`: the context plus computed values. */
   outputSchema: JsonSchema;
 }

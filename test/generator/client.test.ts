@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createRouteMethods } from '../../src/client/runtime.js';
 import { createClient } from './__snapshots__/forwarding/client.gen.js';
 
 /** A fetch that records the request and answers 200 with an empty envelope. */
@@ -49,5 +50,31 @@ describe('createClient', () => {
       'x-request-id': '7',
       'content-type': 'application/json',
     });
+  });
+
+  it('should send the scenario fields in the body, and in the query of GET routes', async () => {
+    const calls: Array<{ url: string; init: RequestInit }> = [];
+    const method = createRouteMethods({ baseUrl: 'http://api', fetch: recordingFetch(calls) });
+    const spec = { path: '/orders/{machineId}/pay', input: true, statuses: [200] } as const;
+    await method({ ...spec, method: 'POST', event: 'PAY' })({
+      machineId: 'x',
+      scenario: 'declined',
+      scenarioParams: { reason: 'expired' },
+    });
+    await method({ ...spec, method: 'POST', event: 'PAY' })({ machineId: 'x', scenario: null });
+    await method({ ...spec, method: 'GET', event: 'PAY' })({
+      machineId: 'x',
+      payload: { n: 1 },
+      scenario: 'declined',
+      scenarioParams: { reason: 'expired' },
+    });
+    expect(calls.map((call) => call.init.body)).toEqual([
+      '{"type":"PAY","scenario":"declined","scenarioParams":{"reason":"expired"}}',
+      '{"type":"PAY","scenario":null}',
+      undefined,
+    ]);
+    expect(calls[2]!.url).toBe(
+      'http://api/orders/x/pay?n=1&scenario=declined&scenarioParams%5Breason%5D=expired',
+    );
   });
 });

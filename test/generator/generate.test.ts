@@ -100,7 +100,8 @@ describe('buildManifest', () => {
     );
     const generated = manifest!.registrations.flatMap((registration) =>
       registration.routes.map(
-        ({ payloadSchema: _payload, outputSchema: _output, ...route }) => route,
+        ({ payloadSchema: _payload, outputSchema: _output, scenarios: _scenarios, ...route }) =>
+          route,
       ),
     );
     const byName = (routes: Array<{ name: string }>) =>
@@ -126,6 +127,7 @@ describe('buildManifest', () => {
       eventTypes: ['CAPTURE', 'PACK'],
       forwardedEventTypes: [],
       hasRegions: true,
+      scenarioSlugs: [],
       outputSchema: { type: 'object', properties: {}, required: [] },
     });
   });

@@ -21,6 +21,7 @@ import {
   payloadSchemaName,
   responseSchemaName,
   routeTypeName,
+  scenarioSlugSchemaName,
 } from './openapi.js';
 import type { EmitOptions } from './types.js';
 
@@ -83,6 +84,12 @@ function methodView(
 ): { result: TypeView; method: MethodView } {
   const inputMembers = pathParamsOf(route.path).map((name) => `${name}: string`);
   if (route.payloadSchema !== null) inputMembers.push(`payload: ${payloadSchemaName(route)}`);
+  if (route.scenarios) {
+    inputMembers.push(
+      `scenario?: ${scenarioSlugSchemaName(route.machineId)} | null`,
+      'scenarioParams?: Record<string, unknown>',
+    );
+  }
   const statuses = [route.status, ...errorResponses(route).map((error) => error.status)];
   const event = route.handler === 'create' ? null : route.eventType;
   const input = inputMembers.length > 0;

@@ -42,7 +42,12 @@ const ROUTE_KEY_ORDER = [
 
 /** The planned route alone (schemas are for emitters), as a one-line literal. */
 function plannedRouteLiteral(route: ManifestRoute): string {
-  const { payloadSchema: _payload, outputSchema: _output, ...planned } = route;
+  const {
+    payloadSchema: _payload,
+    outputSchema: _output,
+    scenarios: _scenarios,
+    ...planned
+  } = route;
   return printLiteral(planned, ROUTE_KEY_ORDER);
 }
 

@@ -42,6 +42,16 @@ function routeOutputSchema(route: ManifestRoute): JsonSchema {
     : route.outputSchema;
 }
 
+/** Component name of a machine's scenario slugs (an enum of them). */
+export function scenarioSlugSchemaName(machineId: string): string {
+  return `${pascalCase(machineId)}ScenarioSlug`;
+}
+
+/** Component name of an entry of `availableScenarios` (and of `activeScenario`). */
+export function scenarioSchemaName(machineId: string): string {
+  return `${pascalCase(machineId)}Scenario`;
+}
+
 /** Component name of a machine's availableEvents entry. */
 export function availableEventSchemaName(machineId: string): string {
   return `${pascalCase(machineId)}AvailableEvent`;
@@ -174,6 +184,14 @@ function envelopeSchema(route: ManifestRoute): JsonSchema {
   }
   properties['isProcessing'] = { type: 'boolean' };
   required.push('isProcessing');
+  if (route.scenarios) {
+    // Present when the server runs with MACHINE_SCENARIOS_ENABLED (docs/scenarios.md).
+    properties['availableScenarios'] = {
+      type: 'object',
+      additionalProperties: { type: 'array', items: ref(scenarioSchemaName(machineId)) },
+    };
+    properties['activeScenario'] = ref(scenarioSchemaName(machineId));
+  }
   return objectSchema({ data: objectSchema(properties, required) }, ['data']);
 }
 
@@ -235,7 +253,8 @@ export function errorResponses(route: ManifestRoute): ErrorResponse[] {
   const errors: ErrorResponse[] = [];
   if (hasBody) errors.push(shared(400));
   if (isProtected(route)) errors.push(shared(401));
-  if (bound) errors.push(shared(404));
+  // An unknown scenario slug is a 404 on any route reading the scenario fields.
+  if (bound || route.scenarios) errors.push(shared(404));
   if (sendsEvent) errors.push(shared(409));
   if (hasBody) errors.push(shared(413), shared(415));
   if (sendsEvent) errors.push(shared(422));
@@ -279,8 +298,27 @@ export function buildComponentSchemas(manifest: RouteManifest): Record<string, J
     schemas[availableEventSchemaName(machine.id)] = availableEventSchema(machine);
     schemas[outputSchemaName(machine.id)] = machine.outputSchema;
   }
+  const routes = manifest.registrations.flatMap((registration) => registration.routes);
+  for (const machine of manifest.machines) {
+    if (!routes.some((route) => route.scenarios && route.machineId === machine.id)) continue;
+    schemas[scenarioSlugSchemaName(machine.id)] =
+      machine.scenarioSlugs.length > 0
+        ? { type: 'string', enum: machine.scenarioSlugs }
+        : { type: 'string' };
+    schemas[scenarioSchemaName(machine.id)] = objectSchema(
+      {
+        slug: ref(scenarioSlugSchemaName(machine.id)),
+        description: { type: 'string' },
+        hasContinuation: { type: 'boolean' },
+      },
+      ['slug', 'description', 'hasContinuation'],
+    );
+  }
   for (const route of manifest.registrations.flatMap((registration) => registration.routes)) {
-    schemas[responseSchemaName(route)] = successSchema(route);
+    // A shared body (`OrderResponse`) is described with the scenario fields when one of its
+    // routes answers them; they are optional, so the others' answers still match.
+    const name = responseSchemaName(route);
+    if (!(name in schemas) || route.scenarios) schemas[name] = successSchema(route);
     if (route.payloadSchema !== null) schemas[payloadSchemaName(route)] = route.payloadSchema;
   }
   return Object.fromEntries(sortBy(Object.entries(schemas), ([name]) => name));
@@ -322,6 +360,25 @@ function operation(route: ManifestRoute): JsonSchema {
       parameters.push({ name, in: 'query', required: required.includes(name), schema });
     }
   }
+  if (usesQuery(route) && route.scenarios) {
+    // A query has no null: an empty `scenario=` deactivates the continuation.
+    parameters.push(
+      {
+        name: 'scenario',
+        in: 'query',
+        required: false,
+        schema: { anyOf: [ref(scenarioSlugSchemaName(route.machineId)), { const: '' }] },
+      },
+      {
+        name: 'scenarioParams',
+        in: 'query',
+        required: false,
+        style: 'deepObject',
+        explode: true,
+        schema: { type: 'object' },
+      },
+    );
+  }
   const op: JsonSchema = {
     operationId: route.name,
     tags: [route.machineId],
@@ -334,6 +391,12 @@ function operation(route: ManifestRoute): JsonSchema {
       type: { type: 'string', const: route.eventType ?? '' },
     };
     if (route.payloadSchema !== null) body['payload'] = ref(payloadSchemaName(route));
+    if (route.scenarios) {
+      body['scenario'] = {
+        anyOf: [ref(scenarioSlugSchemaName(route.machineId)), { type: 'null' }],
+      };
+      body['scenarioParams'] = { type: 'object' };
+    }
     op['requestBody'] = {
       required: route.payloadSchema !== null,
       content: {

@@ -45,6 +45,10 @@ export interface RouteSpec {
 /** What a method of a route with parameters or a payload takes. */
 export interface RouteInput {
   payload?: unknown;
+  /** A scenario slug, or `null` to deactivate the kept one (servers with scenarios enabled). */
+  scenario?: string | null;
+  /** Parameters of the scenario. */
+  scenarioParams?: Record<string, unknown>;
   [param: string]: unknown;
 }
 
@@ -109,13 +113,17 @@ export function createRouteMethods(options: ClientOptions) {
     if (spec.method === 'GET') {
       // GET endpoints read their payload from the query string.
       if (input.payload !== undefined) appendQuery(url, input.payload as Record<string, unknown>);
+      // A query has no null: an empty `scenario=` deactivates the kept scenario.
+      if (input.scenario !== undefined) url.searchParams.append('scenario', input.scenario ?? '');
+      for (const [key, value] of Object.entries(input.scenarioParams ?? {}))
+        url.searchParams.append(`scenarioParams[${key}]`, String(value));
     } else if (spec.event !== null) {
       headers['content-type'] = 'application/json';
-      body = JSON.stringify(
-        input.payload === undefined
-          ? { type: spec.event }
-          : { type: spec.event, payload: input.payload },
-      );
+      const request: Record<string, unknown> = { type: spec.event };
+      if (input.payload !== undefined) request['payload'] = input.payload;
+      if (input.scenario !== undefined) request['scenario'] = input.scenario;
+      if (input.scenarioParams !== undefined) request['scenarioParams'] = input.scenarioParams;
+      body = JSON.stringify(request);
     }
     const response = await fetchImpl(url, {
       method: spec.method,
