@@ -30,6 +30,8 @@ export function processEvent(macrostep: Macrostep, event: EventObject): void {
 
 /** Runs internal steps until the configuration is stable. */
 export function settle(macrostep: Macrostep): void {
+  // The event of the current step: the external one, then each raised event in turn.
+  let cause = macrostep.trigger;
   while (!macrostep.finished && macrostep.validationFailure === null) {
     const completed = macrostep.completed.shift();
     if (completed !== undefined) {
@@ -48,8 +50,10 @@ export function settle(macrostep: Macrostep): void {
       continue;
     }
     if (macrostep.leaves.some((leaf) => leaf.hasAlways)) {
-      // @always behaviors see the event that started the macrostep (rule 3).
-      macrostep.event = macrostep.trigger;
+      // @always behaviors see the event of the step that reached the transient state (rule
+      // 3): the external event, or the raised event whose transition led here (the original
+      // passes the event that triggered that step).
+      macrostep.event = cause;
       const selection = selectTransitions(macrostep, ALWAYS);
       if (selection.kind === 'selected' && selection.selected.length > 0) {
         macrostep.step(ALWAYS);
@@ -62,6 +66,7 @@ export function settle(macrostep: Macrostep): void {
     if (raised === undefined) return;
     macrostep.step(raised.type);
     macrostep.event = raised;
+    cause = raised;
     macrostep.history.push(
       raised.type,
       'internal',

@@ -26,8 +26,11 @@ export function runMicrostep(macrostep: Macrostep, selected: readonly SelectedTr
     }
   }
   const exitSet = computeExitSet(macrostep.leaves, selected);
+  // Listeners skip transient states (spec "Events" 5): leaving one is as silent as entering it.
+  const fromTransient = macrostep.leaves.some((leaf) => leaf.transient);
   for (const state of exitSet) exitState(macrostep, state);
-  if (exitSet.length > 0) runListeners(macrostep, macrostep.definition.listeners.exit, 'exit');
+  if (exitSet.length > 0 && !fromTransient)
+    runListeners(macrostep, macrostep.definition.listeners.exit, 'exit');
 
   let targeted = false;
   for (const { handler, branch } of selected) {

@@ -45,7 +45,8 @@ describe('transition (listeners)', () => {
 
     const { history, effects } = transition(machine, initial, 'GO');
 
-    expect(heard).toEqual(['exit l.a', 'exit l.check', 'entry l.b', 'transition l.b']);
+    // Leaving the transient `check` runs no exit listener, as entering it ran no entry one.
+    expect(heard).toEqual(['exit l.a', 'entry l.b', 'transition l.b']);
     expect(effects).toEqual([
       {
         kind: 'listener',
@@ -55,8 +56,6 @@ describe('transition (listeners)', () => {
       },
     ]);
     expect(typesOf(history).filter((type) => type.startsWith('l.listen.'))).toEqual([
-      'l.listen.exit.start',
-      'l.listen.exit.finish',
       'l.listen.exit.start',
       'l.listen.exit.finish',
       'l.listen.entry.start',

@@ -97,6 +97,33 @@ describe('transition (ordering rules)', () => {
     expect(seen).toEqual([submit, submit]);
   });
 
+  it('rule 3: should hand an @always reached through a raised event the raised event', () => {
+    const seen: string[] = [];
+    const machine = defineMachine({
+      config: {
+        id: 'm',
+        initial: 'idle',
+        states: {
+          idle: { on: { SUBMIT: { actions: 'raiseCheck' }, CHECK: 'checking' } },
+          checking: { on: { '@always': { target: 'done', guards: 'record', actions: 'record' } } },
+          done: {},
+        },
+      },
+      behavior: {
+        guards: { record: ({ event }) => (seen.push(event.type), true) },
+        actions: {
+          raiseCheck: ({ raise }) => raise({ type: 'CHECK', payload: { by: 'raise' } }),
+          record: ({ event }) => void seen.push(event.type),
+        },
+      },
+    });
+
+    const { snapshot } = transition(machine, initialize(machine).snapshot, 'SUBMIT');
+
+    expect(snapshot.value).toEqual(['m.done']);
+    expect(seen).toEqual(['CHECK', 'CHECK']);
+  });
+
   describe('rule 4: raised events and @always run after', () => {
     it('should complete a compound state (@done) before processing a raised event', () => {
       const machine = defineMachine({
