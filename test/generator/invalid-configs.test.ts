@@ -275,7 +275,7 @@ const CASES: Array<[string, string, string, number, number, string]> = [
     'undefined-target',
     'UndefinedTargetStateException',
     'MR_UNDEFINED_TARGET_STATE',
-    10,
+    11,
     29,
     "Machine 'order', state 'idle': transition 'SUBMIT' targets 'shipped', which is not a sibling, an ancestor's sibling or a path from the root. Check the spelling or use a dotted path from the root (e.g. 'checkout.payment').",
   ],
@@ -331,14 +331,13 @@ describe('checkProject', () => {
     ]);
   });
 
-  it('should report every problem of a config, sorted by line', async () => {
+  it('should report an unresolvable target once, not the endpoint and filter naming its event', async () => {
     const report = await checkProject({
       config: 'fixtures/invalid/undefined-target.config.ts',
       cwd: ROOT,
     });
     expect(report.issues.map((issue) => [issue.code, issue.location?.line])).toEqual([
-      ['MR_UNDEFINED_TARGET_STATE', 10],
-      ['MR_INVALID_ENDPOINT_DEFINITION', 14],
+      ['MR_UNDEFINED_TARGET_STATE', 11],
     ]);
   });
 

@@ -206,10 +206,18 @@ function normalizeComputed(
 }
 
 /** User-sendable `on` keys anywhere in the tree, in document order. */
+/**
+ * The user event types the states declare under `on`, read from the config as written: a
+ * transition that failed to normalize (an unresolvable target, say) is reported once, where it
+ * is, and its event still counts as handled, so endpoints and route filters naming it do not
+ * report the same mistake again.
+ */
 function collectEventTypes(tree: StateTree): Set<string> {
   const types = new Set<string>();
-  for (const node of tree.nodes)
-    for (const type of node.on.keys()) if (isUserEventType(type)) types.add(type);
+  for (const node of tree.nodes) {
+    const on = isPlainObject(node.config.on) ? Object.keys(node.config.on) : [];
+    for (const type of [...node.on.keys(), ...on]) if (isUserEventType(type)) types.add(type);
+  }
   return types;
 }
 
