@@ -10,6 +10,7 @@ import type { MiddlewareRegistry } from '../runtime/http/middleware-registry.js'
 import type { ServerOptions } from '../runtime/http/server-options.js';
 import type { ModelBinder, RegistrationOptions } from '../runtime/http/types.js';
 import type { Store } from '../runtime/persistence/store.js';
+import type { ExactKeys, KNOWN_KEYS } from '../runtime/known-keys.js';
 
 /** HTTP frameworks the handler emitter targets. */
 export type Framework = 'fastify' | 'express';
@@ -117,6 +118,13 @@ export interface OpenApiConfig {
    */
   bearerAuthDescription?: string;
 }
+
+// The keys `check` accepts (src/runtime/known-keys.ts) are exactly the keys of these types.
+true satisfies ExactKeys<MachineRoutesConfig, typeof KNOWN_KEYS.config>;
+true satisfies ExactKeys<OutputConfig, typeof KNOWN_KEYS.output>;
+true satisfies ExactKeys<OpenApiConfig, typeof KNOWN_KEYS.openapi>;
+true satisfies ExactKeys<ClientConfig, typeof KNOWN_KEYS.client>;
+true satisfies ExactKeys<ServerOptions, typeof KNOWN_KEYS.server>;
 
 /**
  * Declares the config with its types checked; returns it unchanged.

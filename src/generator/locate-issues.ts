@@ -48,6 +48,14 @@ export class SourceLocator {
   }
 
   private find(details: MachineRoutesError['details']): SourceLocation | undefined {
+    // A key of the config itself (`config`, `config.output`): searched in the config file.
+    if (details.machine === undefined && /^config(\.|$)/.test(details.path ?? '')) {
+      const file = this.sourceFile(this.context.configFile);
+      if (file !== undefined && details.key !== undefined) {
+        const scope = configScope(file, details.path as string);
+        return (scope && findKey(scope, details.key)) ?? findKey(file, details.key);
+      }
+    }
     if (typeof details.registration === 'string') {
       const found = this.findInRegistration(details.registration, details.key);
       if (found !== undefined) return found;
@@ -254,6 +262,22 @@ function at(node: Node): SourceLocation {
   const file = node.getSourceFile();
   const { line, column } = file.getLineAndColumnAtPos(node.getStart());
   return { file: file.getFilePath(), line, column };
+}
+
+/**
+ * The object literal of a config key path in the config file: the `defineConfig` argument for
+ * `config`, its `output` property for `config.output`.
+ */
+function configScope(file: SourceFile, path: string): Node | undefined {
+  const call = file
+    .getDescendantsOfKind(SyntaxKind.CallExpression)
+    .find((candidate) => candidate.getExpression().getText() === 'defineConfig');
+  let scope: Node | undefined = call?.getArguments()[0];
+  for (const segment of path.split('.').slice(1)) {
+    if (scope === undefined || !Node.isObjectLiteralExpression(scope)) return undefined;
+    scope = objectProperty(scope, segment);
+  }
+  return scope;
 }
 
 /** Accepts `file://` URLs from stack traces as well as paths. */

@@ -2,12 +2,25 @@
  * Config-level rules no single registration can see. Everything about one registration
  * (router options, unknown middleware and models) is the runtime's to validate.
  */
-import { InvalidRouterConfigException, type MachineRoutesError } from '../runtime/errors.js';
+import {
+  InvalidConfigFileException,
+  InvalidRouterConfigException,
+  type MachineRoutesError,
+} from '../runtime/errors.js';
+import {
+  describeUnknownKey,
+  findUnknownKeys,
+  KNOWN_KEYS,
+  type KeySection,
+} from '../runtime/known-keys.js';
 import { registrationName, type MachineRoutesConfig } from './config.js';
+
+/** The config's sections whose keys are checked, by the config key holding them. */
+const SECTIONS = ['output', 'openapi', 'client', 'server'] as const satisfies readonly KeySection[];
 
 /** Problems of the config as a whole; empty when there are none. */
 export function validateConfig(config: MachineRoutesConfig): MachineRoutesError[] {
-  const issues: MachineRoutesError[] = [];
+  const issues: MachineRoutesError[] = [...unknownConfigKeys(config)];
   const seen = new Set<string>();
   for (const registration of config.registrations) {
     const name = registrationName(registration);
@@ -22,4 +35,29 @@ export function validateConfig(config: MachineRoutesConfig): MachineRoutesError[
     seen.add(name);
   }
   return issues;
+}
+
+/**
+ * Unknown keys of the config and its sections, each with the nearest known key. (Registration
+ * keys are the runtime's to check: `planRegistration` reports them, as `MachineRouter` does.)
+ * `details.path` is the config key path the locator searches (`config`, `config.output`).
+ */
+function unknownConfigKeys(config: MachineRoutesConfig): MachineRoutesError[] {
+  const places: [string, unknown, readonly string[]][] = [
+    ['config', config, KNOWN_KEYS.config],
+    ...SECTIONS.map((section): [string, unknown, readonly string[]] => [
+      `config.${section}`,
+      config[section],
+      KNOWN_KEYS[section],
+    ]),
+  ];
+  return places.flatMap(([path, value, known]) =>
+    findUnknownKeys(value, known).map(
+      (unknown) =>
+        new InvalidConfigFileException(
+          `defineConfig: ${describeUnknownKey(unknown)} in ${path === 'config' ? 'the config' : `'${path.slice('config.'.length)}'`}. Known keys: ${known.join(', ')}.`,
+          { path, key: unknown.key },
+        ),
+    ),
+  );
 }

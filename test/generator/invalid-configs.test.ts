@@ -380,6 +380,28 @@ describe('checkProject', () => {
     ]);
   });
 
+  it('should report unknown keys of a registration, the config and its sections with the nearest key', async () => {
+    const report = await checkProject({
+      config: 'fixtures/invalid/unknown-keys.config.ts',
+      cwd: ROOT,
+    });
+    expect(report.manifest).toBeNull();
+    expect(
+      report.issues.map((issue) => [
+        issue.code,
+        issue.location?.line,
+        issue.location?.column,
+        /unknown key '\w+'(?: \(did you mean '\w+'\?\))?/.exec(issue.message)?.[0],
+      ]),
+    ).toEqual([
+      ['MR_INVALID_ROUTER_CONFIG', 11, 48, "unknown key 'machineIDFor' (did you mean 'machineIdFor'?)"],
+      ['MR_INVALID_CONFIG_FILE', 12, 13, "unknown key 'framwork' (did you mean 'framework'?)"],
+      ['MR_INVALID_CONFIG_FILE', 13, 31, "unknown key 'descripton' (did you mean 'description'?)"],
+      ['MR_INVALID_CONFIG_FILE', 14, 3, "unknown key 'midleware' (did you mean 'middleware'?)"],
+      ['MR_INVALID_CONFIG_FILE', 15, 3, "unknown key 'somethingElse'"],
+    ]);
+  });
+
   it('should report a missing config file as InvalidConfigFileException', async () => {
     const report = await checkProject({ cwd: `${ROOT}fixtures` });
     expect(report.issues).toEqual([

@@ -21,6 +21,15 @@ import {
   readRouteNameFor,
   routeNameFor,
 } from './uri.js';
+import {
+  describeUnknownKey,
+  findUnknownKeys,
+  KNOWN_KEYS,
+  type ExactKeys,
+} from '../known-keys.js';
+
+// The registration keys the router knows are exactly the keys of RegistrationOptions.
+true satisfies ExactKeys<RegistrationOptions, typeof KNOWN_KEYS.registration>;
 
 /** What planning reads of a machine definition. */
 export type PlannableDefinition = Pick<MachineDefinitionBase, 'id' | 'endpoints' | 'forwards'> &
@@ -69,6 +78,12 @@ export function planRegistration(
     );
   };
 
+  for (const unknown of findUnknownKeys(options, KNOWN_KEYS.registration)) {
+    fail(
+      `${describeUnknownKey(unknown)} in the registration options. Known keys: ${KNOWN_KEYS.registration.join(', ')}.`,
+      unknown.key,
+    );
+  }
   const prefix = normalizePrefix(options.prefix);
   if (prefix === null) {
     fail(

@@ -1,0 +1,100 @@
+/**
+ * Every option key users write outside machine definitions, in one place: a registration, the
+ * config (`defineConfig`) and its sections. Adding an option is one line here (the types of
+ * `RegistrationOptions` and `MachineRoutesConfig` are checked against these lists, so a key
+ * added to a type and not here does not compile). An unknown key is an error naming the
+ * nearest known one: `machineIDFor` -> `machineIdFor`.
+ */
+import { distance } from 'fastest-levenshtein';
+
+export const KNOWN_KEYS = {
+  /** `MachineRouter.register(machine, options)` and a config registration (plus `machine`). */
+  registration: [
+    'prefix',
+    'name',
+    'create',
+    'machineIdFor',
+    'model',
+    'attribute',
+    'modelFor',
+    'only',
+    'except',
+    'middleware',
+    'reads',
+  ],
+  /** The `defineConfig({ ... })` object. */
+  config: [
+    'registrations',
+    'middleware',
+    'models',
+    'setup',
+    'store',
+    'server',
+    'output',
+    'client',
+    'openapi',
+  ],
+  /** `output` of the config. */
+  output: ['dir', 'framework', 'kinds'],
+  /** `openapi` of the config. */
+  openapi: ['title', 'version', 'description', 'bearerAuthDescription'],
+  /** `client` of the config. */
+  client: ['baseUrl'],
+  /** `server` of the config and of the generated `buildApp`. */
+  server: ['bodyLimit', 'payloadLimit', 'headersTimeout', 'requestTimeout'],
+} as const satisfies Record<string, readonly string[]>;
+
+/**
+ * `true` when `Keys` lists exactly the keys of `T`: `true satisfies ExactKeys<T, Keys>` next to
+ * a type keeps it and its list in step at compile time.
+ */
+export type ExactKeys<T, Keys extends readonly string[]> = [
+  Exclude<keyof T, Keys[number]>,
+  Exclude<Keys[number], keyof T>,
+] extends [never, never]
+  ? true
+  : false;
+
+/** A place that takes options: a key of {@link KNOWN_KEYS}. */
+export type KeySection = keyof typeof KNOWN_KEYS;
+
+/** An unknown key and the known key it most likely meant (null when none is close). */
+export interface UnknownKey {
+  key: string;
+  suggestion: string | null;
+}
+
+/** The keys of `value` that `known` does not list, each with its nearest known key. */
+export function findUnknownKeys(value: unknown, known: readonly string[]): UnknownKey[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  return Object.keys(value)
+    .filter((key) => !known.includes(key))
+    .map((key) => ({ key, suggestion: nearestKey(key, known) }));
+}
+
+/**
+ * The known key nearest to `key` by Levenshtein distance, compared case-insensitively (a
+ * wrong case is the commonest slip), when it is close enough to be a typo: at most a third of
+ * the longer word's letters differ (at least 1). Ties go to the first listed key.
+ */
+export function nearestKey(key: string, known: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = distance(key.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  if (best === null) return null;
+  const allowed = Math.max(1, Math.floor(Math.max(key.length, best.length) / 3));
+  return bestDistance <= allowed ? best : null;
+}
+
+/** `unknown key 'x' (did you mean 'y'?)` phrases, for messages. */
+export function describeUnknownKey({ key, suggestion }: UnknownKey): string {
+  return suggestion === null
+    ? `unknown key '${key}'`
+    : `unknown key '${key}' (did you mean '${suggestion}'?)`;
+}
