@@ -394,7 +394,12 @@ describe('checkProject', () => {
         /unknown key '\w+'(?: \(did you mean '\w+'\?\))?/.exec(issue.message)?.[0],
       ]),
     ).toEqual([
-      ['MR_INVALID_ROUTER_CONFIG', 11, 48, "unknown key 'machineIDFor' (did you mean 'machineIdFor'?)"],
+      [
+        'MR_INVALID_ROUTER_CONFIG',
+        11,
+        48,
+        "unknown key 'machineIDFor' (did you mean 'machineIdFor'?)",
+      ],
       ['MR_INVALID_CONFIG_FILE', 12, 13, "unknown key 'framwork' (did you mean 'framework'?)"],
       ['MR_INVALID_CONFIG_FILE', 13, 31, "unknown key 'descripton' (did you mean 'description'?)"],
       ['MR_INVALID_CONFIG_FILE', 14, 3, "unknown key 'midleware' (did you mean 'middleware'?)"],

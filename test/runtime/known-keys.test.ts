@@ -31,7 +31,11 @@ describe('findUnknownKeys', () => {
 
 describe('registration keys', () => {
   const machine = defineMachine({
-    config: { id: 'order', initial: 'idle', states: { idle: { on: { SUBMIT: 'done' } }, done: {} } },
+    config: {
+      id: 'order',
+      initial: 'idle',
+      states: { idle: { on: { SUBMIT: 'done' } }, done: {} },
+    },
     endpoints: ['SUBMIT'],
   });
 

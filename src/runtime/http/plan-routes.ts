@@ -21,12 +21,7 @@ import {
   readRouteNameFor,
   routeNameFor,
 } from './uri.js';
-import {
-  describeUnknownKey,
-  findUnknownKeys,
-  KNOWN_KEYS,
-  type ExactKeys,
-} from '../known-keys.js';
+import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS, type ExactKeys } from '../known-keys.js';
 
 // The registration keys the router knows are exactly the keys of RegistrationOptions.
 true satisfies ExactKeys<RegistrationOptions, typeof KNOWN_KEYS.registration>;

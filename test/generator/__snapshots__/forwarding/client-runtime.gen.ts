@@ -11,22 +11,25 @@
 export type HeadersInit =
   Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
 
-/** Options of a generated client. */
+/**
+ * Options of a generated client. Optional fields also take `undefined`, so callers compiled
+ * with exactOptionalPropertyTypes can pass a value that may be missing.
+ */
 export interface ClientOptions {
   /** Base URL of the API, e.g. `http://localhost:3000`; route paths are appended to it. */
   baseUrl: string;
   /** Headers sent with every request. */
-  headers?: HeadersInit;
+  headers?: HeadersInit | undefined;
   /** Returns a bearer token; sent as `Authorization: Bearer <token>` when it returns one. */
-  auth?: () => string | null | undefined | Promise<string | null | undefined>;
+  auth?: (() => string | null | undefined | Promise<string | null | undefined>) | undefined;
   /** The fetch implementation (default: the global `fetch`). */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
 /** Per-call options of a client method. */
 export interface RequestOptions {
-  signal?: AbortSignal;
-  headers?: Record<string, string>;
+  signal?: AbortSignal | undefined;
+  headers?: Record<string, string> | undefined;
 }
 
 /** A route as the generated client describes it. */
@@ -125,12 +128,12 @@ export function createRouteMethods(options: ClientOptions) {
       if (input.scenarioParams !== undefined) request['scenarioParams'] = input.scenarioParams;
       body = JSON.stringify(request);
     }
-    const response = await fetchImpl(url, {
-      method: spec.method,
-      headers,
-      body,
-      signal: call.signal,
-    });
+    // Only the fields that are set: under exactOptionalPropertyTypes (the @tsconfig/strictest
+    // settings) RequestInit's optional fields do not accept `undefined`.
+    const init: RequestInit = { method: spec.method, headers };
+    if (body !== undefined) init.body = body;
+    if (call.signal !== undefined) init.signal = call.signal;
+    const response = await fetchImpl(url, init);
     const text = await response.text();
     let parsed: unknown = null;
     try {

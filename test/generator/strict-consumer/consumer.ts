@@ -1,0 +1,25 @@
+/**
+ * A frontend using the example's generated client the way strict code does: optional values
+ * that may be missing, narrowing on `status`. Compiled by client-strictness.test.ts under
+ * `strict` and under the @tsconfig/strictest settings (exactOptionalPropertyTypes).
+ */
+import { createClient, type ClientResponse } from '../../../generated-example/client.gen.js';
+
+export async function submitOrder(
+  baseUrl: string,
+  amount: number,
+  note: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<string> {
+  const client = createClient({ baseUrl, auth: () => undefined });
+  const created = await client.order.create({ signal });
+  if (created.status !== 201) return 'not created';
+  const machineId = created.body.data.id;
+  const payload = note === undefined ? { amount } : { amount, note };
+  const submitted = await client.order.submit({ machineId, payload }, { signal, headers: {} });
+  const quoted = await client.order.quote({ machineId, payload: { quantity: 2 } });
+  const answers: ClientResponse<number, unknown>[] = [submitted, quoted];
+  return submitted.status === 200
+    ? submitted.body.data.state.join(',')
+    : `${answers.length} answers, last ${submitted.status}`;
+}
