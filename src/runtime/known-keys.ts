@@ -33,6 +33,7 @@ export const KNOWN_KEYS = {
     'output',
     'client',
     'openapi',
+    'scenarios',
   ],
   /** `output` of the config. */
   output: ['dir', 'framework', 'kinds'],
