@@ -1,12 +1,27 @@
 /**
- * vitest global setup: makes sure the PostgreSQL test database exists (connecting to the
+ * vitest global setup: builds dist/ (incrementally: the config loader links the configs it
+ * loads against the built package, and the package tests install it), then makes sure the
+ * PostgreSQL test database exists (connecting to the
  * `postgres` maintenance database to create it). A server that does not answer is reported here
  * once; each PostgreSQL test file then skips or fails (see test/support/postgres.ts).
  */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { PG_TEST_URL, POSTGRES_REQUIRED } from './support/postgres.js';
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** `npm run build`, without npm's start-up cost. */
+function build(): void {
+  const run = (script: string, ...args: string[]) =>
+    execFileSync(process.execPath, [script, ...args], { cwd: ROOT, stdio: 'inherit' });
+  run('node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json');
+  run('scripts/copy-client-runtime.js');
+}
+
 export default async function setup(): Promise<void> {
+  build();
   const target = new URL(PG_TEST_URL);
   const database = decodeURIComponent(target.pathname.slice(1));
   const admin = new URL(PG_TEST_URL);

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = path.join(ROOT, 'bin/machine-routes');
+const CLI = path.join(ROOT, 'bin/machine-routes.js');
 const OPENAPI_TS = path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js');
 const samplesFlag = process.argv.indexOf('--samples');
 const SAMPLES = samplesFlag === -1 ? 5 : Number(process.argv[samplesFlag + 1]);

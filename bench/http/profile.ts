@@ -40,7 +40,16 @@ const store = storeArg === 'sqlite' ? `sqlite:${join(dir, 'bench.db')}` : storeA
 const script = fileURLToPath(new URL('./server.ts', import.meta.url));
 const server = spawn(
   process.execPath,
-  ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', script, framework, store],
+  [
+    '--cpu-prof',
+    `--cpu-prof-dir=${dir}`,
+    '--conditions=machine-routes-source',
+    '--import',
+    'tsx',
+    script,
+    framework,
+    store,
+  ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 const port = await new Promise<number>((resolve, reject) => {

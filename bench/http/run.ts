@@ -189,9 +189,13 @@ async function seed(url: string): Promise<string[]> {
 
 function startServer(plan: ServerPlan): Promise<{ process: ChildProcess; port: number }> {
   const script = fileURLToPath(new URL('./server.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, plan.framework, plan.store], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=machine-routes-source', '--import', 'tsx', script, plan.framework, plan.store],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {

@@ -29,5 +29,10 @@ export function relativeIssue(issue: Issue, cwd: string): Issue {
 /** Prints every issue, one per line, and a count. */
 export function printIssues(io: CliIo, issues: readonly Issue[]): void {
   for (const issue of issues) io.stdout(formatIssue(relativeIssue(issue, io.cwd)));
-  io.stderr(`${issues.length} problem${issues.length === 1 ? '' : 's'} found.`);
+  printProblemCount(io, issues.length);
+}
+
+/** `N problems found.` on stderr. */
+export function printProblemCount(io: CliIo, count: number): void {
+  io.stderr(`${count} problem${count === 1 ? '' : 's'} found.`);
 }

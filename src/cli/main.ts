@@ -2,6 +2,7 @@
  * The `machine-routes` command line. `runCli` returns the exit code instead of exiting, so
  * tests run commands in-process.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isMachineRoutesError } from '../generator/issues.js';
 import { registerCheck } from './commands/check.js';
@@ -11,6 +12,14 @@ import { registerRoutes } from './commands/routes.js';
 import { registerWorker } from './commands/worker.js';
 import { processIo, type CliIo } from './io.js';
 
+// src/cli/ and dist/cli/ sit at the same depth below the package root.
+const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
+
+/** This package's version, as `--version` prints it. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
+}
+
 /** Runs one command line (`argv` without node and the script) and returns its exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   let code = 0;
@@ -19,6 +28,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   };
   const program = new Command('machine-routes')
     .description('Expose TypeScript state machines as HTTP APIs')
+    .version(packageVersion(), '-v, --version', 'print the version of machine-routes')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout(text.trimEnd()),

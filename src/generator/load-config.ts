@@ -1,21 +1,24 @@
 /**
- * Loads `machine-routes.config.ts` straight from TypeScript, without a build step.
+ * Loads `machine-routes.config.ts` straight from TypeScript, without a build step, in CommonJS
+ * and ESM projects alike (jiti transpiles the config and every file of the user's it imports).
  *
- * The config is imported in a fresh tsx namespace, so loading twice (tests, `generate --check`
- * after a change) re-runs every `defineMachine` instead of reading a module cache. The runtime
- * module used for validation is imported in that same namespace: it is the very instance the
- * config's machines were defined with, so `collectDefinitionIssues` sees their problems. (Its
- * errors are not instances of this module's error classes: tools recognise them by `code`.)
+ * Every load uses a fresh jiti instance without module cache, so loading twice (tests,
+ * `generate --watch`) re-runs every `defineMachine` instead of reading a cache. The config's
+ * `machine-routes` imports resolve to this very package, and the runtime and zod used for
+ * validation are imported through the same instance: they are the ones the config's machines
+ * were defined with, so `collectDefinitionIssues` sees their problems. (Its errors are not
+ * instances of this module's error classes: tools recognise them by `code`.)
  */
-import { existsSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { register, type NamespacedUnregister } from 'tsx/esm/api';
+import { fileURLToPath } from 'node:url';
+import { createJiti, type Jiti } from 'jiti';
 import { z } from 'zod';
 import { InvalidConfigFileException, type MachineRoutesError } from '../runtime/errors.js';
 import { DEFAULT_CONFIG_FILE, type MachineRoutesConfig } from './config.js';
 import { isMachineRoutesError } from './issues.js';
+import { loadErrorLocation } from './load-error-location.js';
 
 /** The runtime package as the config sees it. */
 export type RuntimeModule = typeof import('../runtime/index.js');
@@ -116,24 +119,57 @@ const configSchema = z.object({
     .optional(),
 });
 
-const OWN_RUNTIME = new URL('../runtime/index.ts', import.meta.url).href;
+// The package's own built entry points, for the config's `machine-routes` imports: the CLI and
+// the config then share one runtime. Run from its TypeScript sources (this repository's tests),
+// the loader points them at dist/ too (built by the tests' global setup): jiti resolves plain
+// JavaScript many times faster than sources whose `.js` specifiers name `.ts` files.
+const DIST = import.meta.url.endsWith('.ts') ? '../../dist/' : '../';
+const ownEntry = (file: string): string =>
+  fileURLToPath(new URL(`${DIST}${file}.js`, import.meta.url));
+const OWN_PACKAGE: Record<string, string> = {
+  'machine-routes/runtime': ownEntry('runtime/index'),
+  'machine-routes/fastify': ownEntry('fastify'),
+  'machine-routes/express': ownEntry('express'),
+  'machine-routes/postgres': ownEntry('postgres'),
+  'machine-routes/client': ownEntry('client/runtime'),
+  'machine-routes': ownEntry('index'),
+};
+
+/** The zod major this package is built on (its `z.toJSONSchema`, registries, error shapes). */
+const ZOD_MAJOR = 4;
 
 /**
- * Imports `specifier` as the config resolves it (the instance its machines use). A config
- * outside any project depending on machine-routes gets `fallback`, resolved from this module.
+ * The zod the config's files import. Throws when it is not zod 4: zod 3 fails later in ways that
+ * name nothing the user can act on. A config outside any project with zod (a scratch file) gets
+ * this package's own zod through an alias.
  */
-async function importFromConfig(
-  namespace: NamespacedUnregister,
-  specifier: string,
-  configUrl: string,
-  fallback: string,
-): Promise<unknown> {
+function zodAlias(file: string): Record<string, string> {
+  let manifest: string;
   try {
-    return await namespace.import(specifier, configUrl);
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    return namespace.import(fallback, import.meta.url);
+    manifest = createRequire(file).resolve('zod/package.json');
+  } catch {
+    return { zod: createRequire(import.meta.url).resolve('zod') };
   }
+  const version = (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: unknown }).version;
+  const major = typeof version === 'string' ? Number(version.split('.')[0]) : NaN;
+  if (major === ZOD_MAJOR) return {};
+  throw new InvalidConfigFileException(
+    `machine-routes needs zod ${ZOD_MAJOR}, but this project has zod ${String(version)} ` +
+      `(${path.dirname(manifest)}). Run npm install zod@^${ZOD_MAJOR}.`,
+    { path: file, zodVersion: String(version) },
+  );
+}
+
+/** A jiti instance of its own for one load: no module cache, source-mapped stack traces. */
+function freshJiti(file: string): Jiti {
+  // Mapped stacks locate the user's defineMachine calls and the statements that throw.
+  process.setSourceMapsEnabled(true);
+  return createJiti(file, {
+    moduleCache: false,
+    sourceMaps: true,
+    interopDefault: false,
+    alias: { ...OWN_PACKAGE, ...zodAlias(file) },
+  });
 }
 
 /** Absolute path of the config file to load; throws when there is none. */
@@ -158,23 +194,15 @@ export function resolveConfigFile(options: LoadConfigOptions): string {
  */
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
   const file = resolveConfigFile(options);
-  const url = pathToFileURL(file).href;
-  const namespace = register({ namespace: `machine-routes-${randomUUID()}` });
+  const jiti = freshJiti(file);
   try {
-    const runtime = (await importFromConfig(
-      namespace,
-      'machine-routes/runtime',
-      url,
-      OWN_RUNTIME,
-    )) as RuntimeModule;
-    const zod = (await importFromConfig(namespace, 'zod', url, 'zod')) as ZodModule;
+    const runtime = await jiti.import<RuntimeModule>('machine-routes/runtime');
+    const zod = await jiti.import<ZodModule>('zod');
     const {
       result: module,
       error,
       issues,
-    } = await runtime.collectDefinitionIssues(
-      () => namespace.import(url, import.meta.url) as Promise<{ default?: unknown }>,
-    );
+    } = await runtime.collectDefinitionIssues(() => jiti.import<{ default?: unknown }>(file));
     if (error !== undefined) throw error;
     const parsed = configSchema.safeParse(module?.default);
     if (!parsed.success) {
@@ -196,11 +224,12 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
   } catch (error) {
     // Our own error, or a runtime error thrown outside definition collection: report it as it is.
     if (error instanceof InvalidConfigFileException || isMachineRoutesError(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
+    // The first line only: the rest is a require stack or a code frame; the place is located.
+    const message = error instanceof Error ? error.message.split('\n')[0]!.trim() : String(error);
+    const location = loadErrorLocation(error);
     throw new InvalidConfigFileException(`Could not load ${path.basename(file)}: ${message}`, {
       path: file,
+      ...(location === undefined ? {} : { location }),
     });
-  } finally {
-    await namespace.unregister();
   }
 }

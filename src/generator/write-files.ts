@@ -42,10 +42,15 @@ export function diffOutput(dir: string, files: readonly GeneratedFile[]): Output
   return diff;
 }
 
-/** Writes the files and deletes generated files that are no longer produced. */
+/**
+ * Writes the new and changed files and deletes generated files that are no longer produced.
+ * Unchanged files are left alone, so their modification times do not wake watchers and builds.
+ */
 export function writeOutput(dir: string, files: readonly GeneratedFile[]): OutputDiff {
   const diff = diffOutput(dir, files);
+  const changed = new Set([...diff.missing, ...diff.stale]);
   for (const file of files) {
+    if (!changed.has(file.path)) continue;
     const target = path.join(dir, file.path);
     mkdirSync(path.dirname(target), { recursive: true });
     writeFileSync(target, file.contents);

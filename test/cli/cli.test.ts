@@ -1,4 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+  unlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -20,6 +28,13 @@ async function run(
   return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
 }
 
+describe('machine-routes --version', () => {
+  it("should print the package's version", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    expect(await run(['--version'])).toEqual({ code: 0, stdout: version, stderr: '' });
+  });
+});
+
 describe('machine-routes check', () => {
   it('should print a summary and exit 0 for a valid config', async () => {
     expect(await run(['check', '--config', EXAMPLE_CONFIG])).toEqual({
@@ -36,6 +51,26 @@ describe('machine-routes check', () => {
       "fixtures/invalid/undefined-target.config.ts:11:29 UndefinedTargetStateException [MR_UNDEFINED_TARGET_STATE] Machine 'order', state 'idle': transition 'SUBMIT' targets 'shipped', which is not a sibling, an ancestor's sibling or a path from the root. Check the spelling or use a dotted path from the root (e.g. 'checkout.payment').",
     ]);
     expect(result.stderr).toBe('1 problem found.');
+  });
+
+  it('should print problems as GitHub workflow annotations with --format github', async () => {
+    const config = 'fixtures/invalid/undefined-target.config.ts';
+    const result = await run(['check', '--format', 'github', '--config', config]);
+    expect(result.code).toBe(1);
+    const lines = result.stdout.split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(
+      /^::error file=fixtures\/invalid\/undefined-target\.config\.ts,line=10,col=29,title=UndefinedTargetStateException \[MR_UNDEFINED_TARGET_STATE\]::Machine 'order', state 'idle': /,
+    );
+    expect(lines[1]).toContain('line=14,col=15,title=InvalidEndpointDefinitionException');
+    expect(result.stderr).toBe('2 problems found.');
+  });
+
+  it('should refuse an unknown --format', async () => {
+    const result = await run(['check', '--format', 'xml', '--config', EXAMPLE_CONFIG]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("option '--format <format>' argument 'xml' is invalid");
+    expect(result.stderr).toContain('text, json, github');
   });
 
   it('should print problems as JSON with --format json', async () => {
@@ -138,7 +173,13 @@ describe('machine-routes generate', () => {
     );
     expect((await run(['generate', '--check'], dir)).code).toBe(0);
 
+    // Unchanged files are not rewritten (watchers and incremental builds see no change).
     const out = path.join(dir, 'out');
+    const written = statSync(path.join(out, 'app.gen.ts')).mtimeMs;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await run(['generate'], dir)).stdout).toBe('out/ is up to date (13 files).');
+    expect(statSync(path.join(out, 'app.gen.ts')).mtimeMs).toBe(written);
+
     writeFileSync(
       path.join(out, 'client.gen.ts'),
       `${readFileSync(path.join(out, 'client.gen.ts'), 'utf8')}// edited\n`,

@@ -15,13 +15,16 @@ export interface ImportGraphOptions {
 
 // This package's own entry points, as its `exports` map them: followed like relative imports.
 const OWN_EXPORTS = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
-  .exports as Record<string, string>;
+  .exports as Record<string, string | Record<string, string>>;
 const OWN_NAME = 'machine-routes';
 
 function ownEntry(specifier: string): string | null {
   if (specifier !== OWN_NAME && !specifier.startsWith(`${OWN_NAME}/`)) return null;
   const target = OWN_EXPORTS[`.${specifier.slice(OWN_NAME.length)}`];
-  return target === undefined ? null : path.join(ROOT, target);
+  if (target === undefined) return null;
+  // The TypeScript sources, as the tests' `machine-routes-source` condition resolves them.
+  const file = typeof target === 'string' ? target : target['machine-routes-source'];
+  return file === undefined ? null : path.join(ROOT, file);
 }
 
 const STATIC = /(?:^|[;\s])(?:import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]/g;

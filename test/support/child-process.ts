@@ -16,15 +16,28 @@ export interface FixtureProcess {
   stderr(): string;
 }
 
-/** Starts `node --import tsx <script> ...args`. */
+/** Starts `node --import tsx <script> ...args` on this repository's sources. */
 export function startFixture(
   script: string,
   args: string[],
   env: NodeJS.ProcessEnv = {},
 ): FixtureProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    env: { ...process.env, ...env },
+  return startNode(['--conditions=machine-routes-source', '--import', 'tsx', script, ...args], {
+    env,
+    name: script,
+  });
+}
+
+/** Starts plain `node <args>` (no loader), e.g. on a compiled script, in `cwd`. */
+export function startNode(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; name?: string } = {},
+): FixtureProcess {
+  const script = options.name ?? args.join(' ');
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {

@@ -49,6 +49,10 @@ export function registerGenerate(program: Command, io: CliIo, exit: (code: numbe
         return exit(1);
       }
       const diff = writeOutput(dir, files);
+      if (diff.missing.length + diff.stale.length + diff.extra.length === 0) {
+        io.stdout(`${shown}/ is up to date (${files.length} files).`);
+        return exit(0);
+      }
       io.stdout(
         `Wrote ${files.length} files to ${shown}/ (${diff.missing.length} new, ${diff.stale.length} changed, ${diff.extra.length} removed).`,
       );

@@ -120,6 +120,7 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
         fastify,
         framework: fastify ? 'Fastify' : 'Express',
         mountName: fastify ? 'mountFastify' : 'mountExpress',
+        frameworkModule: options.framework,
         configModule: manifest.configModule,
         registrations: registrations.map(({ file, view }) => ({
           routesName: view.routesName,

@@ -1,6 +1,8 @@
 /**
  * Public surface of http/ (re-exported by src/runtime/index.ts): route planning shared with
- * the generator, the framework-neutral request lifecycle, and the Fastify / Express adapters.
+ * the generator and the framework-neutral request lifecycle. The Fastify and Express adapters
+ * are entry points of their own (`machine-routes/fastify`, `machine-routes/express`), so a server
+ * loads only its framework.
  */
 export type {
   EndpointRequest,
@@ -69,11 +71,4 @@ export {
   type ServerOptions,
 } from './server-options.js';
 export { endpointUriFor, modelParamName, routeNameFor, toColonPath } from './uri.js';
-export { mountFastify, fastifyHandler, type FastifyMountOptions } from './adapters/fastify.js';
-export {
-  mountExpress,
-  expressHandler,
-  jsonBody,
-  type ExpressMountOptions,
-} from './adapters/express.js';
 export type { MountOptions, MountSource } from './adapters/shared.js';

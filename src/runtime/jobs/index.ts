@@ -15,6 +15,5 @@ export {
   createJobsDatabase,
   type EmbeddedJobQueueOptions,
 } from './embedded-job-queue.js';
-export { PgBossJobQueue, type PgBossJobQueueOptions } from './pg-boss-job-queue.js';
 export { openJobQueue, defaultJobSchema, type OpenJobQueueOptions } from './open-job-queue.js';
 export { startWorker, type RunningWorker, type StartWorkerOptions } from './worker.js';

@@ -8,12 +8,11 @@
  * | `sqlite:<file>`, a `SqliteStore` | `EmbeddedJobQueue` on the store's file (migrated on open) |
  * | `postgres://...?schema=s`, a `PostgresStore` | `PgBossJobQueue`, pg-boss schema `<s>_jobs` (or `pgboss` without a schema) |
  */
-import { parseStoreUrl } from '../persistence/open-store.js';
-import { PostgresStore } from '../persistence/postgres-store.js';
+import { importPostgres, parseStoreUrl } from '../persistence/open-store.js';
+import type { PostgresStore } from '../persistence/postgres-store.js';
 import { SqliteStore } from '../persistence/sqlite-store.js';
 import type { Store } from '../persistence/store.js';
 import { EmbeddedJobQueue } from './embedded-job-queue.js';
-import { PgBossJobQueue } from './pg-boss-job-queue.js';
 import type { DurableJobQueue, DurableJobQueueOptions } from './types.js';
 
 /** Options of `openJobQueue`. */
@@ -45,30 +44,34 @@ export async function openJobQueue(
       });
       return new EmbeddedJobQueue({ ...rest, database: store.database, closeDatabase: true });
     }
-    case 'postgres':
+    case 'postgres': {
+      const { PgBossJobQueue } = await importPgBoss();
       return PgBossJobQueue.open({
         ...rest,
         connectionString: location.connectionString,
         schema: jobSchema ?? defaultJobSchema(location.schema),
       });
+    }
   }
 }
 
-function openForStore(
+async function openForStore(
   store: Store,
   jobSchema: string | undefined,
   options: DurableJobQueueOptions,
-): Promise<DurableJobQueue> | DurableJobQueue {
+): Promise<DurableJobQueue> {
   if (store instanceof SqliteStore)
     return new EmbeddedJobQueue({ ...options, database: store.database });
-  if (store instanceof PostgresStore) {
+  if (store.kind === 'postgres') {
+    const { PgBossJobQueue } = await importPgBoss();
+    const postgres = store as PostgresStore;
     // pg-boss gets connections of its own on the same database (the outbox still applies).
     // Sharing the store's pool deadlocks under load: every store client can be inside a commit
     // whose outbox awaits pg-boss (creating a queue), which then waits for a free store client.
     return PgBossJobQueue.open({
       ...options,
-      connectionString: store.connectionString,
-      schema: jobSchema ?? defaultJobSchema(store.schema),
+      connectionString: postgres.connectionString,
+      schema: jobSchema ?? defaultJobSchema(postgres.schema),
     });
   }
   // MemoryStore and any other in-process store: nothing durable to share.
@@ -78,4 +81,9 @@ function openForStore(
 /** The pg-boss schema beside a store schema. */
 export function defaultJobSchema(storeSchema: string | undefined): string {
   return storeSchema === undefined ? 'pgboss' : `${storeSchema}_jobs`;
+}
+
+/** pg-boss's queue, loaded only by deployments on PostgreSQL. */
+function importPgBoss(): Promise<typeof import('./pg-boss-job-queue.js')> {
+  return importPostgres(() => import('./pg-boss-job-queue.js'));
 }

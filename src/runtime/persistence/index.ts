@@ -22,7 +22,6 @@ export type {
 export { keptScenario } from './kept-scenarios.js';
 export { MemoryStore } from './memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
-export { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 export {
   openStore,
   parseStoreUrl,

@@ -11,7 +11,6 @@
  * SQLite URLs take `?synchronous=normal|full`.
  */
 import { MemoryStore } from './memory-store.js';
-import { PostgresStore } from './postgres-store.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 
@@ -79,6 +78,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         migrate: options.migrate ?? true,
       });
     case 'postgres': {
+      const { PostgresStore } = await importPostgres(() => import('./postgres-store.js'));
       const store = new PostgresStore({
         connectionString: location.connectionString,
         schema: location.schema,
@@ -103,5 +103,25 @@ export async function migrate(url: string): Promise<void> {
     await store.migrate();
   } finally {
     await store.close();
+  }
+}
+
+/**
+ * Imports a PostgreSQL module on first use, so servers on SQLite never load `pg` or `pg-boss`
+ * (optional peer dependencies). A missing driver is named with the command that installs it.
+ */
+export async function importPostgres<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const missing = /Cannot find (?:package|module) '(pg|pg-boss)'/.exec(String(error));
+    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && missing !== null) {
+      throw new Error(
+        `PostgreSQL stores need the '${missing[1]}' package, which is not installed: run npm install pg pg-boss.`,
+        { cause: error },
+      );
+    }
+    throw error;
   }
 }

@@ -11,13 +11,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   MachineRuntime,
-  PostgresStore,
   SqliteStore,
   defaultJobSchema,
   openJobQueue,
   openStore,
   type Store,
 } from '../../../src/runtime/index.js';
+import { PostgresStore } from '../../../src/postgres.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
 import { onboardingMachine, slowStartMachine } from './fixtures/machines.js';

@@ -7,12 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../../../src/runtime/delegation/job-queue.js';
-import {
-  EmbeddedJobQueue,
-  PgBossJobQueue,
-  openJobQueue,
-  startWorker,
-} from '../../../src/runtime/jobs/index.js';
+import { EmbeddedJobQueue, openJobQueue, startWorker } from '../../../src/runtime/jobs/index.js';
+import { PgBossJobQueue } from '../../../src/runtime/jobs/pg-boss-job-queue.js';
 import { MemoryStore } from '../../../src/runtime/persistence/memory-store.js';
 import { openStore } from '../../../src/runtime/persistence/open-store.js';
 import type { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';

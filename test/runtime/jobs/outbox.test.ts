@@ -11,7 +11,6 @@ import {
   DELEGATION_JOBS,
   MachineRuntime,
   MemoryStore,
-  PostgresStore,
   SqliteStore,
   defaultJobSchema,
   openJobQueue,
@@ -20,6 +19,7 @@ import {
   type JobQueue,
   type Store,
 } from '../../../src/runtime/index.js';
+import { PostgresStore } from '../../../src/postgres.js';
 import {
   createTestSchema,
   dropSchema,

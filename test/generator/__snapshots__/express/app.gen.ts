@@ -2,10 +2,10 @@
 import { createServer, type Server } from 'node:http';
 import express, { type Express } from 'express';
 import { resolveModelBinders } from 'machine-routes';
+import { mountExpress } from 'machine-routes/express';
 import {
   MachineRouter,
   MachineRuntime,
-  mountExpress,
   resolveServerOptions,
   type MiddlewareRegistry,
   type ServerOptions,

@@ -1,0 +1,11 @@
+/**
+ * `machine-routes/express`: mounts a `MachineRouter` on an Express application or router. Kept
+ * apart from `machine-routes/runtime` so Fastify servers never load Express (an optional peer).
+ */
+export {
+  mountExpress,
+  expressHandler,
+  jsonBody,
+  type ExpressMountOptions,
+} from './runtime/http/adapters/express.js';
+export type { MountOptions, MountSource } from './runtime/http/adapters/shared.js';

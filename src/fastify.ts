@@ -1,0 +1,10 @@
+/**
+ * `machine-routes/fastify`: mounts a `MachineRouter` on a Fastify application. Kept apart from
+ * `machine-routes/runtime` so Express servers never load Fastify (an optional peer).
+ */
+export {
+  mountFastify,
+  fastifyHandler,
+  type FastifyMountOptions,
+} from './runtime/http/adapters/fastify.js';
+export type { MountOptions, MountSource } from './runtime/http/adapters/shared.js';

@@ -1,0 +1,171 @@
+/**
+ * The package as a new user gets it: `npm pack`, then a fresh `npm init -y` project in a temp
+ * dir (CommonJS, then `"type": "module"`) that installs the tarball beside its own zod 4 and
+ * Fastify, writes the README's first machine and config verbatim, runs `check` and `generate`,
+ * compiles with its own `tsc --strict`, starts the compiled server with plain `node` and drives
+ * create and one event over HTTP.
+ *
+ * Kept bounded in time: the tarball comes from the build the global setup made (`npm pack
+ * --ignore-scripts`); the CommonJS project installs from the tarball and the npm registry, and
+ * the ES module project gets a hard-linked copy of that install (same package.json dependencies).
+ * Install scripts are skipped and better-sqlite3's native build is copied from this repository's
+ * own install (same version, same Node): compiling it from source takes minutes here.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startNode, type FixtureProcess } from '../support/child-process.js';
+import { ROOT } from '../generator/support.js';
+
+const INSTALL_TIMEOUT = 300_000;
+
+/** The README's TypeScript blocks that start with a `// <path>` comment, by path. */
+function readmeFiles(): Map<string, string> {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const files = new Map<string, string>();
+  for (const [, body = ''] of readme.matchAll(/```ts\n([\s\S]*?)```/g)) {
+    const name = /^\/\/ (\S+\.ts)\n/.exec(body)?.[1];
+    if (name !== undefined) files.set(name, body);
+  }
+  return files;
+}
+
+/** Runs a command in `cwd` and returns its stdout; throws with its output when it fails. */
+function sh(cwd: string, command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' },
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout}\n${stderr}`);
+  }
+}
+
+let work: string;
+let tarball: string;
+
+/** The version of an installed package. */
+function versionIn(modules: string, name: string): string {
+  const manifest = readFileSync(path.join(modules, name, 'package.json'), 'utf8');
+  return (JSON.parse(manifest) as { version: string }).version;
+}
+
+/** A fresh `npm init -y` project of `type` with the user's dependencies installed. */
+function createProject(type: 'commonjs' | 'module', installed: string | null): string {
+  const project = path.join(work, type);
+  mkdirSync(project);
+  sh(project, 'npm', ['init', '-y']);
+  sh(project, 'npm', ['pkg', 'set', `type=${type}`]);
+  if (installed !== null) {
+    const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8'));
+    for (const field of ['dependencies', 'devDependencies']) {
+      for (const [name, range] of Object.entries(manifest[field] as Record<string, string>)) {
+        sh(project, 'npm', ['pkg', 'set', `${field}.${name}=${range}`]);
+      }
+    }
+    execFileSync('cp', ['-al', path.join(installed, 'node_modules'), project]);
+    return project;
+  }
+  const install = (...args: string[]) =>
+    sh(project, 'npm', ['install', '--prefer-offline', '--ignore-scripts', ...args]);
+  install(tarball, 'zod@^4', 'fastify@^5');
+  install('-D', 'typescript', '@types/node@^20');
+  const modules = path.join(project, 'node_modules');
+  const ours = path.join(ROOT, 'node_modules');
+  expect(versionIn(modules, 'better-sqlite3')).toBe(versionIn(ours, 'better-sqlite3'));
+  cpSync(path.join(ours, 'better-sqlite3/build'), path.join(modules, 'better-sqlite3/build'), {
+    recursive: true,
+  });
+  return project;
+}
+
+beforeAll(() => {
+  work = mkdtempSync(path.join(tmpdir(), 'machine-routes-package-'));
+  // The global setup built dist/: pack it as it is.
+  const packed = sh(ROOT, 'npm', [
+    'pack',
+    '--ignore-scripts',
+    '--json',
+    '--pack-destination',
+    work,
+  ]);
+  tarball = path.join(work, (JSON.parse(packed) as { filename: string }[])[0]!.filename);
+}, INSTALL_TIMEOUT);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the packed tarball', () => {
+  it('should hold only what runs: dist, templates, the CLI entry, README and package.json', () => {
+    const listed = sh(ROOT, 'tar', ['-tzf', tarball]).trim().split('\n');
+    const tops = new Set(listed.map((entry) => entry.split('/').slice(1, 2).join('/')));
+    expect([...tops].sort()).toEqual(['README.md', 'bin', 'dist', 'package.json', 'templates']);
+    expect(listed.filter((entry) => entry.endsWith('.map'))).toEqual([]);
+  });
+});
+
+describe.each(['commonjs', 'module'] as const)('a fresh npm project (type %s)', (type) => {
+  let project: string;
+  let server: FixtureProcess | undefined;
+
+  beforeAll(() => {
+    project = createProject(type, type === 'module' ? path.join(work, 'commonjs') : null);
+    for (const [name, contents] of readmeFiles()) {
+      mkdirSync(path.dirname(path.join(project, name)), { recursive: true });
+      writeFileSync(path.join(project, name), contents);
+    }
+  }, INSTALL_TIMEOUT);
+
+  afterAll(() => {
+    server?.child.kill();
+  });
+
+  it(
+    'should check, generate, compile with tsc --strict and serve with plain node',
+    async () => {
+      expect(sh(project, 'npx', ['machine-routes', 'check'])).toContain('No problems: 1 machine');
+      sh(project, 'npx', ['machine-routes', 'generate']);
+      writeFileSync(
+        path.join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'nodenext',
+            target: 'es2022',
+            outDir: 'build',
+            types: ['node'],
+          },
+          include: ['machines', 'src', 'machine-routes.config.ts'],
+        }),
+      );
+      sh(project, 'npx', ['tsc', '--strict']);
+
+      server = startNode(['build/src/generated/server.gen.js'], {
+        cwd: project,
+        env: { PORT: '0', MACHINE_DATABASE_URL: `sqlite:${path.join(project, 'machines.db')}` },
+      });
+      const line = await server.waitForLine((text) => text.includes('listening on'), 60_000);
+      const url = /listening on (\S+)/.exec(line)![1]!;
+
+      const created = await fetch(`${url}/orders/create`, { method: 'POST' });
+      expect(created.status).toBe(201);
+      const { data } = (await created.json()) as { data: { id: string; state: string[] } };
+      expect(data.state).toEqual(['order.draft']);
+
+      const submitted = await fetch(`${url}/orders/${data.id}/submit`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ payload: { amount: 250 } }),
+      });
+      expect(submitted.status).toBe(200);
+      expect(((await submitted.json()) as { data: { state: string[] } }).data.state).toEqual([
+        'order.submitted',
+      ]);
+    },
+    INSTALL_TIMEOUT,
+  );
+});
