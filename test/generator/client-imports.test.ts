@@ -47,6 +47,17 @@ describe('emitHandlers', () => {
     expect(matching(graph, BUILD_TOOLS)).toEqual([]);
   });
 
+  it('should emit a Fastify server that loads neither Express nor the PostgreSQL drivers', () => {
+    // The example is Fastify: express is only behind machine-routes/express, and pg/pg-boss
+    // only behind the dynamic imports a postgres:// URL takes.
+    const others = [/^express$/, /^pg$/, /^pg-boss$/];
+    const server = path.join(ROOT, 'generated-example/server.gen.ts');
+    expect(matching(importGraph(server, { dynamic: false }), others)).toEqual([]);
+    expect(matching(importGraph(server, { dynamic: true }), others)).toEqual(
+      expect.arrayContaining(['pg', 'pg-boss']),
+    );
+  });
+
   it('should flag a build tool when the graph reaches one', () => {
     // The package root loads the generator lazily: on first call, not on import.
     const root = path.join(ROOT, 'src/index.ts');

@@ -21,11 +21,14 @@ import { ROOT } from '../generator/support.js';
 
 const INSTALL_TIMEOUT = 300_000;
 
-/** The README's TypeScript blocks that start with a `// <path>` comment, by path. */
+/** The TypeScript blocks of the README's "A first machine" that start with `// <path>`. */
 function readmeFiles(): Map<string, string> {
   const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## A first machine'));
   const files = new Map<string, string>();
-  for (const [, body = ''] of readme.matchAll(/```ts\n([\s\S]*?)```/g)) {
+  for (const [, body = ''] of section
+    .slice(0, section.indexOf('\n## ', 1))
+    .matchAll(/```ts\n([\s\S]*?)```/g)) {
     const name = /^\/\/ (\S+\.ts)\n/.exec(body)?.[1];
     if (name !== undefined) files.set(name, body);
   }

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import * as express from '../../../src/express.js';
+import * as fastify from '../../../src/fastify.js';
 import * as runtime from '../../../src/runtime/index.js';
 
 describe('machine-routes/runtime (http)', () => {
@@ -10,15 +12,29 @@ describe('machine-routes/runtime (http)', () => {
     'createRouteHandler',
     'defineEndpointAction',
     'tableModelBinder',
-    'mountFastify',
-    'fastifyHandler',
-    'mountExpress',
-    'expressHandler',
     'errorResponse',
     'HttpError',
     'parseQueryString',
     'endpointUriFor',
   ])('should export %s', (name) => {
     expect(typeof (runtime as Record<string, unknown>)[name]).toBe('function');
+  });
+
+  it.each(['mountFastify', 'fastifyHandler', 'mountExpress', 'expressHandler'])(
+    'should leave %s to its framework subpath',
+    (name) => {
+      expect((runtime as Record<string, unknown>)[name]).toBeUndefined();
+    },
+  );
+});
+
+describe('machine-routes/fastify and machine-routes/express', () => {
+  it.each([
+    [fastify, 'mountFastify'],
+    [fastify, 'fastifyHandler'],
+    [express, 'mountExpress'],
+    [express, 'expressHandler'],
+  ] as const)('should export %#: %s', (module, name) => {
+    expect(typeof (module as Record<string, unknown>)[name]).toBe('function');
   });
 });
