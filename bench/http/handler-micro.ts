@@ -6,7 +6,7 @@
  */
 import { MachineRouter } from '../../src/runtime/http/machine-router.js';
 import type { EndpointRequest } from '../../src/runtime/http/types.js';
-import { MachineRuntime } from '../../src/runtime/persistence/machine-runtime.js';
+import { MachineRuntime } from '../../src/runtime/engine/machine-runtime.js';
 import { openStore } from '../../src/runtime/persistence/open-store.js';
 import { counterMachine } from './machines.js';
 

@@ -20,7 +20,7 @@ import { createActor } from 'xstate';
 import { mountExpress } from '../../src/runtime/http/adapters/express.js';
 import { mountFastify } from '../../src/runtime/http/adapters/fastify.js';
 import { MachineRouter } from '../../src/runtime/http/machine-router.js';
-import { MachineRuntime } from '../../src/runtime/persistence/machine-runtime.js';
+import { MachineRuntime } from '../../src/runtime/engine/machine-runtime.js';
 import { openStore } from '../../src/runtime/persistence/open-store.js';
 import { PostgresStore } from '../../src/runtime/persistence/postgres-store.js';
 import { SqliteStore } from '../../src/runtime/persistence/sqlite-store.js';

@@ -22,7 +22,7 @@ import { monotonicFactory } from 'ulidx';
 import { defineMachine } from '../../src/runtime/definition/index.js';
 import { initialize, transition } from '../../src/runtime/interpreter/index.js';
 import type { HistoryRecord, MachineSnapshot } from '../../src/runtime/interpreter/types.js';
-import { MachineRuntime } from '../../src/runtime/persistence/machine-runtime.js';
+import { MachineRuntime } from '../../src/runtime/engine/machine-runtime.js';
 import { PostgresStore } from '../../src/runtime/persistence/postgres-store.js';
 import { SqliteStore } from '../../src/runtime/persistence/sqlite-store.js';
 import type { Store } from '../../src/runtime/persistence/store.js';

@@ -5,6 +5,8 @@ import { ROOT } from './support.js';
 
 const SERVER_CODE = [
   /\/runtime\/persistence\//,
+  /\/runtime\/jobs\//,
+  /\/runtime\/engine\//,
   /\/runtime\/http\//,
   /^fastify/,
   /^express/,

@@ -4,7 +4,7 @@
  * schemas (openapi.ts builds them), so the document and the client cannot drift apart.
  */
 import { readFileSync } from 'node:fs';
-import { pathParamsOf } from '../../runtime/http/uri.js';
+import { pathParamsOf } from '../../runtime/definition/uri.js';
 import {
   verbatimPlaceholder,
   type GeneratedFile,

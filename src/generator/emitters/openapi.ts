@@ -12,7 +12,7 @@ import type {
   ManifestRoute,
   RouteManifest,
 } from '../manifest.js';
-import { pathParamsOf } from '../../runtime/http/uri.js';
+import { pathParamsOf } from '../../runtime/definition/uri.js';
 import { compareCodeUnits, pascalCase, sortBy } from '../naming.js';
 import type { EmitOptions } from './types.js';
 

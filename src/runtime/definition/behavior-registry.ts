@@ -3,7 +3,7 @@
  * tuples) once, at definition time, into plain callables the interpreter runs without lookups.
  */
 import { BehaviorNotFoundException, InvalidBehaviorDefinitionException } from '../errors.js';
-import { isValidationGuard } from '../behaviors/validation-guard.js';
+import { isValidationGuard } from './validation-guard.js';
 import type { IssueCollector, IssueLocation } from './issues.js';
 import type { BehaviorArgs, BehaviorConfig, ValidationGuardDefinition } from './types.js';
 

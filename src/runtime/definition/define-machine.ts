@@ -11,7 +11,7 @@ import {
   throwIfAny,
   type MachineRoutesError,
 } from '../errors.js';
-import { cloneContext } from '../interpreter/clone-context.js';
+import { cloneContext } from './clone-context.js';
 import { BehaviorRegistry } from './behavior-registry.js';
 import { buildStateTree, type StateTree } from './build-state-tree.js';
 import { collectIssuesSync, currentIssueScope } from './collect-issues.js';
@@ -25,7 +25,6 @@ import type {
   MachineDefinition,
   MachineRecordTypes,
 } from './machine-definition.js';
-import { getRuntimeConfig } from './runtime-config.js';
 import { callerLocation } from './source-location.js';
 import { normalizeScenarios, type ScenarioEntry } from './scenarios.js';
 import type { StateNode } from './state-node.js';
@@ -175,17 +174,13 @@ export function validateMachine<TContext extends Context = Context>(
   });
 }
 
-/** `max_transition_depth` falls back to the process-wide default at the time of each event. */
+/** Without its own `max_transition_depth` a machine uses the runtime's (`MacrostepOptions`). */
 function machineOptions(config: MachineConfig): MachineOptions {
-  const own = Number.isInteger(config.max_transition_depth)
-    ? config.max_transition_depth
-    : undefined;
-  const options = { shouldPersist: config.should_persist !== false } as MachineOptions;
-  Object.defineProperty(options, 'maxTransitionDepth', {
-    enumerable: true,
-    get: () => own ?? getRuntimeConfig().maxTransitionDepth,
+  const own = config.max_transition_depth;
+  return Object.freeze({
+    maxTransitionDepth: typeof own === 'number' && Number.isInteger(own) ? own : null,
+    shouldPersist: config.should_persist !== false,
   });
-  return Object.freeze(options);
 }
 
 function normalizeComputed(

@@ -10,8 +10,8 @@ import {
   InvalidStateConfigException,
   type MachineRoutesError,
 } from '../errors.js';
-import { asEndpointAction } from '../http/endpoint-action.js';
-import { endpointUriFor, isValidEndpointUri } from '../http/uri.js';
+import { asEndpointAction } from './endpoint-action.js';
+import { endpointUriFor, isValidEndpointUri } from './uri.js';
 import { eventTypeOf, isEventReference, toEventDefinition } from './event-type.js';
 import type {
   BehaviorConfig,

@@ -6,7 +6,6 @@ export type {
   ListenerDefinitions,
 } from './machine-definition.js';
 export { collectDefinitionIssues } from './collect-issues.js';
-export { configureRuntime, getRuntimeConfig, type RuntimeConfig } from './runtime-config.js';
 export {
   defineEvent,
   MachineEvent,
@@ -17,7 +16,7 @@ export {
   isReservedEventType,
   type EventInput,
 } from './event-type.js';
-export { defineValidationGuard, type ValidationGuardInput } from '../behaviors/validation-guard.js';
+export { defineValidationGuard, type ValidationGuardInput } from './validation-guard.js';
 export type { StateNode, TransitionDefinition, TransitionBranch, Handler } from './state-node.js';
 export type { ResolvedBehavior, BehaviorKind } from './behavior-registry.js';
 export type { TimerDefinition } from './timers.js';
@@ -44,3 +43,20 @@ export {
   type ChildOverride,
   type ChildOverrideConfig,
 } from './scenarios.js';
+// Child machines as definitions declare them (the delegating state's invocation, child outputs).
+export {
+  defineChildOutput,
+  requiresChildOutput,
+  type ChildOutputArgs,
+  type ChildOutputFunction,
+  type ChildOutputView,
+} from './child-output.js';
+export {
+  finalStateKeys,
+  isMachineDefinition,
+  type InvocationDefinition,
+  type JobInvocation,
+  type MachineInvocation,
+  type InvocationRecordTypes,
+  type ChildInputMapper,
+} from './invocation.js';

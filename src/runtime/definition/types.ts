@@ -397,7 +397,8 @@ export interface ForwardDefinition {
 
 /** Runtime options of one machine after defaults. */
 export interface MachineOptions {
-  maxTransitionDepth: number;
+  /** The machine's own `max_transition_depth`; `null` when the runtime's setting applies. */
+  maxTransitionDepth: number | null;
   shouldPersist: boolean;
 }
 

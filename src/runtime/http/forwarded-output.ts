@@ -6,7 +6,7 @@
 import { isMachineDefinition } from '../definition/invocation.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject, ForwardDefinition } from '../definition/types.js';
-import { forwardedChildData, resolveForwardOutput } from '../delegation/forward-output.js';
+import { forwardedChildData, resolveForwardOutput } from '../interpreter/forward-output.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
 
 /**

@@ -29,7 +29,7 @@ export {
 } from './validate-registration.js';
 export { MachineRouter, type MachineRouterOptions, type MountedRoute } from './machine-router.js';
 export { createRouteHandler, type HttpServices } from './request-lifecycle.js';
-export { defineEndpointAction, type EndpointActionConfig } from './endpoint-action.js';
+export { defineEndpointAction, type EndpointActionConfig } from '../definition/endpoint-action.js';
 export {
   parseMiddlewareName,
   type Middleware,
@@ -70,5 +70,5 @@ export {
   resolveServerOptions,
   type ServerOptions,
 } from './server-options.js';
-export { endpointUriFor, modelParamName, routeNameFor, toColonPath } from './uri.js';
+export { endpointUriFor, modelParamName, routeNameFor, toColonPath } from '../definition/uri.js';
 export type { MountOptions, MountSource } from './adapters/shared.js';

@@ -6,7 +6,7 @@
  */
 import type { BehaviorConfig } from '../definition/types.js';
 import type { ReadOptions, RegistrationOptions, RouteOutput } from './types.js';
-import { isValidEndpointUri } from './uri.js';
+import { isValidEndpointUri } from '../definition/uri.js';
 
 /** One read of a registration, every option resolved to its default. */
 export interface ReadSpec {

@@ -20,7 +20,7 @@ import {
   normalizePrefix,
   readRouteNameFor,
   routeNameFor,
-} from './uri.js';
+} from '../definition/uri.js';
 import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS, type ExactKeys } from '../known-keys.js';
 
 // The registration keys the router knows are exactly the keys of RegistrationOptions.

@@ -232,6 +232,8 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     isProcessing: boolean,
     event: EventObject,
     kept: StoredScenario | null = null,
+    /** The child a forwarded send reached, as its step left it (not read again). */
+    reached?: MachineSnapshot,
   ): Promise<EndpointResponse> => {
     let available = route.availableEvents
       ? services.availableEvents(definition, snapshot)
@@ -251,7 +253,8 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
         }),
       };
     }
-    const child = (await services.forwardedChild?.(definition, snapshot, target.forward)) ?? null;
+    const child =
+      reached ?? (await services.forwardedChild?.(definition, snapshot, target.forward)) ?? null;
     if (services.forwardedOutput) {
       let resolved: ReturnType<NonNullable<typeof services.forwardedOutput>>;
       try {
@@ -375,6 +378,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     // 5. Send.
     let snapshot: MachineSnapshot;
     let kept: StoredScenario | null = null;
+    let reached: MachineSnapshot | undefined;
     try {
       const options = scenario === undefined ? undefined : { scenario };
       const result =
@@ -383,6 +387,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
           : await services.instances.send(definition, instance.id, event, options);
       snapshot = result.snapshot;
       kept = result.scenario ?? null;
+      reached = result.forwardedChild;
     } catch (error) {
       // 6. Contention: the last committed state, isProcessing true, no hooks.
       if (error instanceof MachineAlreadyRunningException) {
@@ -421,7 +426,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     if (action?.after) await action.after(hookArgs(snapshot, snapshot.id));
 
     // 9. Output.
-    return await respond(snapshot, route.status, false, event, kept);
+    return await respond(snapshot, route.status, false, event, kept, reached);
   });
 }
 

@@ -12,7 +12,6 @@ export { createMachine, type CreateMachineOptions, type MachineActor } from './c
 export { matchesState } from './state-view.js';
 export type {
   AvailableEvent,
-  DeferredEffect,
   HistoryRecord,
   HistorySource,
   MacrostepOptions,
@@ -32,3 +31,57 @@ export {
   type ScenarioSummary,
 } from './scenarios.js';
 export type { ActiveScenario, StoredScenario } from './types.js';
+// Delegation and messaging, the pure halves: effects, child completion, forwarding rules,
+// forwarded outputs, messaging, child rows as data, and the commit plan of a step.
+export type {
+  ChildSlot,
+  StartChildEffect,
+  PersistChildEffect,
+  CancelChildEffect,
+  JobSlot,
+  StartJobEffect,
+  CancelJobEffect,
+  SendEffect,
+  ListenerEffect,
+  MacrostepEffect,
+} from './effects.js';
+export {
+  completeChild,
+  completeJob,
+  resolveJobOutcome,
+  type ChildCompletion,
+  type ReportedJobOutcome,
+} from './complete-child.js';
+export type { ChildError, ChildOutcome, JobOutcome } from './invoke-child.js';
+export {
+  resolveForward,
+  activeForwardingStates,
+  childAccepts,
+  forwardedEventsResolver,
+  availableEventsWithForwards,
+  recordForwardedEvent,
+  type ForwardTarget,
+  type ActiveForwardingState,
+} from './forwarding.js';
+export {
+  forwardedChildData,
+  resolveForwardOutput,
+  type ForwardedChildData,
+  type ForwardOutputInput,
+} from './forward-output.js';
+export { createMessaging, type MessagingFunctions, type MessagingSource } from './messaging.js';
+export {
+  ACTIVE_CHILD_STATUSES,
+  type ChildRow,
+  type ChildRowChange,
+  type ChildStatus,
+} from './child-rows.js';
+export {
+  planCommit,
+  completionJob,
+  type CommitInput,
+  type CommitPlan,
+  type InstanceWrite,
+  type PlannedStep,
+} from './plan-commit.js';
+export type { JobKind, JobPayloads, PlannedJob } from './job-payloads.js';

@@ -54,6 +54,7 @@ export function initialize(
       time,
       parent: options.parent,
       machines: options.machines,
+      maxTransitionDepth: options.maxTransitionDepth,
     },
     event,
   );

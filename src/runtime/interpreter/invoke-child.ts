@@ -35,7 +35,7 @@ import type {
   PersistChildEffect,
   StartChildEffect,
   StartJobEffect,
-} from '../delegation/effects.js';
+} from './effects.js';
 import type { ChildOverride } from '../definition/scenarios.js';
 import {
   InvalidScenarioDefinitionException,
@@ -129,6 +129,7 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
       parent: { machineId: macrostep.machineId, id: macrostep.id },
       actor: macrostep.trigger.actor ?? null,
       ...(macrostep.machines === undefined ? {} : { machines: macrostep.machines }),
+      maxTransitionDepth: macrostep.maxTransitionDepth,
     });
   } catch (error) {
     routeChildOutcome(

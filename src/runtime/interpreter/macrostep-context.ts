@@ -14,16 +14,12 @@ import type {
   MachineTarget,
   StateView,
 } from '../definition/types.js';
-import { createMessaging, type MessagingFunctions } from '../delegation/messaging.js';
-import { cloneContext } from './clone-context.js';
+import { createMessaging, type MessagingFunctions } from './messaging.js';
+import { cloneContext } from '../definition/clone-context.js';
 import { HistoryWriter } from './history.js';
 import { LiveStateView } from './state-view.js';
-import type {
-  ActiveScenario,
-  DeferredEffect,
-  MachineSnapshot,
-  ValidationFailure,
-} from './types.js';
+import type { MacrostepEffect } from './effects.js';
+import type { ActiveScenario, MachineSnapshot, ValidationFailure } from './types.js';
 
 /** Where a macrostep starts from. */
 export interface MacrostepStart {
@@ -39,7 +35,12 @@ export interface MacrostepStart {
   machines?: ((machineId: string) => MachineDefinition | undefined) | undefined;
   /** Scenario overrides in force for this macrostep. */
   scenario?: ActiveScenario | null | undefined;
+  /** The runtime's depth limit, for machines without their own `max_transition_depth`. */
+  maxTransitionDepth?: number | undefined;
 }
+
+/** `max_transition_depth` when neither the machine nor the runtime sets one. */
+export const DEFAULT_MAX_TRANSITION_DEPTH = 100;
 
 export class Macrostep {
   readonly machineId: string;
@@ -54,7 +55,7 @@ export class Macrostep {
   readonly raised: EventObject[] = [];
   /** Compound and parallel states whose completion (`@done`) is pending. */
   readonly completed: StateNode[] = [];
-  readonly effects: DeferredEffect[] = [];
+  readonly effects: MacrostepEffect[] = [];
   readonly history: HistoryWriter;
   /** Delegating states entered and not yet invoked (their child starts once the step settles). */
   readonly invocations: StateNode[] = [];
@@ -71,6 +72,8 @@ export class Macrostep {
   private messagingFunctions: MessagingFunctions | null = null;
   /** Internal steps taken so far (`@always`, `@done`, raised events). */
   depth = 0;
+  /** The limit of `depth`: the machine's own, else the runtime's, else 100. */
+  readonly maxTransitionDepth: number;
   /** A top-level final state was entered. */
   finished = false;
   validationFailure: ValidationFailure | null = null;
@@ -92,6 +95,10 @@ export class Macrostep {
     this.machines = start.machines;
     this.scenario = start.scenario ?? null;
     this.time = start.time;
+    this.maxTransitionDepth =
+      definition.options.maxTransitionDepth ??
+      start.maxTransitionDepth ??
+      DEFAULT_MAX_TRANSITION_DEPTH;
   }
 
   /** The state view of behaviors, made on first use (many events run no behavior). */
@@ -163,7 +170,7 @@ export class Macrostep {
   /** Counts one internal step; throws when `max_transition_depth` is exceeded. */
   step(eventType: string): void {
     this.depth += 1;
-    const max = this.definition.options.maxTransitionDepth;
+    const max = this.maxTransitionDepth;
     if (this.depth > max) {
       throw new MaxTransitionDepthExceededException(
         `Machine '${this.machineId}': maximum transition depth of ${max} exceeded at '${this.value.join(', ')}' ` +

@@ -5,7 +5,7 @@
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { StateNode } from '../definition/state-node.js';
 import type { Context, EventObject, OutputDefinition } from '../definition/types.js';
-import { NO_MESSAGING } from '../delegation/messaging.js';
+import { NO_MESSAGING } from './messaging.js';
 import { leavesOf } from './macrostep-context.js';
 import { LiveStateView } from './state-view.js';
 import type { MachineSnapshot } from './types.js';

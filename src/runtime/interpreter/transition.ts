@@ -55,6 +55,7 @@ export function transition(
       parent: snapshot.parent,
       machines: options.machines,
       scenario: options.scenario,
+      maxTransitionDepth: options.maxTransitionDepth,
     },
     external,
   );

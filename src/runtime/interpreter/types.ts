@@ -5,6 +5,7 @@
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { ScenarioPlan } from '../definition/scenarios.js';
 import type { Context, EventObject, MachineTarget } from '../definition/types.js';
+import type { MacrostepEffect } from './effects.js';
 
 /** The state of one machine instance between two events. */
 export interface MachineSnapshot {
@@ -59,12 +60,6 @@ export interface HistoryRecord {
   actor: string | null;
 }
 
-/** Something the shell must do after the macrostep commits (jobs, child machines, ...). */
-export interface DeferredEffect {
-  kind: string;
-  [key: string]: unknown;
-}
-
 /** Failure of a validation guard: the event is rejected with 422, its history is kept. */
 export interface ValidationFailure {
   message: string;
@@ -78,7 +73,8 @@ export interface MacrostepResult {
   history: HistoryRecord[];
   /** Set when a validation guard failed: the snapshot is unchanged, the history records it. */
   validationFailure: ValidationFailure | null;
-  effects: DeferredEffect[];
+  /** What the engine must write or do besides the history and snapshot (see effects.ts). */
+  effects: MacrostepEffect[];
 }
 
 /** Options of one `transition` / `initialize` call. */
@@ -103,6 +99,11 @@ export interface MacrostepOptions {
    * for this event (see `planScenarioStep`). Absent: the real behaviour runs.
    */
   scenario?: ActiveScenario | null;
+  /**
+   * Depth limit for machines without their own `max_transition_depth` (default 100): the
+   * runtime's `maxTransitionDepth` setting, passed with every step rather than held globally.
+   */
+  maxTransitionDepth?: number | undefined;
 }
 
 /** A scenario plan in force for one macrostep, with the request's validated `scenarioParams`. */

@@ -4,7 +4,7 @@
  * each claims jobs under SQLite's write lock.
  */
 import Database from 'better-sqlite3';
-import { JOBS_TABLE_SQLITE } from './schema.js';
+import { JOBS_TABLE_SQLITE } from '../persistence/job-schema.js';
 import { PollingJobQueue } from './polling-job-queue.js';
 import { SqliteJobBackend } from './sqlite-job-backend.js';
 import type { DurableJobQueueOptions } from './types.js';

@@ -16,4 +16,13 @@ export {
   type EmbeddedJobQueueOptions,
 } from './embedded-job-queue.js';
 export { openJobQueue, defaultJobSchema, type OpenJobQueueOptions } from './open-job-queue.js';
-export { startWorker, type RunningWorker, type StartWorkerOptions } from './worker.js';
+export {
+  InMemoryJobQueue,
+  type InMemoryJobQueueOptions,
+  type Json,
+  type JobHandler,
+  type JobInfo,
+  type JobOutbox,
+  type JobQueue,
+  type JobRequest,
+} from './job-queue.js';

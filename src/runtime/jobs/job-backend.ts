@@ -2,7 +2,7 @@
  * What `PollingJobQueue` needs from a storage backend: the embedded jobs table and pg-boss each
  * implement it, so the worker loop (concurrency, polling, stop, idle) is written once.
  */
-import type { JobInfo, Json } from '../delegation/job-queue.js';
+import type { JobInfo, Json } from './job-queue.js';
 import type { StoreTransaction } from '../persistence/transaction.js';
 import type { FailedJob } from './types.js';
 

@@ -21,7 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import PgBoss from 'pg-boss';
-import type { Json } from '../delegation/job-queue.js';
+import type { Json } from './job-queue.js';
 import { PostgresStore } from '../persistence/postgres-store.js';
 import { loadJobQueueConfig } from './config.js';
 import type { ClaimedJob, JobBackend, NewJob, OutboxWriter, PendingScope } from './job-backend.js';

@@ -5,7 +5,7 @@
  * by other processes are found by polling.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { JobHandler, JobInfo, JobOutbox, JobRequest } from '../delegation/job-queue.js';
+import type { JobHandler, JobInfo, JobOutbox, JobRequest } from './job-queue.js';
 import { loadJobQueueConfig } from './config.js';
 import {
   describeError,

@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import type { Json } from '../delegation/job-queue.js';
+import type { Json } from './job-queue.js';
 import { newUlid } from '../ids.js';
 import { SqliteStore } from '../persistence/sqlite-store.js';
 import {

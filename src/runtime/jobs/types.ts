@@ -1,9 +1,9 @@
 /**
- * The durable job-queue contract: `JobQueue` (delegation/job-queue.ts) plus what a queue that
+ * The durable job-queue contract: `JobQueue` (jobs/job-queue.ts) plus what a queue that
  * outlives its process needs: retry options per job, a worker lifecycle (`start`/`stop`/`close`),
  * waiting helpers for tests and tools (`idle`/`drain`), and access to jobs kept as failed.
  */
-import type { JobHandler, JobInfo, JobQueue, JobRequest, Json } from '../delegation/job-queue.js';
+import type { JobHandler, JobInfo, JobQueue, JobRequest, Json } from './job-queue.js';
 
 /** A job to run, with optional retry rules of its own. */
 export interface DurableJobRequest extends JobRequest {

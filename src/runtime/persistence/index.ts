@@ -10,7 +10,8 @@ export type {
   Store,
   StoreKind,
 } from './store.js';
-export { SequenceConflictError } from './store.js';
+export { SequenceConflictError, StoreBusyError } from './store.js';
+export type { ChildQuery, ChildStore } from './child-rows.js';
 export type { StoreTransaction, TransactionHook } from './transaction.js';
 export type {
   CreateOptions,
@@ -32,12 +33,3 @@ export {
 export { MIGRATIONS, type Migration } from './migrations.js';
 export { LockManager, type AcquireOptions, type LockHandle } from './locks.js';
 export { isInstanceId } from '../ids.js';
-export {
-  MachineRuntime,
-  type LockedInstance,
-  type MachineEngine,
-  type MachineRuntimeOptions,
-  type OpenRuntimeOptions,
-  type WithLockOptions,
-} from './machine-runtime.js';
-export { DEFAULT_RUNTIME_CONFIG, loadRuntimeConfig, type MachineRuntimeConfig } from '../config.js';

@@ -5,13 +5,9 @@
  * is stored.
  */
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
-import {
-  applyChildChange,
-  matchesChildQuery,
-  type ChildQuery,
-  type ChildRow,
-  type ChildRowChange,
-} from '../delegation/child-rows.js';
+import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
+import type { InstanceWrite } from '../interpreter/plan-commit.js';
+import { applyChildChange, matchesChildQuery, type ChildQuery } from './child-rows.js';
 import {
   SequenceConflictError,
   assertCommitRequest,
@@ -65,14 +61,15 @@ export class MemoryStore implements Store {
     // Check every instance and row before changing anything: a commit applies whole or not at all.
     const ids = new Set<string>();
     for (const part of requests) this.#check(part, ids);
-    for (const part of requests) this.#apply(part);
+    for (const part of requests)
+      this.#apply(part, part === request ? request.releaseLockOwner : undefined);
     for (const part of requests)
       for (const change of part.children ?? [])
         applyChildChange(this.#children, structuredClone(change));
   }
 
   /** Fencing and duplicate ids of one instance write. */
-  #check(request: CommitRequest, ids: Set<string>): void {
+  #check(request: InstanceWrite, ids: Set<string>): void {
     const { snapshot, history, expectedSequence } = request;
     const existing = this.#instances.get(snapshot.id);
     const fenced =
@@ -90,7 +87,7 @@ export class MemoryStore implements Store {
     }
   }
 
-  #apply(request: CommitRequest): void {
+  #apply(request: InstanceWrite, releaseLockOwner: string | undefined): void {
     const { snapshot, history } = request;
     const existing = this.#instances.get(snapshot.id);
     const entry: InstanceEntry = existing ?? { snapshot, history: [], states: new Map() };
@@ -121,8 +118,8 @@ export class MemoryStore implements Store {
     }
     this.#instances.set(snapshot.id, entry);
     if (
-      request.releaseLockOwner !== undefined &&
-      this.#locks.get(snapshot.id)?.ownerId === request.releaseLockOwner
+      releaseLockOwner !== undefined &&
+      this.#locks.get(snapshot.id)?.ownerId === releaseLockOwner
     ) {
       this.#locks.delete(snapshot.id);
     }

@@ -16,7 +16,7 @@
  * original's per-column indexes on `machine_events` (type, source, machine_value, ...) serve
  * ad-hoc queries only and are left out.
  */
-import { JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from '../jobs/schema.js';
+import { JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
 
 /** One schema version. */
 export interface Migration {

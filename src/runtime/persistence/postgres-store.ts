@@ -10,7 +10,9 @@
  * parsing and casts cost more than the extra plans.
  */
 import pg from 'pg';
-import type { ChildQuery, ChildRow, ChildRowChange } from '../delegation/child-rows.js';
+import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
+import type { InstanceWrite } from '../interpreter/plan-commit.js';
+import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
 import {
@@ -298,7 +300,10 @@ export class PostgresStore implements Store {
       await client.query('BEGIN');
       // The instance writes of the request and its `also` requests, then their child rows.
       const requests = flattenCommit(request);
-      for (const part of requests) await this.#writeInstance(part, client);
+      for (const part of requests) {
+        const release = part === request ? request.releaseLockOwner : undefined;
+        await this.#writeInstance(part, release, client);
+      }
       for (const part of requests)
         if (part.children) await this.#writeChildren(part.children, client);
       await request.inTransaction?.({ kind: 'postgres', client });
@@ -354,7 +359,11 @@ export class PostgresStore implements Store {
       throw new SequenceConflictError(snapshot.id, expectedSequence);
   }
 
-  async #writeInstance(request: CommitRequest, client: pg.PoolClient): Promise<void> {
+  async #writeInstance(
+    request: InstanceWrite,
+    releaseLockOwner: string | undefined,
+    client: pg.PoolClient,
+  ): Promise<void> {
     const { snapshot, history, expectedSequence } = request;
     const instance = [
       snapshot.id,
@@ -403,8 +412,8 @@ export class PostgresStore implements Store {
         client,
       );
     }
-    if (request.releaseLockOwner !== undefined) {
-      await this.#query('releaseLock', [snapshot.id, request.releaseLockOwner], client);
+    if (releaseLockOwner !== undefined) {
+      await this.#query('releaseLock', [snapshot.id, releaseLockOwner], client);
     }
   }
 

@@ -4,12 +4,8 @@
  * text, pg returns parsed JSON and `Date`s), so readers accept either.
  */
 import type { Context } from '../definition/types.js';
-import type {
-  ChildQuery,
-  ChildRow,
-  ChildRowChange,
-  ChildStatus,
-} from '../delegation/child-rows.js';
+import type { ChildRow, ChildRowChange, ChildStatus } from '../interpreter/child-rows.js';
+import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, HistorySource, MachineSnapshot } from '../interpreter/types.js';
 import type { CurrentStateRow, InstanceInState, LockRow } from './store.js';
 

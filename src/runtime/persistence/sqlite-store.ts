@@ -15,7 +15,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ChildQuery, ChildRow, ChildRowChange } from '../delegation/child-rows.js';
+import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
+import type { InstanceWrite } from '../interpreter/plan-commit.js';
+import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
 import {
@@ -274,7 +276,8 @@ export class SqliteStore implements ExclusiveStore {
   // The instance writes of the request and its `also` requests, then their child-row changes.
   #applyCommit(request: CommitRequest): void {
     const requests = flattenCommit(request);
-    for (const part of requests) this.#applyInstance(part);
+    for (const part of requests)
+      this.#applyInstance(part, part === request ? request.releaseLockOwner : undefined);
     for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
     if (request.inTransaction !== undefined) {
       const pending = request.inTransaction({ kind: 'sqlite', database: this.#db });
@@ -284,7 +287,7 @@ export class SqliteStore implements ExclusiveStore {
     }
   }
 
-  #applyInstance(request: CommitRequest): void {
+  #applyInstance(request: InstanceWrite, releaseLockOwner: string | undefined): void {
     const { snapshot, history, expectedSequence } = request;
     const sql = this.#sql;
     const now = request.now.toISOString();
@@ -332,8 +335,7 @@ export class SqliteStore implements ExclusiveStore {
         snapshot.id,
       );
     }
-    if (request.releaseLockOwner !== undefined)
-      sql.releaseLock.run(snapshot.id, request.releaseLockOwner);
+    if (releaseLockOwner !== undefined) sql.releaseLock.run(snapshot.id, releaseLockOwner);
   }
 
   #insertEventsStatement(rows: number): Database.Statement {

@@ -3,60 +3,32 @@
  * it reads and writes. `MachineRuntime` is the only writer; it owns the ordering rules
  * (lock, load, compute, commit) and the store only guarantees atomicity and fencing.
  */
-import type { ChildRowChange, ChildStore } from '../delegation/child-rows.js';
-import type { HistoryRecord, MachineSnapshot, StoredScenario } from '../interpreter/types.js';
+import type { InstanceWrite } from '../interpreter/plan-commit.js';
+import type { ChildStore } from './child-rows.js';
+import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { TransactionHook } from './transaction.js';
 
 /** Which backend a store is. */
 export type StoreKind = 'memory' | 'sqlite' | 'postgres';
 
 /**
- * One macrostep (or an instance's creation) to apply atomically: the history rows, the
- * current snapshot and the `machine_current_states` diff commit together or not at all.
+ * One commit to apply atomically: the instance writes planned by the interpreter's
+ * `planCommit` (history rows, snapshot, `machine_current_states` diff, child rows, other
+ * instances of the same step), plus what only the transaction knows. All of it commits
+ * together or not at all. Each instance write is fenced on `expectedSequence`: a commit fails
+ * with `SequenceConflictError` when the stored instance has moved on (or, on create, already
+ * exists), which keeps history gap-free even if a lock expired while its holder was computing.
  */
-export interface CommitRequest {
-  /** The snapshot after the step. Its `sequence` must be the last history record's. */
-  snapshot: MachineSnapshot;
-  /** New history records, in order, continuing `expectedSequence`. */
-  history: readonly HistoryRecord[];
+export interface CommitRequest extends InstanceWrite {
   /**
-   * Sequence of the snapshot the step was computed from; `null` when creating the instance.
-   * The commit fails with `SequenceConflictError` when the stored instance has moved on (or,
-   * on create, already exists): a fence that keeps history gap-free even if a lock expired
-   * while its holder was still computing.
-   */
-  expectedSequence: number | null;
-  /** Active state ids of that snapshot (`[]` on create): the base of the current-state diff. */
-  previousValue: readonly string[];
-  /** Time written as `state_entered_at` for newly entered states. */
-  now: Date;
-  /**
-   * Owner whose lock on the instance is deleted in the same transaction: `send` releases its lock
-   * with the commit, saving a write transaction (and, on PostgreSQL, a WAL flush) per event. A
-   * failed commit rolls the release back with everything else.
+   * Owner whose lock on the (top-level) instance is deleted in the same transaction: `send`
+   * releases its lock with the commit, saving a write transaction per event. A failed commit
+   * rolls the release back with everything else.
    */
   releaseLockOwner?: string;
   /**
-   * The scenario the instance keeps after the step (`scenario_class` / `scenario_params` of
-   * every `machine_current_states` row, states entered by the step included): `null` clears
-   * it, `undefined` leaves the columns as they are (no write; always so with scenarios off).
-   */
-  scenario?: StoredScenario | null;
-  /**
-   * `machine_children` changes of the step (delegation), applied in the same transaction after
-   * the instance writes.
-   */
-  children?: readonly ChildRowChange[];
-  /**
-   * Other instances written in the same transaction: a synchronous child created by this step,
-   * the child a forwarded event reached. Each is fenced like the main one; their own
-   * `releaseLockOwner` and `children` apply too.
-   */
-  also?: readonly CommitRequest[];
-  /**
    * Extra writes in the same transaction, after the store's own (the job queue's outbox: jobs
-   * of this step committed with it). Only the top-level request's hook runs. The memory store
-   * has no transaction to share and rejects it.
+   * of this step committed with it). The memory store has no transaction to share and rejects it.
    */
   inTransaction?: TransactionHook;
 }
@@ -221,7 +193,7 @@ export class StoreBusyError extends Error {
 }
 
 /** Checks the invariants of a commit request shared by every backend (cheap, no I/O). */
-export function assertCommitRequest(request: CommitRequest): void {
+export function assertCommitRequest(request: InstanceWrite): void {
   for (const other of request.also ?? []) assertCommitRequest(other);
   const { snapshot, history, expectedSequence } = request;
   let expected = (expectedSequence ?? 0) + 1;
@@ -254,9 +226,9 @@ export function diffStates(
   };
 }
 
-/** The request and its `also` requests, depth first: every instance write of one transaction. */
-export function flattenCommit(request: CommitRequest): CommitRequest[] {
-  const all: CommitRequest[] = [request];
+/** The request and its `also` writes, depth first: every instance write of one transaction. */
+export function flattenCommit(request: InstanceWrite): InstanceWrite[] {
+  const all: InstanceWrite[] = [request];
   for (const other of request.also ?? []) all.push(...flattenCommit(other));
   return all;
 }

@@ -5,11 +5,11 @@
 import type { Context, EventObject, ForwardDefinition } from '../definition/types.js';
 import type {
   AvailableEvent,
-  DeferredEffect,
   HistoryRecord,
   MachineSnapshot,
   StoredScenario,
 } from '../interpreter/types.js';
+import type { MacrostepEffect } from '../interpreter/effects.js';
 import type { ScenarioRequest } from '../interpreter/scenarios.js';
 
 /** Result of creating an instance or sending it an event. */
@@ -21,12 +21,17 @@ export interface InstanceResult {
    * Deferred effects of the macrostep (child machines, messages, listeners), for the job layer
    * to apply after the commit. `MachineRuntime` returns them; it does not apply them yet.
    */
-  effects?: DeferredEffect[];
+  effects?: MacrostepEffect[];
   /**
    * The scenario the instance keeps after the call (a continuation), `null` when none. Only
    * set when scenarios are enabled.
    */
   scenario?: StoredScenario | null;
+  /**
+   * A forwarded event: the child it reached, after its step (the same commit), so responses
+   * need not read it again.
+   */
+  forwardedChild?: MachineSnapshot;
 }
 
 /** Options of `send` / `sendStateless`. */

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   AggregateMachineRoutesError,
@@ -7,10 +7,8 @@ import {
   InvalidStateConfigException,
   UndefinedTargetStateException,
   MachineEvent,
-  configureRuntime,
   defineEvent,
   defineMachine,
-  getRuntimeConfig,
   type BehaviorArgs,
 } from '../../../src/runtime/index.js';
 
@@ -45,11 +43,6 @@ function orderMachine() {
 }
 
 describe('defineMachine', () => {
-  const previous = getRuntimeConfig();
-  afterEach(() => {
-    configureRuntime(previous);
-  });
-
   it('should index every state by its full id, prefixed with the machine id', () => {
     const definition = orderMachine();
 
@@ -143,10 +136,8 @@ describe('defineMachine', () => {
     expect(definition.createContext()).toEqual({ items: [1] });
   });
 
-  it('should default max_transition_depth to the runtime setting and should_persist to true', () => {
-    configureRuntime({ maxTransitionDepth: 7 });
-
-    expect(orderMachine().options).toEqual({ maxTransitionDepth: 7, shouldPersist: true });
+  it('should leave max_transition_depth to the runtime (null) and default should_persist to true', () => {
+    expect(orderMachine().options).toEqual({ maxTransitionDepth: null, shouldPersist: true });
   });
 
   it('should prefer a machine own max_transition_depth and should_persist', () => {
@@ -159,8 +150,6 @@ describe('defineMachine', () => {
         states: { a: {} },
       },
     });
-    configureRuntime({ maxTransitionDepth: 50 });
-
     expect(definition.options).toEqual({ maxTransitionDepth: 3, shouldPersist: false });
   });
 

@@ -402,7 +402,12 @@ describe('asynchronous child machines', () => {
     const { snapshot, effects } = initialize(parent);
 
     expect(snapshot.value).toEqual(['split.work.billing.paying', 'split.work.shipping.packed']);
-    expect(effects.map((effect) => [effect.kind, effect.parentStateId])).toEqual([
+    expect(
+      effects.map((effect) => [
+        effect.kind,
+        'parentStateId' in effect ? effect.parentStateId : null,
+      ]),
+    ).toEqual([
       ['startChild', 'split.work.billing.paying'],
       ['persistChild', 'split.work.shipping.packing'],
     ]);

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DELEGATION_JOBS, MachineRuntime, openJobQueue } from '../../../src/runtime/index.js';
+import { JOB_HANDLERS, MachineRuntime, openJobQueue } from '../../../src/runtime/index.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { durableBackends } from '../../support/durable-backends.js';
 import { billingMachine } from './fixtures/machines.js';
@@ -108,7 +108,7 @@ describe.each(backends)('a worker killed inside a job actor on $name', (backend)
     const queue = await openJobQueue(url);
     try {
       await queue.enqueue({
-        name: DELEGATION_JOBS.runJob,
+        name: JOB_HANDLERS['job.run'].name,
         payload: {
           parentMachineId: 'billing',
           parentId: id,
@@ -120,7 +120,7 @@ describe.each(backends)('a worker killed inside a job actor on $name', (backend)
           fireAndForget: false,
         },
       });
-      await queue.drain({ names: [DELEGATION_JOBS.runJob], timeoutMs: 30_000 });
+      await queue.drain({ names: [JOB_HANDLERS['job.run'].name], timeoutMs: 30_000 });
       expect(await queue.failedJobs()).toEqual([]);
     } finally {
       await queue.close();

@@ -13,7 +13,7 @@ import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { tableModelBinder } from '../../../src/runtime/http/model-binder.js';
 import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
-import { MachineRuntime } from '../../../src/runtime/persistence/machine-runtime.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 import { send, startServer, type AdapterName, type TestServer } from './support/servers.js';
 

@@ -14,8 +14,8 @@ import {
   InvalidEndpointDefinitionException,
   InvalidStateConfigException,
 } from '../../../src/runtime/errors.js';
-import { defineEndpointAction } from '../../../src/runtime/http/endpoint-action.js';
-import { endpointUriFor } from '../../../src/runtime/http/uri.js';
+import { defineEndpointAction } from '../../../src/runtime/definition/endpoint-action.js';
+import { endpointUriFor } from '../../../src/runtime/definition/uri.js';
 
 const SubmitEvent = defineEvent({ type: 'SUBMIT', payload: z.object({ amount: z.number() }) });
 class ApproveOrderEvent extends MachineEvent {}

@@ -6,7 +6,7 @@ import {
   AggregateMachineRoutesError,
   InvalidRouterConfigException,
 } from '../../../src/runtime/errors.js';
-import { defineEndpointAction } from '../../../src/runtime/http/endpoint-action.js';
+import { defineEndpointAction } from '../../../src/runtime/definition/endpoint-action.js';
 import { planRoutes, type PlannableDefinition } from '../../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
 import { validateRegistration } from '../../../src/runtime/http/validate-registration.js';

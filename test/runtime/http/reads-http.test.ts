@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { defineMachine } from '../../../src/runtime/definition/define-machine.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import type { ModelBinder, RegistrationOptions } from '../../../src/runtime/http/types.js';
-import { MachineRuntime } from '../../../src/runtime/persistence/machine-runtime.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';
 import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 import type { Store } from '../../../src/runtime/persistence/store.js';

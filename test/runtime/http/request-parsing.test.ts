@@ -11,7 +11,7 @@ import {
   validatePayload,
   validationErrorBody,
 } from '../../../src/runtime/http/validation-errors.js';
-import { modelParamName, normalizePrefix } from '../../../src/runtime/http/uri.js';
+import { modelParamName, normalizePrefix } from '../../../src/runtime/definition/uri.js';
 
 describe('parseQueryString', () => {
   it.each<[string, Record<string, unknown>]>([

@@ -1,11 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   MachineNotFoundException,
   MaxTransitionDepthExceededException,
   NoTransitionDefinitionFoundException,
-  configureRuntime,
   defineMachine,
-  getRuntimeConfig,
   initialize,
   transition,
   type BehaviorArgs,
@@ -379,11 +377,6 @@ describe('transition (@always and @done)', () => {
 });
 
 describe('transition (max_transition_depth)', () => {
-  const previous = getRuntimeConfig();
-  afterEach(() => {
-    configureRuntime(previous);
-  });
-
   const loop = (config: Context = {}) =>
     defineMachine({
       config: {
@@ -431,10 +424,10 @@ describe('transition (max_transition_depth)', () => {
     ['the machine setting', { max_transition_depth: 3 }, 100, 3],
     ['the runtime setting', {}, 5, 5],
   ])('should honour %s', (_label, config, runtimeDepth, expected) => {
-    configureRuntime({ maxTransitionDepth: runtimeDepth });
     const machine = loop(config);
+    const options = { maxTransitionDepth: runtimeDepth };
 
-    expect(() => transition(machine, initialize(machine).snapshot, 'GO')).toThrow(
+    expect(() => transition(machine, initialize(machine).snapshot, 'GO', options)).toThrow(
       `maximum transition depth of ${expected} exceeded`,
     );
   });

@@ -5,7 +5,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { JobInfo, Json } from '../../../src/runtime/delegation/job-queue.js';
+import type { JobInfo, Json } from '../../../src/runtime/jobs/job-queue.js';
 import type { DurableJobQueue, DurableJobQueueOptions } from '../../../src/runtime/jobs/index.js';
 import {
   deferred,

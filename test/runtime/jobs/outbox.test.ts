@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
-  DELEGATION_JOBS,
+  JOB_HANDLERS,
   MachineRuntime,
   MemoryStore,
   SqliteStore,
@@ -152,7 +152,7 @@ describe.each(backends)('transactional outbox on $name', (backend) => {
 
     const { snapshot } = await producer.create(claimMachine);
 
-    expect(await backend.waitingJobs(store)).toEqual([DELEGATION_JOBS.startChild]);
+    expect(await backend.waitingJobs(store)).toEqual([JOB_HANDLERS['child.start'].name]);
     expect((await producer.children(snapshot.id)).map((row) => row.status)).toEqual(['pending']);
     // A worker elsewhere (here: a runtime opened on the same database) runs it.
     const worker = await MachineRuntime.open({

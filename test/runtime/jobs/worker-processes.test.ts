@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobInfo } from '../../../src/runtime/delegation/job-queue.js';
+import type { JobInfo } from '../../../src/runtime/jobs/job-queue.js';
 import { openJobQueue } from '../../../src/runtime/jobs/index.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { pgBossBackend, sqliteFileBackend, type QueueBackend } from './support/backends.js';

@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MachineRuntime } from '../../../src/runtime/persistence/machine-runtime.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { startFixture } from '../../support/child-process.js';
 import { allBackends } from '../../support/stores.js';
 import { counterMachine } from './fixtures/machines.js';

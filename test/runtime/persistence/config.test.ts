@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RUNTIME_CONFIG, loadRuntimeConfig } from '../../../src/runtime/config.js';
+import { DEFAULT_RUNTIME_CONFIG, loadRuntimeConfig } from '../../../src/runtime/engine/config.js';
 import { InvalidConfigFileException } from '../../../src/runtime/errors.js';
 
 describe('loadRuntimeConfig', () => {

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MachineAlreadyRunningException } from '../../../src/runtime/errors.js';
-import { MachineRuntime } from '../../../src/runtime/persistence/machine-runtime.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import type { HistoryRecord, MachineSnapshot } from '../../../src/runtime/interpreter/types.js';
 import type { CurrentStateRow } from '../../../src/runtime/persistence/store.js';
 import { startFixture } from '../../support/child-process.js';

@@ -16,7 +16,7 @@ import {
   MachineValidationException,
   NoTransitionDefinitionFoundException,
 } from '../../../src/runtime/errors.js';
-import { MachineRuntime } from '../../../src/runtime/persistence/machine-runtime.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 import { counterMachine } from './fixtures/machines.js';
 

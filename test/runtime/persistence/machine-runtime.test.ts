@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ulid } from 'ulidx';
-import { configureRuntime, getRuntimeConfig } from '../../../src/runtime/definition/index.js';
+import { defineMachine } from '../../../src/runtime/definition/index.js';
+import { transition } from '../../../src/runtime/interpreter/index.js';
 import {
   InvalidConfigFileException,
   MachineAlreadyRunningException,
@@ -14,7 +15,7 @@ import {
   MachineValidationException,
   NoTransitionDefinitionFoundException,
 } from '../../../src/runtime/errors.js';
-import { MachineRuntime } from '../../../src/runtime/persistence/machine-runtime.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import type { Store } from '../../../src/runtime/persistence/store.js';
 import { allBackends, makeStep } from '../../support/stores.js';
 import { counterMachine, ephemeralMachine } from './fixtures/machines.js';
@@ -284,7 +285,17 @@ describe.each(backends)('MachineRuntime ($name)', (backend) => {
 describe('MachineRuntime.open', () => {
   it('should open the configured store, migrated, and apply the transition depth default', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mr-runtime-open-'));
-    const previous = getRuntimeConfig();
+    const loop = defineMachine({
+      config: {
+        id: 'loop',
+        initial: 'idle',
+        states: {
+          idle: { on: { GO: 'ping' } },
+          ping: { on: { '@always': 'pong' } },
+          pong: { on: { '@always': 'ping' } },
+        },
+      },
+    });
     try {
       const runtime = await MachineRuntime.open({
         env: {
@@ -293,12 +304,18 @@ describe('MachineRuntime.open', () => {
         },
       });
       expect(runtime.store.kind).toBe('sqlite');
-      expect(getRuntimeConfig().maxTransitionDepth).toBe(42);
       const { snapshot } = await runtime.create(counterMachine);
       expect(await runtime.restore(counterMachine, snapshot.id)).toEqual(snapshot);
+      const looping = await runtime.create(loop);
+      await expect(runtime.send(loop, looping.snapshot.id, { type: 'GO' })).rejects.toThrow(
+        'maximum transition depth of 42 exceeded',
+      );
+      // The setting belongs to the runtime: the interpreter's own default is unchanged.
+      expect(() => transition(loop, looping.snapshot, 'GO')).toThrow(
+        'maximum transition depth of 100 exceeded',
+      );
       await runtime.close();
     } finally {
-      configureRuntime(previous);
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -15,7 +15,7 @@ import type { EndpointResponse } from '../../definition/types.js';
 import { consoleLogger, errorResponse, errorToResponse, HttpError } from '../responses.js';
 import { isJsonContentType, parseJsonBody, parseQueryString } from '../request-parsing.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
-import { toColonPath } from '../uri.js';
+import { toColonPath } from '../../definition/uri.js';
 import {
   allowHeader,
   methodsByPath,

@@ -7,7 +7,7 @@ import type { EndpointResponse } from '../../definition/types.js';
 import { errorResponse, errorToResponse, HttpError, consoleLogger } from '../responses.js';
 import { parseJsonBody, parseQueryString } from '../request-parsing.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
-import { toColonPath } from '../uri.js';
+import { toColonPath } from '../../definition/uri.js';
 import {
   allowHeader,
   methodsByPath,

@@ -2,12 +2,7 @@
  * Validation guards: guards whose failure rejects the event (422) instead of recording a silent
  * TRANSITION_FAIL.
  */
-import type {
-  BehaviorArgs,
-  Context,
-  GuardFunction,
-  ValidationGuardDefinition,
-} from '../definition/types.js';
+import type { BehaviorArgs, Context, GuardFunction, ValidationGuardDefinition } from './types.js';
 
 /** What `defineValidationGuard` accepts. */
 export interface ValidationGuardInput<C extends Context = Context> {

@@ -1,7 +1,8 @@
 /**
  * The instance lifecycle: the effectful shell around the pure interpreter. Each call loads the
  * last committed snapshot (one primary-key read, never a replay), computes a macrostep in
- * memory and applies it to the store in one transaction.
+ * memory and commits it through `commitStep` (engine/commit-step.ts), the one commit protocol
+ * of every writer.
  *
  * `send` order: lock (no waiting) -> load -> transition -> commit + release in one transaction
  * (or release alone when nothing is written). The lock is taken before loading, so the snapshot
@@ -10,34 +11,39 @@
  * database write lock stands in for the lock row: lock-row check, load, transition and commit
  * run in one `BEGIN IMMEDIATE` transaction.
  */
-import { configureRuntime, type MachineDefinition } from '../definition/index.js';
+import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject, ForwardDefinition } from '../definition/types.js';
-import type { ChildRow } from '../delegation/child-rows.js';
-import { resolveForward } from '../delegation/forwarding.js';
-import type { JobQueue } from '../delegation/job-queue.js';
-import { DelegationShell, type DelegationShellOptions } from '../delegation/shell.js';
 import { MachineAlreadyRunningException, MachineNotFoundException } from '../errors.js';
-import { initialize, toValidationException, transition } from '../interpreter/index.js';
-import type {
-  AvailableEvent,
-  HistoryRecord,
-  MachineSnapshot,
-  MacrostepResult,
-  StoredScenario,
-} from '../interpreter/types.js';
-import { loadRuntimeConfig, type MachineRuntimeConfig } from '../config.js';
 import { isInstanceId } from '../ids.js';
-import { openJobQueue, type OpenJobQueueOptions } from '../jobs/open-job-queue.js';
-import type { DurableJobQueue } from '../jobs/types.js';
+import type { ChildRow } from '../interpreter/child-rows.js';
+import { resolveForward } from '../interpreter/forwarding.js';
+import { initialize } from '../interpreter/initialize.js';
+import type { CommitInput } from '../interpreter/plan-commit.js';
 import {
   keptAfter,
   planScenarioStep,
   type ScenarioRequest,
   type ScenarioStep,
 } from '../interpreter/scenarios.js';
-import { keptScenario, planKeptScenarioStep, scenarioWrite } from './kept-scenarios.js';
-import { LockManager, type LockHandle } from './locks.js';
-import { openStore } from './open-store.js';
+import { transition } from '../interpreter/transition.js';
+import type {
+  AvailableEvent,
+  HistoryRecord,
+  MachineSnapshot,
+  MacrostepOptions,
+  MacrostepResult,
+  StoredScenario,
+} from '../interpreter/types.js';
+import { toValidationException } from '../interpreter/validation-failure.js';
+import type { JobQueue } from '../jobs/job-queue.js';
+import type { OpenJobQueueOptions } from '../jobs/open-job-queue.js';
+import type { DurableJobQueue } from '../jobs/types.js';
+import { LockManager, type LockHandle } from '../persistence/locks.js';
+import {
+  keptScenario as keptScenarioOf,
+  planKeptScenarioStep,
+  scenarioWrite,
+} from '../persistence/kept-scenarios.js';
 import {
   SequenceConflictError,
   StoreBusyError,
@@ -47,14 +53,33 @@ import {
   type HistoryQuery,
   type InstanceInState,
   type Store,
-} from './store.js';
+} from '../persistence/store.js';
 import type {
   CreateOptions,
   InstanceRead,
   InstanceResult,
   MachineInstances,
   SendOptions,
-} from './types.js';
+} from '../persistence/types.js';
+import { availableEventsWithChildren, forwardedChild } from './child-reads.js';
+import { CommitListeners, type CommitListener } from './commit-events.js';
+import {
+  commitStep,
+  finishCommit,
+  prepareCommit,
+  writeCommit,
+  type CommitPort,
+} from './commit-step.js';
+import type { MachineRuntimeConfig } from './config.js';
+import type { EngineServices, SendRetry } from './engine-services.js';
+import { sendForwarded } from './forwarded-send.js';
+import { applyToParent } from './child-jobs.js';
+import { JobActorRunner } from './job-actors.js';
+import { JobDispatch } from './job-dispatch.js';
+import { toJobRequest } from './job-handlers.js';
+import { MachineRegistry } from './machine-registry.js';
+import { openRuntimeParts } from './open-runtime.js';
+import { deliverSends } from './send-jobs.js';
 
 /** The interpreter functions the runtime drives (the real ones unless a test wraps them). */
 export interface MachineEngine {
@@ -80,14 +105,19 @@ export interface MachineRuntimeOptions {
    */
   machines?: readonly MachineDefinition[];
   /** Async sends: tries (25), non-retryable failures tolerated (3), delay between tries (1000 ms). */
-  sendRetry?: DelegationShellOptions['sendRetry'];
+  sendRetry?: Partial<SendRetry>;
   /** Failures of deferred work nobody awaits (a send given up, ...). Default: console.error. */
-  onDeferredError?: DelegationShellOptions['onError'];
+  onDeferredError?: (error: unknown, context: string) => void;
   /**
    * How often a running job actor checks that its state was not left in another process, in ms
    * (default 1000). Left in this process, its signal fires at once.
    */
   jobAbortPollMs?: number;
+  /**
+   * Depth limit of machines without their own `max_transition_depth` (default 100): how many
+   * internal steps (`@always`, raised and `@done` events) one event may trigger.
+   */
+  maxTransitionDepth?: number;
   /** Seconds a lock lives before it may be taken over (default 60). */
   lockTtl?: number;
   /** Seconds `withLock` waits for a busy lock by default (default 30). */
@@ -174,42 +204,88 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   readonly #lockTimeoutMs: number;
   readonly #now: () => Date;
   readonly #engine: MachineEngine;
-  readonly #delegation: DelegationShell;
+  readonly #registry: MachineRegistry;
+  readonly #macrostepOptions: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'>;
+  readonly #listeners: CommitListeners;
+  readonly #dispatch: JobDispatch;
+  readonly #port: CommitPort;
+  readonly #services: EngineServices;
   readonly #exclusive: ExclusiveStore | null;
   readonly #jobsRegistered: Promise<void>;
   /** The queue `open` made for this runtime (stopped and closed by `close`). */
   #ownedJobs: DurableJobQueue | null = null;
 
   constructor(options: MachineRuntimeOptions) {
-    this.store = options.store;
+    const store = options.store;
+    this.store = store;
     this.scenariosEnabled = options.scenarios === true;
+    // With scenarios on, the kept scenario is read with an await: the lock-row path.
     this.#exclusive =
-      options.exclusiveSends !== false && isExclusiveStore(options.store) && !this.scenariosEnabled
-        ? options.store
+      options.exclusiveSends !== false && isExclusiveStore(store) && !this.scenariosEnabled
+        ? store
         : null;
-    this.#locks = new LockManager(options.store, (options.lockTtl ?? 60) * 1000);
+    this.#locks = new LockManager(store, (options.lockTtl ?? 60) * 1000);
     this.#lockTimeoutMs = (options.lockTimeout ?? 30) * 1000;
     this.#now = options.now ?? (() => new Date());
     this.#engine = options.engine ?? { initialize, transition };
-    this.#delegation = new DelegationShell(
-      {
-        store: this.store,
-        now: this.#now,
-        send: (definition, id, event) => this.send(definition, id, event),
-        withLock: (id, fn, lockOptions) => this.withLock(id, () => fn(), lockOptions),
-      },
-      {
-        jobs: options.jobs,
-        machines: options.machines,
-        sendRetry: options.sendRetry,
-        onError: options.onDeferredError,
-        scenarios: this.scenariosEnabled,
-        jobAbortPollMs: options.jobAbortPollMs,
-      },
-    );
-    const onError = options.onDeferredError ?? ((error: unknown) => console.error(error));
-    this.#jobsRegistered = this.#delegation
-      .registerJobs()
+    this.#registry = new MachineRegistry(options.machines);
+    this.#macrostepOptions = {
+      now: this.#now,
+      machines: this.#registry.resolve,
+      ...(options.maxTransitionDepth === undefined
+        ? {}
+        : { maxTransitionDepth: options.maxTransitionDepth }),
+    };
+    const onError =
+      options.onDeferredError ??
+      ((error: unknown, context: string) => console.error(`machine-routes: ${context}`, error));
+    this.#listeners = new CommitListeners(onError);
+    const sendRetry: SendRetry = {
+      tries: options.sendRetry?.tries ?? 25,
+      exceptions: options.sendRetry?.exceptions ?? 3,
+      delayMs: options.sendRetry?.delayMs ?? 1000,
+    };
+    const services: EngineServices = {
+      store,
+      scenariosEnabled: this.scenariosEnabled,
+      machines: this.#registry,
+      sendRetry,
+      now: this.#now,
+      macrostepOptions: () => this.#macrostepOptions,
+      commit: (input, commitOptions) => commitStep(this.#port, input, commitOptions),
+      write: (input, commitOptions) => writeCommit(this.#port, input, commitOptions),
+      finish: (prepared) => finishCommit(this.#port, prepared),
+      enqueue: (jobs) => this.#dispatch.enqueue(jobs.map(toJobRequest)),
+      send: (definition, id, event) => this.send(definition, id, event),
+      withLock: (id, fn, lockOptions) => this.withLock(id, () => fn(), lockOptions),
+      onError,
+      jobActors: new JobActorRunner(
+        {
+          store,
+          now: this.#now,
+          definition: this.#registry.resolve,
+          macrostepOptions: () => this.#macrostepOptions,
+          applyToParent: (step) => applyToParent(this.#services, step),
+          enqueue: (job) => this.#services.enqueue([job]),
+          retryDelayMs: sendRetry.delayMs,
+          onError,
+        },
+        { abortPollMs: options.jobAbortPollMs },
+      ),
+    };
+    this.#services = services;
+    this.#dispatch = new JobDispatch(services, store, options.jobs);
+    this.#port = {
+      store,
+      outbox: this.#dispatch.outbox,
+      listeners: this.#listeners,
+      toJobRequest,
+      enqueue: (jobs) => this.#dispatch.enqueue(jobs),
+      deliver: (sends) => deliverSends(services, sends),
+      abortJob: (slot) => services.jobActors.abort(slot),
+    };
+    this.#jobsRegistered = this.#dispatch
+      .register()
       .catch((error: unknown) => onError(error, 'registering jobs'));
   }
 
@@ -219,8 +295,9 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   }
 
   /**
-   * A runtime on the store of the configuration (`loadRuntimeConfig(options, env)`). Also makes
-   * `maxTransitionDepth` the process-wide default of machines that set none (`configureRuntime`).
+   * A runtime on the store of the configuration (`loadRuntimeConfig(options, env)`), with the
+   * store's durable job queue unless `jobs` is given. `maxTransitionDepth` applies to this
+   * runtime's machines that set none.
    */
   static async open(options: OpenRuntimeOptions = {}): Promise<MachineRuntime> {
     const {
@@ -233,62 +310,51 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       jobAbortPollMs,
       ...overrides
     } = options;
-    const config = loadRuntimeConfig(overrides, env);
-    configureRuntime({ maxTransitionDepth: config.maxTransitionDepth });
-    const store = await openStore(config.databaseUrl, migrate === undefined ? {} : { migrate });
-    let owned: DurableJobQueue | null = null;
+    const parts = await openRuntimeParts({ overrides, migrate, env, jobs, jobQueue });
     try {
-      // The in-process worker must not keep a process alive that is otherwise done.
-      owned =
-        jobs === undefined
-          ? await openJobQueue(store, { keepAlive: false, onError: reportJobError, ...jobQueue })
-          : null;
       const runtime = new MachineRuntime({
-        store,
-        lockTtl: config.lockTtl,
-        lockTimeout: config.lockTimeout,
-        scenarios: config.scenariosEnabled,
-        jobs: jobs ?? owned ?? undefined,
+        store: parts.store,
+        lockTtl: parts.config.lockTtl,
+        lockTimeout: parts.config.lockTimeout,
+        maxTransitionDepth: parts.config.maxTransitionDepth,
+        scenarios: parts.config.scenariosEnabled,
+        jobs: parts.jobs,
         ...(machines === undefined ? {} : { machines }),
         ...(jobAbortPollMs === undefined ? {} : { jobAbortPollMs }),
       });
-      runtime.#ownedJobs = owned;
-      if (owned !== null && worker) {
+      runtime.#ownedJobs = parts.ownedJobs;
+      if (parts.ownedJobs !== null && worker) {
         await runtime.ready();
-        await owned.start();
+        await parts.ownedJobs.start();
       }
       return runtime;
     } catch (error) {
-      await owned?.close({ timeoutMs: 0 }).catch(() => {});
-      await store.close().catch(() => {});
+      await parts.ownedJobs?.close({ timeoutMs: 0 }).catch(() => {});
+      await parts.store.close().catch(() => {});
       throw error;
     }
+  }
+
+  /**
+   * Calls `listener` after every committed step, once per instance the step wrote, with its
+   * sequence number and snapshot (reads, streams). Returns the function that unsubscribes.
+   */
+  onCommit(listener: CommitListener): () => void {
+    return this.#listeners.subscribe(listener);
   }
 
   async create(
     definition: MachineDefinition,
     options: CreateOptions = {},
   ): Promise<InstanceResult> {
-    this.#delegation.register(definition);
+    this.#registry.register(definition);
     const result = this.#engine.initialize(definition, {
-      now: this.#now,
-      machines: this.#delegation.machines,
+      ...this.#macrostepOptions,
       ...(options.input === undefined ? {} : { context: options.input }),
       ...(options.actor === undefined ? {} : { actor: options.actor }),
     });
     // Persisted even when `should_persist` is false: the create endpoint persists explicitly.
-    const extras = this.#delegation.prepare(result);
-    await this.store.commit({
-      snapshot: result.snapshot,
-      history: result.history,
-      expectedSequence: null,
-      previousValue: [],
-      now: this.#now(),
-      children: extras.children,
-      also: extras.also,
-      inTransaction: extras.inTransaction,
-    });
-    await this.#delegation.afterCommit(result);
+    await commitStep(this.#port, { main: { result, from: null }, at: this.#now() });
     return finish(result);
   }
 
@@ -320,8 +386,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       const step = this.#unkeptScenarioStep(definition, snapshot, event.type, options);
       return finish(
         this.#engine.transition(definition, snapshot, event, {
-          now: this.#now,
-          machines: this.#delegation.machines,
+          ...this.#macrostepOptions,
           scenario: step?.active ?? null,
         }),
         step === null ? undefined : null,
@@ -378,7 +443,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       }
       throw error;
     }
-    await this.#delegation.afterCommit(step.result);
+    await finishCommit(this.#port, step.prepared);
     return finish(step.result);
   }
 
@@ -393,28 +458,20 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       const snapshot = reads.load(id);
       if (!snapshot || snapshot.machineId !== definition.id) throw notFound(definition, id);
       if (reads.lockHeld(id)) return { kind: 'locked' as const, snapshot };
-      this.#delegation.register(definition);
+      this.#registry.register(definition);
       if (definition.forwards.length > 0 && resolveForward(definition, snapshot, event.type))
         return null;
       // Throws NoTransitionDefinitionFoundException: rolled back, nothing written.
-      const result = this.#engine.transition(definition, snapshot, event, {
-        now: this.#now,
-        machines: this.#delegation.machines,
-      });
-      const extras = this.#delegation.prepare(result);
+      const result = this.#engine.transition(definition, snapshot, event, this.#macrostepOptions);
+      const prepared = prepareCommit(this.#port, this.#stepInput(result, snapshot));
       // Applied synchronously inside this transaction; its failure is awaited below.
-      const committed = this.store.commit({
-        snapshot: result.snapshot,
-        history: result.history,
-        expectedSequence: snapshot.sequence,
-        previousValue: snapshot.value,
-        now: this.#now(),
-        children: extras.children,
-        also: extras.also,
-        inTransaction: extras.inTransaction,
-      });
-      return { kind: 'step' as const, result, committed };
+      const committed = this.store.commit(prepared.request);
+      return { kind: 'step' as const, result, prepared, committed };
     });
+  }
+
+  #stepInput(result: MacrostepResult, from: MachineSnapshot | null): CommitInput {
+    return { main: { result, from }, at: this.#now() };
   }
 
   // The last committed snapshot after a busy database; `null` when the read fails as well
@@ -441,49 +498,47 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     scenarioRequest: ScenarioRequest = OMITTED,
   ): Promise<InstanceResult> {
     const snapshot = await this.restore(definition, id);
-    this.#delegation.register(definition);
+    this.#registry.register(definition);
     // A parent-facing event of a running child (forwarded endpoint): recorded on the parent,
     // sent to the child, one transaction.
     const forward =
       definition.forwards.length > 0 ? resolveForward(definition, snapshot, event.type) : null;
     if (forward !== null) {
-      const { parent } = await this.#delegation.sendForwarded(
+      const step = await sendForwarded(this.#services, {
         definition,
-        snapshot,
+        parent: snapshot,
         event,
-        forward,
-        lock?.ownerId,
-      );
+        target: forward,
+        releaseLockOwner: lock?.ownerId,
+      });
       lock?.releasedByCommit();
-      return finish(parent);
+      return { ...finish(step.parent), forwardedChild: step.child.snapshot };
     }
     // Scenario 404 / 422, then NoTransitionDefinitionFoundException: before anything is written.
     const scenario = this.scenariosEnabled
       ? await planKeptScenarioStep(this.store, definition, snapshot, event.type, scenarioRequest)
       : null;
     const result = this.#engine.transition(definition, snapshot, event, {
-      now: this.#now,
-      machines: this.#delegation.machines,
+      ...this.#macrostepOptions,
       scenario: scenario?.step.active ?? null,
     });
-    // Rows and child instances of delegation effects go into the same transaction.
-    const extras = this.#delegation.prepare(result);
+    let written;
     try {
-      await this.store.commit({
-        snapshot: result.snapshot,
-        history: result.history,
-        expectedSequence: snapshot.sequence,
-        previousValue: snapshot.value,
-        now: this.#now(),
-        ...(lock ? { releaseLockOwner: lock.ownerId } : {}),
-        // A rejected event (validation guard) keeps the scenario state as it was.
-        ...(scenario === null || result.validationFailure !== null
-          ? {}
-          : scenarioWrite(scenario.kept, scenario.step)),
-        children: extras.children,
-        also: extras.also,
-        inTransaction: extras.inTransaction,
-      });
+      written = await writeCommit(
+        this.#port,
+        {
+          main: {
+            result,
+            from: snapshot,
+            // A rejected event (validation guard) keeps the scenario state as it was.
+            ...(scenario === null || result.validationFailure !== null
+              ? {}
+              : scenarioWrite(scenario.kept, scenario.step)),
+          },
+          at: this.#now(),
+        },
+        lock ? { releaseLockOwner: lock.ownerId } : {},
+      );
       lock?.releasedByCommit();
     } catch (error) {
       // Fenced out: our lock expired and another writer committed in between.
@@ -492,7 +547,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       }
       throw error;
     }
-    await this.#delegation.afterCommit(result);
+    await finishCommit(this.#port, written);
     return finish(result, scenario === null ? undefined : keptAfter(scenario.kept, scenario.step));
   }
 
@@ -515,16 +570,16 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     definition: MachineDefinition,
     snapshot: MachineSnapshot,
   ): Promise<AvailableEvent[]> {
-    return this.#delegation.availableEvents(definition, snapshot);
+    return availableEventsWithChildren(this.store, definition, snapshot);
   }
 
   /** The child a forwarded endpoint reached (running, else the latest of its state), or `null`. */
   forwardedChild(
-    definition: MachineDefinition,
+    _definition: MachineDefinition,
     parent: MachineSnapshot,
     forward: ForwardDefinition,
   ): Promise<MachineSnapshot | null> {
-    return this.#delegation.forwardedChild(definition, parent, forward);
+    return forwardedChild(this.store, parent, forward);
   }
 
   /** `machine_children` rows of a parent instance, oldest first. */
@@ -537,10 +592,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     event: EventObject,
     options: SendOptions = {},
   ): Promise<InstanceResult> {
-    const initial = this.#engine.initialize(definition, { now: this.#now });
+    const stepOptions = { now: this.#now, ...pickDepth(this.#macrostepOptions) };
+    const initial = this.#engine.initialize(definition, stepOptions);
     const step = this.#unkeptScenarioStep(definition, initial.snapshot, event.type, options);
     const result = this.#engine.transition(definition, initial.snapshot, event, {
-      now: this.#now,
+      ...stepOptions,
       scenario: step?.active ?? null,
     });
     return finish(
@@ -555,7 +611,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
 
   /** The scenario kept on an instance (a continuation), `null` when none. */
   async keptScenario(id: string): Promise<StoredScenario | null> {
-    return keptScenario(await this.store.currentStates(id));
+    return keptScenarioOf(await this.store.currentStates(id));
   }
 
   /**
@@ -638,7 +694,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
    */
   async close(options: { jobTimeoutMs?: number } = {}): Promise<void> {
     await this.#ownedJobs?.close({ timeoutMs: options.jobTimeoutMs ?? 10_000 });
-    await this.#delegation.close();
+    await this.#dispatch.close();
     await this.store.close();
   }
 }
@@ -659,6 +715,15 @@ function finish(result: MacrostepResult, scenario?: StoredScenario | null): Inst
   return instance;
 }
 
+// Stateless steps resolve no child machines: only the depth limit carries over.
+function pickDepth(
+  options: Pick<MacrostepOptions, 'maxTransitionDepth'>,
+): Pick<MacrostepOptions, 'maxTransitionDepth'> {
+  return options.maxTransitionDepth === undefined
+    ? {}
+    : { maxTransitionDepth: options.maxTransitionDepth };
+}
+
 function notFound(definition: MachineDefinition, id: string): MachineNotFoundException {
   return new MachineNotFoundException(`Machine '${id}' of '${definition.id}' was not found.`, {
     machine: definition.id,
@@ -676,11 +741,4 @@ function alreadyRunning(
     snapshot,
     { machine: definition.id, key: id },
   );
-}
-
-// Failed job attempts of the runtime's own queue: one line on stderr (the job is retried or
-// kept as failed in the queue).
-function reportJobError(error: unknown, job: { name: string; id: string } | null): void {
-  const where = job === null ? 'job worker' : `job ${job.name} ${job.id}`;
-  console.error(`machine-routes: ${where} failed:`, error);
 }

@@ -2,16 +2,16 @@
  * `startWorker`: the entry of `machine-routes worker`. Opens the durable queue of a database,
  * registers the job handlers and runs them until stopped.
  */
-import type { JobHandler } from '../delegation/job-queue.js';
-import { loadRuntimeConfig } from '../config.js';
+import type { JobHandler } from '../jobs/job-queue.js';
+import { loadRuntimeConfig } from './config.js';
 import type { Store } from '../persistence/store.js';
-import { openJobQueue } from './open-job-queue.js';
+import { openJobQueue } from '../jobs/open-job-queue.js';
 import type {
   DurableJobQueue,
   JobErrorListener,
   JobQueueSettings,
   JobQueueStopOptions,
-} from './types.js';
+} from '../jobs/types.js';
 
 /** Options of `startWorker`. */
 export interface StartWorkerOptions extends Partial<JobQueueSettings> {

@@ -1,15 +1,10 @@
 /**
- * The deferred effects a macrostep returns for delegation and messaging. Plain JSON data: the
- * shell (MachineRuntime) applies them in the macrostep's transaction (rows) and after the
- * commit (jobs). Declared as type aliases so they stay assignable to `DeferredEffect`.
+ * The effects a macrostep returns besides its history and snapshot, as one discriminated union
+ * of plain JSON data. `planCommit` turns them into rows written in the macrostep's transaction
+ * and follow-up work (jobs, synchronous sends); nothing here runs them.
  */
 import type { Context, EventObject, MachineTarget } from '../definition/types.js';
-import type {
-  DeferredEffect,
-  HistoryRecord,
-  MachineSnapshot,
-  StoredScenario,
-} from '../interpreter/types.js';
+import type { HistoryRecord, MachineSnapshot, StoredScenario } from './types.js';
 
 /** Identifies the delegating state of a parent instance. */
 export type ChildSlot = {
@@ -58,7 +53,7 @@ export type PersistChildEffect = ChildSlot & {
   history: HistoryRecord[];
   status: 'running' | 'completed';
   /** The child's own effects (its children, its messages), applied like the parent's. */
-  effects: DeferredEffect[];
+  effects: MacrostepEffect[];
   /** A scenario of the child kept on it while it waits for events (a parent's plan `children` entry). */
   scenario?: StoredScenario;
 };
@@ -138,11 +133,3 @@ export type MacrostepEffect =
   | CancelJobEffect
   | SendEffect
   | ListenerEffect;
-
-/** Narrows a deferred effect to one of the known kinds. */
-export function isEffectOfKind<K extends MacrostepEffect['kind']>(
-  effect: DeferredEffect,
-  kind: K,
-): effect is Extract<MacrostepEffect, { kind: K }> & DeferredEffect {
-  return effect.kind === kind;
-}

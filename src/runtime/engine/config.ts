@@ -13,9 +13,9 @@
  * both to different values is an error rather than a silent precedence rule.
  */
 import { z } from 'zod';
-import { InvalidConfigFileException } from './errors.js';
-import { parseStoreUrl } from './persistence/open-store.js';
-import { readEnvSetting } from './env-setting.js';
+import { InvalidConfigFileException } from '../errors.js';
+import { parseStoreUrl } from '../persistence/open-store.js';
+import { readEnvSetting } from '../env-setting.js';
 
 /** Validated runtime settings. */
 export interface MachineRuntimeConfig {

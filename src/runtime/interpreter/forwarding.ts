@@ -8,15 +8,15 @@ import { isMachineDefinition } from '../definition/invocation.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { StateNode } from '../definition/state-node.js';
 import type { EventObject, ForwardDefinition } from '../definition/types.js';
-import { availableEvents, type ForwardingState } from '../interpreter/available-events.js';
-import { HistoryWriter } from '../interpreter/history.js';
-import { leavesOf } from '../interpreter/macrostep-context.js';
+import { availableEvents, type ForwardingState } from './available-events.js';
+import { HistoryWriter } from './history.js';
+import { leavesOf } from './macrostep-context.js';
 import type {
   AvailableEvent,
   MacrostepOptions,
   MacrostepResult,
   MachineSnapshot,
-} from '../interpreter/types.js';
+} from './types.js';
 
 /** Where a forwarded event goes. */
 export interface ForwardTarget {

@@ -8,9 +8,9 @@ import { requiresChildOutput, type ChildOutputView } from '../definition/child-o
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { Context, EventObject, ForwardDefinition } from '../definition/types.js';
 import { MachineOutputInjectionException } from '../errors.js';
-import { resolveOutput, responseContext, stateOutputOf } from '../interpreter/output.js';
-import { LiveStateView } from '../interpreter/state-view.js';
-import type { MachineSnapshot } from '../interpreter/types.js';
+import { resolveOutput, responseContext, stateOutputOf } from './output.js';
+import { LiveStateView } from './state-view.js';
+import type { MachineSnapshot } from './types.js';
 import { NO_MESSAGING } from './messaging.js';
 
 /** `data.child` of a forwarded response. */

@@ -6,8 +6,8 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject } from '../definition/types.js';
-import { Macrostep, leavesOf } from '../interpreter/macrostep-context.js';
-import { finishMacrostep, settle } from '../interpreter/macrostep.js';
+import { Macrostep, leavesOf } from './macrostep-context.js';
+import { finishMacrostep, settle } from './macrostep.js';
 import {
   describeError,
   finalStateKey,
@@ -15,9 +15,9 @@ import {
   type ChildError,
   type ChildOutcome,
   type JobOutcome,
-} from '../interpreter/invoke-child.js';
+} from './invoke-child.js';
 import type { InvocationDefinition, JobInvocation } from '../definition/invocation.js';
-import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
+import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from './types.js';
 
 /** What happened to the child, as the shell reports it. */
 export interface ChildCompletion {
@@ -51,7 +51,7 @@ export function completeChild(
   definition: MachineDefinition,
   parent: MachineSnapshot,
   completion: ChildCompletion,
-  options: Pick<MacrostepOptions, 'now' | 'machines'> = {},
+  options: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'> = {},
 ): MacrostepResult | null {
   return routeInParent(
     definition,
@@ -77,7 +77,7 @@ export function completeJob(
   parent: MachineSnapshot,
   parentStateId: string,
   outcome: JobOutcome,
-  options: Pick<MacrostepOptions, 'now' | 'machines'> = {},
+  options: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'> = {},
 ): MacrostepResult | null {
   return routeInParent(
     definition,
@@ -142,7 +142,7 @@ function routeInParent(
   parent: MachineSnapshot,
   parentStateId: string,
   outcomeFor: (invocation: InvocationDefinition) => ChildOutcome | JobOutcome | null,
-  options: Pick<MacrostepOptions, 'now' | 'machines'>,
+  options: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'>,
 ): MacrostepResult | null {
   if (parent.status === 'done' || parent.machineId !== definition.id) return null;
   const state = definition.idMap.get(parentStateId);
@@ -165,6 +165,7 @@ function routeInParent(
       time: options.now === undefined ? Date.now() : options.now().getTime(),
       parent: parent.parent,
       machines: options.machines,
+      maxTransitionDepth: options.maxTransitionDepth,
     },
     trigger,
   );

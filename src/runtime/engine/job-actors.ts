@@ -1,8 +1,8 @@
 /**
- * The effectful side of job actors (`job` on a delegating state), driven by the delegation
- * shell: the rows and jobs a `startJob` effect writes with its step's commit, the worker handler
- * that runs the function, and the parent step that applies its outcome. One module with one
- * host interface, so the engine's job-kind table can take it over as it is.
+ * The effectful side of job actors (`job` on a delegating state): the `job.run` handler that
+ * runs the function, and the parent step that applies its outcome (`job.outcome` when the parent
+ * was busy). The rows and jobs a `startJob` effect writes with its step's commit are planned by
+ * `planCommit`; the engine's job handler table (job-handlers.ts) routes both job kinds here.
  *
  * Guarantees:
  * - Durable start: the `machine_children` row (`pending`; `childMachineId` = the job's name, no
@@ -24,18 +24,23 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { JobInvocation } from '../definition/invocation.js';
-import type { MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
+import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from '../interpreter/child-rows.js';
+import {
+  completeJob,
+  resolveJobOutcome,
+  type ReportedJobOutcome,
+} from '../interpreter/complete-child.js';
+import type { JobSlot } from '../interpreter/effects.js';
 import type { JobOutcome } from '../interpreter/invoke-child.js';
-import { ACTIVE_CHILD_STATUSES, type ChildRowChange, type ChildStore } from './child-rows.js';
-import { completeJob, resolveJobOutcome, type ReportedJobOutcome } from './complete-child.js';
-import type { CancelJobEffect, StartJobEffect } from './effects.js';
-import type { JobInfo, JobRequest, Json } from './job-queue.js';
-import { DELEGATION_JOBS } from './job-names.js';
+import type { JobPayloads, PlannedJob } from '../interpreter/job-payloads.js';
+import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
+import type { JobInfo } from '../jobs/job-queue.js';
+import type { ChildStore } from '../persistence/child-rows.js';
 
-/** The payload of a `machine-routes.job.run` job: the start effect without its kind. */
-type RunPayload = Omit<StartJobEffect, 'kind' | 'timeoutSeconds'>;
-/** The payload of a `machine-routes.job.outcome` job. */
-type OutcomePayload = { jobId: string; outcome: JobOutcome };
+/** The payload of a `job.run` job: the start effect without its kind. */
+type RunPayload = JobPayloads['job.run'];
+/** The payload of a `job.outcome` job. */
+type OutcomePayload = JobPayloads['job.outcome'];
 
 /** What the runner needs from the shell that drives it. */
 export interface JobActorHost {
@@ -43,21 +48,21 @@ export interface JobActorHost {
   now(): Date;
   /** A definition the runtime knows, by id. */
   definition(machineId: string): MachineDefinition | undefined;
-  /** `MacrostepOptions.machines` of the steps it computes. */
-  readonly machines: (machineId: string) => MachineDefinition | undefined;
+  /** Options of the steps it computes (clock, machine resolver, depth limit). */
+  macrostepOptions(): Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'>;
   /**
    * Computes and commits a step of the parent under its lock (see `DelegationShell`); `compute`
    * runs holding the lock, `first` are row changes of the same commit. `false` when the lock
    * could not be had within the lock timeout.
    */
-  applyToParent(
-    definition: MachineDefinition,
-    parentId: string,
-    context: string,
-    compute: (parent: MachineSnapshot) => Promise<MacrostepResult | null>,
-    first: ChildRowChange[],
-  ): Promise<boolean>;
-  enqueue(job: JobRequest): Promise<void>;
+  applyToParent(step: {
+    definition: MachineDefinition;
+    parentId: string;
+    context: string;
+    compute: (parent: MachineSnapshot) => Promise<MacrostepResult | null>;
+    children: ChildRowChange[];
+  }): Promise<boolean>;
+  enqueue(job: PlannedJob): Promise<void>;
   /** Delay before an outcome whose parent was busy is tried again, in ms. */
   readonly retryDelayMs: number;
   onError(error: unknown, context: string): void;
@@ -82,58 +87,11 @@ export class JobActorRunner {
     this.#abortPollMs = options.abortPollMs ?? 1000;
   }
 
-  /** The row and jobs of a `startJob` effect, for the step's commit. */
-  prepareStart(
-    effect: StartJobEffect,
-    at: string,
-    extras: { children: ChildRowChange[]; jobs?: JobRequest[] },
-  ): void {
-    const { kind: _kind, timeoutSeconds, ...payload } = effect;
-    const jobs = (extras.jobs ??= []);
-    jobs.push({
-      name: DELEGATION_JOBS.runJob,
-      payload: payload satisfies RunPayload as Json,
-      key: `job:${effect.jobId}`,
-    });
-    if (timeoutSeconds !== null) {
-      jobs.push({
-        name: DELEGATION_JOBS.timeoutChild,
-        payload: { childId: effect.jobId },
-        runAt: new Date(Date.parse(at) + timeoutSeconds * 1000),
-        key: `timeout:${effect.jobId}`,
-      });
-    }
-    extras.children.push({
-      kind: 'insert',
-      row: {
-        id: effect.jobId,
-        parentRootEventId: effect.parentId,
-        parentStateId: effect.parentStateId,
-        parentMachineId: effect.parentMachineId,
-        childMachineId: effect.job,
-        childRootEventId: null,
-        status: 'pending',
-        createdAt: at,
-        completedAt: null,
-      },
-    });
-  }
-
-  /** The row change of a `cancelJob` effect, for the step's commit. */
-  prepareCancel(effect: CancelJobEffect, at: string, children: ChildRowChange[]): void {
-    children.push({
-      kind: 'cancel',
-      parentRootEventId: effect.parentId,
-      parentStateId: effect.parentStateId,
-      at,
-    });
-  }
-
   /**
    * Fires the signal of jobs running here that were cancelled (`cancelJob` committed) or settled
    * otherwise (`@timeout`): by job id, or by the state that ran them.
    */
-  abort(target: { jobId: string } | { parentId: string; parentStateId: string }): void {
+  abort(target: { jobId: string } | Pick<JobSlot, 'parentId' | 'parentStateId'>): void {
     for (const [jobId, running] of this.#running) {
       const hit =
         'jobId' in target
@@ -143,7 +101,7 @@ export class JobActorRunner {
     }
   }
 
-  /** The `machine-routes.job.run` handler. */
+  /** The `job.run` handler. */
   async run(payload: RunPayload, info: JobInfo): Promise<void> {
     const { store } = this.#host;
     const [row] = await store.findChildren({ id: payload.jobId });
@@ -183,7 +141,7 @@ export class JobActorRunner {
     await this.#applyOrDefer(definition, { jobId: payload.jobId, outcome });
   }
 
-  /** The `machine-routes.job.outcome` handler. */
+  /** The `job.outcome` handler. */
   async applyLater(payload: OutcomePayload): Promise<void> {
     const [row] = await this.#host.store.findChildren({ id: payload.jobId });
     if (row === undefined || !ACTIVE_CHILD_STATUSES.includes(row.status)) return;
@@ -272,8 +230,8 @@ export class JobActorRunner {
     if (await this.#apply(definition, payload)) return;
     // The parent stayed locked past the lock timeout: apply later rather than run the job again.
     await this.#host.enqueue({
-      name: DELEGATION_JOBS.jobOutcome,
-      payload: payload as Json,
+      kind: 'job.outcome',
+      payload,
       runAt: new Date(this.#host.now().getTime() + this.#host.retryDelayMs),
     });
   }
@@ -286,20 +244,23 @@ export class JobActorRunner {
     const { store } = this.#host;
     return store.findChildren({ id: jobId }).then(([row]) => {
       if (row === undefined || !ACTIVE_CHILD_STATUSES.includes(row.status)) return true;
-      return this.#host.applyToParent(
+      return this.#host.applyToParent({
         definition,
-        row.parentRootEventId,
-        'job.outcome',
-        async (parent) => {
+        parentId: row.parentRootEventId,
+        context: 'job.outcome',
+        compute: async (parent) => {
           const [current] = await store.findChildren({ id: jobId });
           if (current === undefined || !ACTIVE_CHILD_STATUSES.includes(current.status)) return null;
-          return completeJob(definition, parent, row.parentStateId, outcome, {
-            now: () => this.#host.now(),
-            machines: this.#host.machines,
-          });
+          return completeJob(
+            definition,
+            parent,
+            row.parentStateId,
+            outcome,
+            this.#host.macrostepOptions(),
+          );
         },
-        [this.#terminal(jobId, outcome)],
-      );
+        children: [this.#terminal(jobId, outcome)],
+      });
     });
   }
 
@@ -334,14 +295,4 @@ export class JobAbortedError extends Error {
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
-}
-
-/** Narrows a job payload (written by `prepareStart`) to its type. */
-export function toRunPayload(payload: Json): RunPayload {
-  return payload as RunPayload;
-}
-
-/** Narrows an outcome job payload (written by `#applyOrDefer`) to its type. */
-export function toOutcomePayload(payload: Json): OutcomePayload {
-  return payload as OutcomePayload;
 }

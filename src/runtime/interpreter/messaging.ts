@@ -5,8 +5,7 @@
  */
 import type { EventObject, MachineTarget } from '../definition/types.js';
 import { NoParentMachineException } from '../errors.js';
-import type { DeferredEffect } from '../interpreter/types.js';
-import type { SendEffect } from './effects.js';
+import type { MacrostepEffect, SendEffect } from './effects.js';
 
 /** The messaging functions of `BehaviorArgs`. */
 export interface MessagingFunctions {
@@ -23,7 +22,7 @@ export interface MessagingSource {
   /** The parent instance, when this one is a child (from its snapshot). */
   readonly parent: MachineTarget | null;
   /** Where `send` effects go (the macrostep's effect list). */
-  readonly effects: DeferredEffect[];
+  readonly effects: MacrostepEffect[];
   /** Actor of the triggering event: messages inherit it unless they set their own. */
   readonly actor: string | null;
 }

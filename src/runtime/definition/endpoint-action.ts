@@ -2,11 +2,7 @@
  * Endpoint actions: lifecycle hooks around one endpoint (`before`, `after`, `onException`),
  * the TypeScript form of the spec's MachineEndpointAction subclasses.
  */
-import type {
-  EndpointActionArgs,
-  EndpointActionDefinition,
-  EndpointResponse,
-} from '../definition/types.js';
+import type { EndpointActionArgs, EndpointActionDefinition, EndpointResponse } from './types.js';
 
 /** What users pass to {@link defineEndpointAction}. Every hook is optional. */
 export interface EndpointActionConfig {

@@ -1,0 +1,216 @@
+/**
+ * The child machine jobs: start an asynchronous child, route a child's outcome in its parent,
+ * and route `@timeout`. Each re-reads the `machine_children` row and the parent and does
+ * nothing when they moved on, so at-least-once queues may run a job twice.
+ */
+import type { MachineDefinition } from '../definition/machine-definition.js';
+import { MachineAlreadyRunningException } from '../errors.js';
+import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from '../interpreter/child-rows.js';
+import { completeChild, type ChildCompletion } from '../interpreter/complete-child.js';
+import { initialize } from '../interpreter/initialize.js';
+import { describeError } from '../interpreter/invoke-child.js';
+import type { JobPayloads } from '../interpreter/job-payloads.js';
+import { resolveOutput } from '../interpreter/output.js';
+import { completionJob } from '../interpreter/plan-commit.js';
+import type { MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
+import type { PreparedCommit } from './commit-step.js';
+import type { EngineServices } from './engine-services.js';
+import { unknownMachine } from './machine-registry.js';
+
+/** `child.start`: creates the child with its id and input, and moves its row to `running`. */
+export async function startChild(
+  engine: EngineServices,
+  start: JobPayloads['child.start'],
+): Promise<void> {
+  const { store } = engine;
+  const [row] = await store.findChildren({ id: start.childId });
+  // A failed start whose run died before its completion job was enqueued: enqueue it now
+  // (deduplicated while one waits; a completion that already ran finds the parent moved on).
+  if (row?.status === 'failed' && !start.fireAndForget) {
+    await engine.enqueue([completionJob(start.childId)]);
+    return;
+  }
+  if (row === undefined || row.status !== 'pending') return;
+  const at = engine.now().toISOString();
+  const child = engine.machines.resolve(start.childMachineId);
+  let result: MacrostepResult;
+  try {
+    if (child === undefined) throw unknownMachine(start.childMachineId);
+    // Created by an earlier run that died before the row was updated: only the row is left.
+    if ((await store.load(start.childId)) !== null) {
+      await store.updateChildren([
+        { kind: 'setStatus', childId: start.childId, from: ['pending'], status: 'running', at },
+      ]);
+      return;
+    }
+    result = initialize(child, {
+      ...engine.macrostepOptions(),
+      id: start.childId,
+      context: start.input,
+      parent: { machineId: start.parentMachineId, id: start.parentId },
+    });
+  } catch (error) {
+    await store.updateChildren([
+      { kind: 'setStatus', childId: start.childId, from: ['pending'], status: 'failed', at },
+    ]);
+    if (!start.fireAndForget)
+      await engine.enqueue([completionJob(start.childId, describeError(error))]);
+    return;
+  }
+  await engine.commit({
+    main: {
+      result,
+      from: null,
+      // Kept while the child waits for events (9.7.0); a child done at once plays nothing more.
+      ...(start.scenario === undefined || result.snapshot.status === 'done'
+        ? {}
+        : { scenario: start.scenario }),
+    },
+    children: [
+      {
+        kind: 'setStatus',
+        childId: start.childId,
+        from: ['pending'],
+        status: result.snapshot.status === 'done' ? 'completed' : 'running',
+        at,
+      },
+    ],
+    at: engine.now(),
+  });
+}
+
+/** `child.complete`: routes `@done` / `@fail` in the parent (a no-op once it moved on). */
+export async function completeChildJob(
+  engine: EngineServices,
+  job: JobPayloads['child.complete'],
+): Promise<void> {
+  const { store } = engine;
+  const [row] = await store.findChildren({ id: job.childId });
+  if (
+    row === undefined ||
+    (row.status !== 'completed' && row.status !== 'failed' && row.status !== 'running')
+  )
+    return;
+  const parentDefinition = engine.machines.resolve(row.parentMachineId);
+  if (parentDefinition === undefined) {
+    engine.onError(unknownMachine(row.parentMachineId), `completion of child ${job.childId}`);
+    return;
+  }
+  const invocation = parentDefinition.idMap.get(row.parentStateId)?.invocation;
+  if (invocation === null || invocation === undefined || invocation.fireAndForget) return;
+  let completion: ChildCompletion;
+  if (row.status === 'failed' || job.error !== undefined) {
+    completion = {
+      parentStateId: row.parentStateId,
+      outcome: 'fail',
+      childId: job.childId,
+      ...(job.error ? { error: job.error } : {}),
+    };
+  } else {
+    const childDefinition = engine.machines.resolve(row.childMachineId);
+    const child = await store.load(job.childId);
+    if (childDefinition === undefined || child === null || child.status !== 'done') return;
+    completion = {
+      parentStateId: row.parentStateId,
+      outcome: 'done',
+      childId: job.childId,
+      finalStateId: child.value[0] ?? '',
+      output: resolveOutput(childDefinition, child),
+    };
+  }
+  const applied = await applyToParent(engine, {
+    definition: parentDefinition,
+    parentId: row.parentRootEventId,
+    context: 'child.complete',
+    compute: (parent) =>
+      completeChild(parentDefinition, parent, completion, engine.macrostepOptions()),
+  });
+  // The parent stayed locked past the lock timeout: try again later rather than lose the outcome.
+  if (!applied)
+    await engine.enqueue([{ kind: 'child.complete', payload: job, runAt: later(engine) }]);
+}
+
+/** `child.timeout`: routes `@timeout` in the parent of a child still active. */
+export async function timeoutChild(
+  engine: EngineServices,
+  job: JobPayloads['child.timeout'],
+): Promise<void> {
+  const [row] = await engine.store.findChildren({ id: job.childId });
+  if (row === undefined || !ACTIVE_CHILD_STATUSES.includes(row.status)) return;
+  const parentDefinition = engine.machines.resolve(row.parentMachineId);
+  if (parentDefinition === undefined) return;
+  const at = engine.now().toISOString();
+  const applied = await applyToParent(engine, {
+    definition: parentDefinition,
+    parentId: row.parentRootEventId,
+    context: 'child.timeout',
+    compute: (parent) =>
+      completeChild(
+        parentDefinition,
+        parent,
+        { parentStateId: row.parentStateId, outcome: 'timeout', childId: job.childId },
+        engine.macrostepOptions(),
+      ),
+    children: [
+      {
+        kind: 'setStatus',
+        childId: job.childId,
+        from: ACTIVE_CHILD_STATUSES,
+        status: 'timed_out',
+        at,
+      },
+    ],
+  });
+  if (!applied)
+    await engine.enqueue([{ kind: 'child.timeout', payload: job, runAt: later(engine) }]);
+  // A job actor that timed out stops now if it runs in this process.
+  else engine.jobActors.abort({ jobId: job.childId });
+}
+
+/** A step of a parent computed from its last committed snapshot under its lock. */
+export interface ParentStep {
+  definition: MachineDefinition;
+  parentId: string;
+  /** Recorded in the lock row. */
+  context: string;
+  /** The step, or `null` when there is nothing left to do (the parent moved on). */
+  compute: (parent: MachineSnapshot) => MacrostepResult | null | Promise<MacrostepResult | null>;
+  /** Row changes committed with the step. */
+  children?: ChildRowChange[];
+}
+
+/**
+ * Computes and commits a macrostep of the parent under its lock (waiting up to the lock
+ * timeout). `false` when the lock could not be had; `true` otherwise, also when nothing was
+ * left to do.
+ */
+export async function applyToParent(engine: EngineServices, step: ParentStep): Promise<boolean> {
+  let written: PreparedCommit | null;
+  try {
+    written = await engine.withLock(
+      step.parentId,
+      async () => {
+        const parent = await engine.store.load(step.parentId);
+        if (parent === null || parent.machineId !== step.definition.id) return null;
+        const result = await step.compute(parent);
+        if (result === null) return null;
+        return engine.write({
+          main: { result, from: parent },
+          ...(step.children === undefined ? {} : { children: step.children }),
+          at: engine.now(),
+        });
+      },
+      { context: step.context },
+    );
+  } catch (error) {
+    if (error instanceof MachineAlreadyRunningException) return false;
+    throw error;
+  }
+  // After the lock is released: a synchronous send of the step may target the parent itself.
+  if (written !== null) await engine.finish(written);
+  return true;
+}
+
+function later(engine: EngineServices): Date {
+  return new Date(engine.now().getTime() + engine.sendRetry.delayMs);
+}

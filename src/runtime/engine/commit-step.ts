@@ -1,0 +1,112 @@
+/**
+ * The commit protocol, written once: every writer (create, send, forwarded send, child start,
+ * completion and timeout jobs, messaging) commits a step through `commitStep`.
+ *
+ *   planCommit (pure: writes, jobs, sends)  ->  store.commit (one transaction; jobs go in
+ *   through the queue's outbox when it shares the store's database)  ->  after the commit:
+ *   jobs the outbox did not take are enqueued, commit listeners are told, job actors whose
+ *   state was left are aborted, synchronous sends are delivered.
+ *
+ * The plan travels as data from one phase to the next (`PreparedCommit`); nothing ties them
+ * together behind the caller's back. `writeCommit` + `finishCommit` split the protocol for
+ * callers that hold a lock until the write is done and run the follow-up after releasing it;
+ * `prepareCommit` for the one caller that runs the store write inside a wider transaction
+ * (SQLite exclusive sends). Everyone else calls `commitStep`.
+ */
+import type { JobSlot, SendEffect } from '../interpreter/effects.js';
+import type { PlannedJob } from '../interpreter/job-payloads.js';
+import { planCommit, type CommitInput, type CommitPlan } from '../interpreter/plan-commit.js';
+import type { JobOutbox, JobRequest } from '../jobs/job-queue.js';
+import { flattenCommit, type CommitRequest, type Store } from '../persistence/store.js';
+import type { CommitListeners } from './commit-events.js';
+import type { CommitOptions } from './engine-services.js';
+
+/** What the commit protocol needs from the runtime. */
+export interface CommitPort {
+  readonly store: Pick<Store, 'commit'>;
+  /** The queue's transactional outbox for this store, or `null` (jobs enqueued after the commit). */
+  readonly outbox: JobOutbox | null;
+  readonly listeners: CommitListeners;
+  /** The queue request of a planned job (name from the job handler table). */
+  toJobRequest(job: PlannedJob): JobRequest;
+  /** Enqueues jobs after the commit (queues without an outbox). */
+  enqueue(jobs: readonly JobRequest[]): Promise<void>;
+  /** Delivers synchronous sends after the commit, in order. */
+  deliver(sends: readonly SendEffect[]): Promise<void>;
+  /** Aborts the function of a job actor running in this process whose state was left. */
+  abortJob(slot: JobSlot): void;
+}
+
+/** A planned commit, ready for the store. */
+export interface PreparedCommit {
+  plan: CommitPlan;
+  /** What to pass to `store.commit`. */
+  request: CommitRequest;
+  /** The plan's jobs as queue requests. */
+  jobs: JobRequest[];
+  /** True when `request` writes `jobs` in its own transaction (outbox). */
+  outboxed: boolean;
+}
+
+/** Plans a commit and builds the store request (jobs in the outbox hook when there is one). */
+export function prepareCommit(
+  port: CommitPort,
+  input: CommitInput,
+  options: CommitOptions = {},
+): PreparedCommit {
+  const plan = planCommit(input);
+  const jobs = plan.jobs.map((job) => port.toJobRequest(job));
+  const outbox = jobs.length > 0 ? port.outbox : null;
+  const request: CommitRequest = { ...plan.write };
+  if (options.releaseLockOwner !== undefined) request.releaseLockOwner = options.releaseLockOwner;
+  if (outbox !== null) request.inTransaction = outbox.write(jobs);
+  return { plan, request, jobs, outboxed: outbox !== null };
+}
+
+/** The work after a successful commit: jobs, notifications, synchronous sends. */
+export async function finishCommit(port: CommitPort, prepared: PreparedCommit): Promise<void> {
+  if (prepared.outboxed) port.outbox?.committed();
+  else if (prepared.jobs.length > 0) await port.enqueue(prepared.jobs);
+  if (port.listeners.active) {
+    for (const write of flattenCommit(prepared.plan.write)) {
+      port.listeners.emit({
+        instanceId: write.snapshot.id,
+        machineId: write.snapshot.machineId,
+        sequence: write.snapshot.sequence,
+        snapshot: write.snapshot,
+        history: write.history,
+      });
+    }
+  }
+  // Committed: a cancelled job's function, if it runs in this process, stops now.
+  for (const slot of prepared.plan.cancelledJobs) port.abortJob(slot);
+  if (prepared.plan.sends.length > 0) await port.deliver(prepared.plan.sends);
+}
+
+/**
+ * Plans and writes a step without its follow-up work, for callers that must release a lock
+ * first (the follow-up may send to the instance they hold): pass the result to `finishCommit`.
+ */
+export async function writeCommit(
+  port: CommitPort,
+  input: CommitInput,
+  options: CommitOptions = {},
+): Promise<PreparedCommit> {
+  const prepared = prepareCommit(port, input, options);
+  await port.store.commit(prepared.request);
+  return prepared;
+}
+
+/**
+ * Commits one step and runs its follow-up work; returns the plan. Throws what the store throws
+ * (`SequenceConflictError` when fenced out): nothing was written then, and nothing follows.
+ */
+export async function commitStep(
+  port: CommitPort,
+  input: CommitInput,
+  options: CommitOptions = {},
+): Promise<CommitPlan> {
+  const prepared = await writeCommit(port, input, options);
+  await finishCommit(port, prepared);
+  return prepared.plan;
+}

@@ -1,0 +1,62 @@
+/**
+ * Where the engine's jobs go: the configured queue (with its transactional outbox when it
+ * keeps jobs in the store's database), else an in-process `InMemoryJobQueue` made on first
+ * use, so delegation works out of the box (its jobs are lost if the process dies).
+ */
+import {
+  InMemoryJobQueue,
+  type JobOutbox,
+  type JobQueue,
+  type JobRequest,
+} from '../jobs/job-queue.js';
+import type { Store } from '../persistence/store.js';
+import type { EngineServices } from './engine-services.js';
+import { registerJobHandlers } from './job-handlers.js';
+
+/** The job queue of one runtime. */
+export class JobDispatch {
+  readonly #engine: EngineServices;
+  #queue: JobQueue | undefined;
+  #registered: Promise<void> | null = null;
+  /** The in-process queue made when none was configured (stopped by `close`). */
+  #fallback: InMemoryJobQueue | null = null;
+  /** The configured queue's outbox for the store, when it has one. */
+  readonly outbox: JobOutbox | null;
+
+  constructor(engine: EngineServices, store: Store, queue: JobQueue | undefined) {
+    this.#engine = engine;
+    this.#queue = queue;
+    this.outbox = queue?.outboxFor?.(store) ?? null;
+  }
+
+  /** Registers the job handlers on the configured queue (once; before a worker starts). */
+  register(): Promise<void> {
+    if (this.#queue === undefined) return Promise.resolve();
+    return (this.#registered ??= registerJobHandlers(this.#queue, this.#engine));
+  }
+
+  /** Enqueues jobs, one after the other (each resolves once stored). */
+  async enqueue(jobs: readonly JobRequest[]): Promise<void> {
+    const queue = await this.#ready();
+    for (const job of jobs) await queue.enqueue(job);
+  }
+
+  /** Stops the in-process queue made here, if any (a configured one is the caller's). */
+  async close(): Promise<void> {
+    await this.#fallback?.stop();
+  }
+
+  async #ready(): Promise<JobQueue> {
+    if (this.#queue === undefined) {
+      const fallback = new InMemoryJobQueue({
+        now: () => this.#engine.now(),
+        onError: (error, job) => this.#engine.onError(error, `job ${job.name}`),
+      });
+      this.#queue = fallback;
+      this.#fallback = fallback;
+      fallback.start();
+    }
+    await this.register();
+    return this.#queue;
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Messaging between machines, the effectful half (the pure half, recording `send` effects, is
+ * interpreter/messaging.ts): synchronous sends delivered right after the sender's commit, and
+ * the `send` job of `dispatchTo` / `dispatchToParent`, retried while the target is busy or does
+ * not accept the event yet.
+ */
+import {
+  ForwardTargetUnavailableException,
+  MachineAlreadyRunningException,
+  NoTransitionDefinitionFoundException,
+} from '../errors.js';
+import type { SendEffect } from '../interpreter/effects.js';
+import type { JobPayloads } from '../interpreter/job-payloads.js';
+import type { EngineServices } from './engine-services.js';
+import { unknownMachine } from './machine-registry.js';
+
+/**
+ * Delivers synchronous sends in order, after the sender's commit; a busy target gets the send
+ * as a retried job. Not jobs themselves: a crash between the commit and their delivery loses
+ * them (use `dispatchTo` for messages that must survive one).
+ */
+export async function deliverSends(
+  engine: EngineServices,
+  sends: readonly SendEffect[],
+): Promise<void> {
+  for (const effect of sends) await deliver(engine, effect);
+}
+
+async function deliver(engine: EngineServices, effect: SendEffect): Promise<void> {
+  const definition = engine.machines.resolve(effect.target.machineId);
+  if (definition === undefined) {
+    engine.onError(unknownMachine(effect.target.machineId), `sendTo ${effect.target.machineId}`);
+    return;
+  }
+  try {
+    await engine.send(definition, effect.target.id, effect.event);
+  } catch (error) {
+    if (isRetryable(error)) {
+      await retry(engine, { effect, attempt: 2, exceptions: 0 });
+      return;
+    }
+    // The sender has committed; its caller is not the place to fail.
+    engine.onError(
+      error,
+      `sendTo ${effect.target.machineId} ${effect.target.id} (${effect.event.type})`,
+    );
+  }
+}
+
+/** `send`: one try of an asynchronous send; schedules the next try or gives up. */
+export async function runSendJob(engine: EngineServices, job: JobPayloads['send']): Promise<void> {
+  const { effect } = job;
+  const definition = engine.machines.resolve(effect.target.machineId);
+  if (definition === undefined) {
+    engine.onError(
+      unknownMachine(effect.target.machineId),
+      `dispatchTo ${effect.target.machineId}`,
+    );
+    return;
+  }
+  try {
+    await engine.send(definition, effect.target.id, effect.event);
+  } catch (error) {
+    const exceptions = job.exceptions + (isRetryable(error) ? 0 : 1);
+    const { tries, exceptions: maxExceptions } = engine.sendRetry;
+    if (job.attempt >= tries || exceptions >= maxExceptions) {
+      engine.onError(
+        error,
+        `dispatchTo ${effect.target.machineId} ${effect.target.id} (${effect.event.type}) given up after ${job.attempt} tries`,
+      );
+      return;
+    }
+    await retry(engine, { effect, attempt: job.attempt + 1, exceptions });
+  }
+}
+
+function retry(engine: EngineServices, payload: JobPayloads['send']): Promise<void> {
+  const delayMs = engine.sendRetry.delayMs;
+  return engine.enqueue([
+    {
+      kind: 'send',
+      payload,
+      ...(delayMs > 0 ? { runAt: new Date(engine.now().getTime() + delayMs) } : {}),
+    },
+  ]);
+}
+
+/** Failures that a later try may not meet: contention, an event not accepted yet. */
+function isRetryable(error: unknown): boolean {
+  return (
+    error instanceof MachineAlreadyRunningException ||
+    error instanceof NoTransitionDefinitionFoundException ||
+    error instanceof ForwardTargetUnavailableException
+  );
+}
