@@ -13,7 +13,7 @@
  *   parent's completion job is written with it.
  */
 import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from './child-rows.js';
-import type { JobSlot, MacrostepEffect, SendEffect } from './effects.js';
+import type { ChildSlot, JobSlot, MacrostepEffect, SendEffect } from './effects.js';
 import type { PlannedJob } from './job-payloads.js';
 import type { HistoryRecord, MacrostepResult, MachineSnapshot, StoredScenario } from './types.js';
 
@@ -169,20 +169,7 @@ function planEffects(effects: readonly MacrostepEffect[], at: string, target: Pl
             key: `timeout:${effect.childId}`,
           });
         }
-        target.children.push({
-          kind: 'insert',
-          row: {
-            id: effect.childId,
-            parentRootEventId: effect.parentId,
-            parentStateId: effect.parentStateId,
-            parentMachineId: effect.parentMachineId,
-            childMachineId: effect.childMachineId,
-            childRootEventId: effect.childId,
-            status: 'pending',
-            createdAt: at,
-            completedAt: null,
-          },
-        });
+        target.children.push(insertChildRow(effect, 'pending', at));
         break;
       }
       case 'persistChild': {
@@ -194,20 +181,7 @@ function planEffects(effects: readonly MacrostepEffect[], at: string, target: Pl
           now: new Date(at),
           ...(effect.scenario === undefined ? {} : { scenario: effect.scenario }),
         });
-        target.children.push({
-          kind: 'insert',
-          row: {
-            id: effect.childId,
-            parentRootEventId: effect.parentId,
-            parentStateId: effect.parentStateId,
-            parentMachineId: effect.parentMachineId,
-            childMachineId: effect.childMachineId,
-            childRootEventId: effect.childId,
-            status: effect.status,
-            createdAt: at,
-            completedAt: effect.status === 'completed' ? at : null,
-          },
-        });
+        target.children.push(insertChildRow(effect, effect.status, at));
         planEffects(effect.effects, at, target);
         break;
       }
@@ -276,4 +250,26 @@ function planEffects(effects: readonly MacrostepEffect[], at: string, target: Pl
         break;
     }
   }
+}
+
+/** The `machine_children` row of a child started (`pending`) or run inline by a step. */
+function insertChildRow(
+  child: ChildSlot & { childId: string },
+  status: 'pending' | 'running' | 'completed',
+  at: string,
+): ChildRowChange {
+  return {
+    kind: 'insert',
+    row: {
+      id: child.childId,
+      parentRootEventId: child.parentId,
+      parentStateId: child.parentStateId,
+      parentMachineId: child.parentMachineId,
+      childMachineId: child.childMachineId,
+      childRootEventId: child.childId,
+      status,
+      createdAt: at,
+      completedAt: status === 'completed' ? at : null,
+    },
+  };
 }
