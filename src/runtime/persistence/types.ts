@@ -1,6 +1,6 @@
 /**
  * The instance lifecycle as the HTTP layer and jobs see it. Implemented by `MachineRuntime`
- * (persistence/machine-runtime.ts) on top of a `Store`.
+ * (engine/machine-runtime.ts) on top of a `Store`.
  */
 import type { Context, EventObject, ForwardDefinition } from '../definition/types.js';
 import type {
