@@ -298,11 +298,11 @@ function normalizePlan(
       );
       continue;
     }
-    if (state.invocation.kind === 'job') {
-      // The seam is there (completeJob routes a given outcome); the scenario side is not yet.
+    if (state.invocation.kind === 'job' && !isJobOutcome(value)) {
+      // A job has no final states and no scenarios of its own: only its outcome can be forced.
       problem(
         path,
-        `${where}.children names '${path}', a job actor: scenarios cannot force a job's outcome yet.`,
+        `${where}.children names '${path}', a job actor: force its outcome with '@done', '@fail', '@timeout' or a function returning one.`,
       );
       continue;
     }
@@ -353,6 +353,13 @@ function normalizeChildOverride(
     `${where} must be an outcome ('@done', '@fail', ...), a function returning one, or { scenario }.`,
   );
   return null;
+}
+
+/** What may force a job actor's outcome: a plain outcome literal, or a function deciding one. */
+function isJobOutcome(value: unknown): boolean {
+  return (
+    typeof value === 'function' || value === '@done' || value === '@fail' || value === '@timeout'
+  );
 }
 
 /** A state by path relative to the machine (`fulfillment.payment`) or full id. */

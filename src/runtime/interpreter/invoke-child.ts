@@ -77,6 +77,14 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
   if (settled >= 0) macrostep.settledChildren.splice(settled, 1);
   const input = invocation.mapInput(macrostep.context, macrostep.event);
   const childId = nextRecordId(macrostep.time);
+  const override = macrostep.scenario?.plan.children.get(state.id);
+  if (override?.kind === 'outcome') {
+    // The scenario decides the outcome: no child (or job) runs, the outcome is routed at once.
+    const start = invocation.kind === 'job' ? { jobId: childId } : { childId };
+    macrostep.record(invocation.records.start, { ...start, scenario: macrostep.scenario!.slug });
+    routeChildOutcome(macrostep, state, forcedOutcome(macrostep, invocation, childId, override));
+    return;
+  }
   if (invocation.kind === 'job') {
     macrostep.record(invocation.records.start, { jobId: childId });
     const effect: StartJobEffect = {
@@ -92,13 +100,6 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
     return;
   }
   const slot = slotOf(macrostep, state, invocation);
-  const override = macrostep.scenario?.plan.children.get(state.id);
-  if (override?.kind === 'outcome') {
-    // The scenario decides the child's outcome: no child runs, the outcome is routed at once.
-    macrostep.record(invocation.records.start, { childId, scenario: macrostep.scenario!.slug });
-    routeChildOutcome(macrostep, state, forcedOutcome(macrostep, invocation, childId, override));
-    return;
-  }
   // The child starts for real with one of its own scenarios kept on it (9.7.0).
   const childScenario =
     override?.kind === 'scenario' ? { slug: override.slug, params: { ...override.params } } : null;
@@ -234,26 +235,42 @@ export function routeChildOutcome(
   }
 }
 
-/** The outcome a scenario forces on a delegating state (`@done`, `@done.<final>`, `@fail`, `@timeout`). */
+/**
+ * The outcome a scenario forces on a delegating state: `@done`, `@done.<final>` (child machines
+ * only), `@fail`, `@timeout`. A forced `@done` carries `output: null`.
+ */
 function forcedOutcome(
   macrostep: Macrostep,
-  invocation: MachineInvocation,
-  childId: string,
+  invocation: InvocationDefinition,
+  id: string,
   override: Extract<ChildOverride, { kind: 'outcome' }>,
-): ChildOutcome {
+): ChildOutcome | JobOutcome {
   const slug = macrostep.scenario!.slug;
   const literal = override.resolve(macrostep.argsFor(null));
+  const job = invocation.kind === 'job';
+  const what = job ? `job '${nameOf(invocation)}'` : `child machine '${nameOf(invocation)}'`;
   if (literal === '@fail') {
-    const message = `Scenario '${slug}' forced the outcome '@fail' of child machine '${invocation.childMachineId}'.`;
-    return { outcome: 'fail', childId, error: { name: 'ScenarioOutcome', code: null, message } };
+    const message = `Scenario '${slug}' forced the outcome '@fail' of ${what}.`;
+    const error = { name: 'ScenarioOutcome', code: null, message };
+    return job ? { outcome: 'fail', jobId: id, error } : { outcome: 'fail', childId: id, error };
   }
-  if (literal === '@timeout')
-    return { outcome: 'timeout', childId, after: invocation.timeoutSeconds };
-  if (literal === '@done' || literal.startsWith('@done.')) {
-    return { outcome: 'done', childId, finalState: literal.slice('@done.'.length), output: null };
+  if (literal === '@timeout') {
+    const after = invocation.timeoutSeconds;
+    return job
+      ? { outcome: 'timeout', jobId: id, after }
+      : { outcome: 'timeout', childId: id, after };
+  }
+  if (job && literal === '@done') return { outcome: 'done', jobId: id, output: null };
+  if (!job && (literal === '@done' || literal.startsWith('@done.'))) {
+    return {
+      outcome: 'done',
+      childId: id,
+      finalState: literal.slice('@done.'.length),
+      output: null,
+    };
   }
   throw new InvalidScenarioDefinitionException(
-    `Machine '${macrostep.machineId}', scenario '${slug}': the outcome of '${invocation.childMachineId}' must be '@done', '@done.<final state>', '@fail' or '@timeout' (got ${JSON.stringify(literal)}).`,
+    `Machine '${macrostep.machineId}', scenario '${slug}': the outcome of ${what} must be '@done'${job ? '' : ", '@done.<final state>'"}, '@fail' or '@timeout' (got ${JSON.stringify(literal)}).`,
     { machine: macrostep.machineId, key: String(literal) },
   );
 }

@@ -12,6 +12,7 @@ import {
   defineMachine,
   defineScenario,
   validateMachine,
+  planScenarioStep,
   initialize,
   resolveJobOutcome,
   transition,
@@ -255,7 +256,50 @@ describe('job actors (pure)', () => {
     expect(result.effects.some((effect) => effect.kind === 'cancelJob')).toBe(false);
   });
 
-  it('should refuse a scenario forcing a job outcome (not supported by scenarios yet)', () => {
+  it('should let a scenario force a job outcome: no job starts, the outcome is routed at once', () => {
+    const machine = defineMachine({
+      config: {
+        id: 'm',
+        initial: 'a',
+        states: {
+          a: { on: { GO: 'charging' } },
+          charging: { job: async () => ({}), on: { '@done': 'paid', '@fail': 'a' } },
+          paid: { type: 'final' },
+        },
+      },
+      scenarios: [
+        defineScenario({
+          slug: 'declined',
+          description: 'The charge fails',
+          source: 'a',
+          event: 'GO',
+          plan: { children: { charging: '@fail' } },
+        }),
+      ],
+    });
+    const initial = initialize(machine, fixedClock).snapshot;
+    const step = planScenarioStep(
+      machine,
+      initial,
+      'GO',
+      { kind: 'play', slug: 'declined', params: {} },
+      null,
+    );
+    const result = transition(machine, initial, 'GO', { ...fixedClock, scenario: step.active });
+    expect(result.snapshot.value).toEqual(['m.a']);
+    expect(result.effects).toEqual([]);
+    const fail = result.history.find(
+      (record) => record.type.endsWith('.fail') && record.payload?.['error'],
+    );
+    expect(fail?.payload).toMatchObject({
+      error: {
+        name: 'ScenarioOutcome',
+        message: "Scenario 'declined' forced the outcome '@fail' of job 'charging'.",
+      },
+    });
+  });
+
+  it('should refuse a job override that is not an outcome (a child scenario, a final state)', () => {
     const issues = validateMachine({
       config: {
         id: 'm',
@@ -271,12 +315,12 @@ describe('job actors (pure)', () => {
           description: '',
           source: 'a',
           event: 'GO',
-          plan: { children: { charging: '@done' } },
+          plan: { children: { charging: '@done.paid' } },
         }),
       ],
     });
     expect(issues.map((issue) => issue.message)).toEqual([
-      "Machine 'm', scenario 's1': plan.children names 'charging', a job actor: scenarios cannot force a job's outcome yet.",
+      "Machine 'm', scenario 's1': plan.children names 'charging', a job actor: force its outcome with '@done', '@fail', '@timeout' or a function returning one.",
     ]);
   });
 });
