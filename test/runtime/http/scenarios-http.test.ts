@@ -3,7 +3,7 @@
  * a SQLite file and on PostgreSQL; the in-memory job queue runs child starts in-process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orderMachine, shopMachine } from '../../../fixtures/scenarios/machines.js';
+import { orderMachine, quoteMachine, shopMachine } from '../../../fixtures/scenarios/machines.js';
 import {
   InMemoryJobQueue,
   MachineRouter,
@@ -63,6 +63,7 @@ describe.each(cases)('scenarios over $adapter on $backend.name', ({ backend, ada
       machineIdFor: ['PAY', 'RETRY'],
     });
     router.register(shopMachine, { prefix: 'shops', create: true, machineIdFor: ['START'] });
+    router.register(quoteMachine, { prefix: 'quotes' });
     server = await startServer(adapter, [{ routes: router.routes, bodyLimit: router.bodyLimit }], {
       error: (_message, meta) => logged.push(meta.error),
     });
@@ -234,6 +235,23 @@ describe.each(cases)('scenarios over $adapter on $backend.name', ({ backend, ada
     expect(data(confirmed).child).toMatchObject({ state: ['card.declined'] });
     await queue.runDue();
     expect((await store.load(id))?.value).toEqual(['shop.failed']);
+  });
+
+  it('should read the scenario from the query of a stateless GET route, keeping it out of the payload', async () => {
+    const real = await call('GET', '/quotes/quote?quantity=2');
+    expect(data(real)).toMatchObject({
+      output: { price: 50 },
+      availableScenarios: { QUOTE: [{ slug: 'free' }] },
+    });
+    const free = await call(
+      'GET',
+      '/quotes/quote?quantity=2&scenario=free&scenarioParams[discount]=90',
+    );
+    expect(free.status).toBe(200);
+    expect(data(free).output).toEqual({ price: 10 });
+    expect(data(free)).not.toHaveProperty('activeScenario');
+    const unknown = await call('GET', '/quotes/quote?quantity=2&scenario=nope');
+    expect(unknown).toMatchObject({ status: 404, body: { message: "Scenario 'nope' not found." } });
   });
 
   it('should ignore the scenario fields when scenarios are off (the default)', async () => {
