@@ -10,6 +10,8 @@ export interface CliIo {
   cwd: string;
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Ends long-running commands (`generate --watch`) besides SIGINT/SIGTERM; for tests. */
+  signal?: AbortSignal;
 }
 
 /** The process's own streams and working directory. */

@@ -204,6 +204,58 @@ describe('machine-routes generate', () => {
   });
 });
 
+describe('machine-routes generate --watch', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-watch-'));
+    writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
+  });
+
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const config = (framework: string) =>
+    `import example from ${JSON.stringify(path.join(ROOT, EXAMPLE_CONFIG))};\n` +
+    `export default { ...example, output: { dir: 'out', framework: '${framework}' } };\n`;
+
+  it('should generate, then generate again when a source changes, until stopped', async () => {
+    writeFileSync(path.join(dir, 'machine-routes.config.ts'), config('express'));
+    const stdout: string[] = [];
+    const stop = new AbortController();
+    const running = runCli(['generate', '--watch'], {
+      cwd: dir,
+      stdout: (text) => stdout.push(text),
+      stderr: (text) => stdout.push(text),
+      signal: stop.signal,
+    });
+    const printed = async (text: string) => {
+      for (let i = 0; i < 500 && !stdout.some((line) => line.includes(text)); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(stdout.join('\n')).toContain(text);
+    };
+    await printed('Watching ./ for changes');
+    expect(stdout[0]).toBe('Wrote 13 files to out/ (13 new, 0 changed, 0 removed).');
+
+    writeFileSync(path.join(dir, 'machine-routes.config.ts'), config('fastify'));
+    await printed('machine-routes.config.ts changed: generating.');
+    await printed('Wrote 13 files to out/ (0 new, 1 changed, 0 removed).');
+    expect(readFileSync(path.join(dir, 'out/app.gen.ts'), 'utf8')).toContain(
+      "from 'machine-routes/fastify'",
+    );
+    stop.abort();
+    expect(await running).toBe(0);
+  }, 60_000);
+
+  it('should refuse --watch with --check', async () => {
+    expect(await run(['generate', '--watch', '--check'], dir)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: '--check and --watch cannot be used together.',
+    });
+  });
+});
+
 describe('machine-routes migrate', () => {
   it('should migrate the store a URL names', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-'));
