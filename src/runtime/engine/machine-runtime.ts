@@ -545,6 +545,10 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       if (error instanceof SequenceConflictError) {
         throw alreadyRunning(definition, id, await this.restore(definition, id));
       }
+      // The database stayed locked by another connection past its busy timeout: contention.
+      if (error instanceof StoreBusyError) {
+        throw alreadyRunning(definition, id, await this.#committedAfterBusy(definition, id));
+      }
       throw error;
     }
     await finishCommit(this.#port, written);
@@ -693,6 +697,8 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
    * abandoned ones run again elsewhere after their timeout), then the store.
    */
   async close(options: { jobTimeoutMs?: number } = {}): Promise<void> {
+    // Registration still running must not meet a closed queue (and report it).
+    await this.#jobsRegistered;
     await this.#ownedJobs?.close({ timeoutMs: options.jobTimeoutMs ?? 10_000 });
     await this.#dispatch.close();
     await this.store.close();

@@ -254,7 +254,13 @@ export class SqliteStore implements ExclusiveStore {
 
   async commit(request: CommitRequest): Promise<void> {
     assertCommitRequest(request);
-    this.#commitTransaction(request);
+    try {
+      this.#commitTransaction(request);
+    } catch (error) {
+      // Another connection kept the database locked past the busy timeout: nothing applied.
+      if (isBusy(error)) throw new StoreBusyError(error);
+      throw error;
+    }
   }
 
   async findChildren(query: ChildQuery): Promise<ChildRow[]> {
