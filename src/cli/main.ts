@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { isMachineRoutesError } from '../generator/issues.js';
 import { registerCheck } from './commands/check.js';
 import { registerGenerate } from './commands/generate.js';
+import { registerInit } from './commands/init.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerRoutes } from './commands/routes.js';
 import { registerWorker } from './commands/worker.js';
@@ -34,6 +35,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
       writeOut: (text) => io.stdout(text.trimEnd()),
       writeErr: (text) => io.stderr(text.trimEnd()),
     });
+  registerInit(program, io, exit);
   registerCheck(program, io, exit);
   registerGenerate(program, io, exit);
   registerRoutes(program, io, exit);

@@ -35,6 +35,45 @@ describe('machine-routes --version', () => {
   });
 });
 
+describe('machine-routes init', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-init-'));
+    writeFileSync(
+      path.join(dir, 'package.json'),
+      '{ "name": "app", "scripts": { "test": "x" } }\n',
+    );
+  });
+
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("should write the README's first machine, its config and scripts that check passes", async () => {
+    const init = await run(['init'], dir);
+    expect(init.code).toBe(0);
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    for (const file of ['machine-routes.config.ts', 'machines/order.ts']) {
+      expect(readme).toContain(`\`\`\`ts\n${readFileSync(path.join(dir, file), 'utf8')}\`\`\``);
+    }
+    expect(JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts).toEqual({
+      'machines:check': 'machine-routes check',
+      'machines:generate': 'machine-routes generate',
+      test: 'x',
+    });
+    expect(await run(['check'], dir)).toEqual({
+      code: 0,
+      stdout: 'No problems: 1 machine, 4 routes.',
+      stderr: '',
+    });
+    expect(await run(['init'], dir)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'Not overwriting machine-routes.config.ts, machines/order.ts: init starts a new project.',
+    });
+  });
+});
+
 describe('machine-routes check', () => {
   it('should print a summary and exit 0 for a valid config', async () => {
     expect(await run(['check', '--config', EXAMPLE_CONFIG])).toEqual({
