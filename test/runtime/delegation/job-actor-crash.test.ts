@@ -3,7 +3,9 @@
  * logging its call). A fresh worker takes the job over once its lease expires and runs the
  * function again with the same idempotency key; the outcome is applied to the parent once: one
  * `<m>.child.<job>.done` record, one `@done` transition, the row `completed`. A duplicate
- * delivery of the job afterwards changes nothing. On a SQLite file and on PostgreSQL.
+ * delivery of the job afterwards changes nothing. And a CANCEL sent by another process while
+ * the worker runs the function fires its signal there; its late result is ignored. On a SQLite
+ * file and on PostgreSQL.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -130,5 +132,27 @@ describe.each(backends)('a worker killed inside a job actor on $name', (backend)
 
     fresh.child.kill('SIGTERM');
     expect(await fresh.exited).toBe(0);
+  }, 120_000);
+
+  it('should abort the function in the worker process when another process leaves the state', async () => {
+    const { snapshot } = await producer.create(billingMachine);
+    const id = snapshot.id;
+    const blocking = worker({ MR_TEST_BLOCK_JOB: '1' });
+    await blocking.waitForLine((line) => line.startsWith('JOB_RUN '), 45_000);
+
+    const { snapshot: left } = await producer.send(billingMachine, id, { type: 'CANCEL' });
+
+    expect(left.value).toEqual(['billing.cancelled']);
+    // The worker re-reads the job's row (every second by default) and fires the signal.
+    await blocking.waitForLine((line) => line.startsWith('JOB_ABORTED '), 45_000);
+    // Its late result changes nothing; the worker finishes the job and stops cleanly.
+    blocking.child.kill('SIGTERM');
+    expect(await blocking.exited).toBe(0);
+    expect((await producer.children(id)).map((row) => row.status)).toEqual(['cancelled']);
+    const types = (await producer.history(billingMachine, id)).map((record) => record.type);
+    expect(types.filter((type) => type.startsWith('billing.child.'))).toEqual([
+      'billing.child.chargeCard.start',
+    ]);
+    expect((await producer.restore(billingMachine, id)).value).toEqual(['billing.cancelled']);
   }, 120_000);
 });
