@@ -89,15 +89,30 @@ export class JobActorRunner {
 
   /**
    * Fires the signal of jobs running here that were cancelled (`cancelJob` committed) or settled
-   * otherwise (`@timeout`): by job id, or by the state that ran them.
+   * otherwise (`@timeout`): by job id, or by the state that ran them. By state, each job's row is
+   * read first: a step that left and re-entered the same state cancelled the old job's row only,
+   * and the new job (same state) must keep running.
    */
   abort(target: { jobId: string } | Pick<JobSlot, 'parentId' | 'parentStateId'>): void {
     for (const [jobId, running] of this.#running) {
-      const hit =
-        'jobId' in target
-          ? jobId === target.jobId
-          : running.parentId === target.parentId && running.parentStateId === target.parentStateId;
-      if (hit) running.controller.abort(new JobAbortedError(jobId));
+      if ('jobId' in target) {
+        if (jobId === target.jobId) running.controller.abort(new JobAbortedError(jobId));
+      } else if (
+        running.parentId === target.parentId &&
+        running.parentStateId === target.parentStateId
+      ) {
+        void this.#abortIfSettled(jobId, running.controller);
+      }
+    }
+  }
+
+  async #abortIfSettled(jobId: string, controller: AbortController): Promise<void> {
+    try {
+      const [row] = await this.#host.store.findChildren({ id: jobId });
+      if (row === undefined || !ACTIVE_CHILD_STATUSES.includes(row.status))
+        controller.abort(new JobAbortedError(jobId));
+    } catch (error) {
+      this.#host.onError(error, `checking job ${jobId}`);
     }
   }
 
@@ -213,15 +228,10 @@ export class JobActorRunner {
 
   /** Aborts the run when its row stops being active (the state was left in another process). */
   #watch(jobId: string, controller: AbortController): NodeJS.Timeout {
-    const timer = setInterval(() => {
-      this.#host.store.findChildren({ id: jobId }).then(
-        ([row]) => {
-          if (row === undefined || !ACTIVE_CHILD_STATUSES.includes(row.status))
-            controller.abort(new JobAbortedError(jobId));
-        },
-        (error: unknown) => this.#host.onError(error, `checking job ${jobId}`),
-      );
-    }, this.#abortPollMs);
+    const timer = setInterval(
+      () => void this.#abortIfSettled(jobId, controller),
+      this.#abortPollMs,
+    );
     timer.unref();
     return timer;
   }

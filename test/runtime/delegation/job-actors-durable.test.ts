@@ -82,6 +82,7 @@ const shop = defineMachine({
           '@fail': { target: 'failed', actions: 'remember' },
           '@timeout': { target: 'expired', after: { minutes: 5 } },
           CANCEL: 'cancelled',
+          RETRY: 'charging',
         },
       },
       quoting: {
@@ -274,6 +275,30 @@ describe.each(backends)('job actors with the durable worker on $name', (backend)
     expect(await rows(id)).toEqual(['cancelled']);
     const types = await reaches(id, 'cancelled');
     expect(jobRecords(types)).toEqual(['shop.child.charge.start']);
+  });
+
+  it('should abort only the earlier job when the state is left and entered again', async () => {
+    const { id, orderId } = await order();
+    let run = 0;
+    scripts.set(orderId, async (signal) => {
+      run += 1;
+      if (run === 1) await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      return { paymentId: `attempt-${run}`, amount: 40 };
+    });
+    await runtime.send(shop, id, { type: 'PAY' });
+    await vi.waitFor(() => expect(callsOf(orderId)).toHaveLength(1), DEADLINE);
+
+    await runtime.send(shop, id, { type: 'RETRY' });
+
+    const types = await reaches(id, 'paid');
+    expect((await runtime.restore(shop, id)).context.paymentId).toBe('attempt-2');
+    expect(jobRecords(types)).toEqual([
+      'shop.child.charge.start',
+      'shop.child.charge.start',
+      'shop.child.charge.done',
+    ]);
+    expect(await rows(id)).toEqual(['cancelled', 'completed']);
+    expect(aborted.has(orderId)).toBe(true);
   });
 
   it('should move on at once with target and run a fire-and-forget job after the commit', async () => {
