@@ -152,11 +152,6 @@ export type OrderResponse = {
 };
 export type OrderState = 'order.approved' | 'order.cancelled' | 'order.draft' | 'order.submitted';
 export type OrderSubmitPayload = { amount: number; note?: string };
-export type PaymentAvailableEvent = {
-  type: 'ABORT' | 'CONFIRM' | 'PROVIDE_CARD';
-  source: 'parent';
-};
-export type PaymentOutput = Record<string, unknown>;
 export type PaymentState =
   'payment.aborted' | 'payment.authorizing' | 'payment.awaiting_card' | 'payment.paid';
 export type TicketAvailableEvent = { type: 'ASSIGN' | 'COMMENT' | 'RESOLVE'; source: 'parent' };

@@ -16,6 +16,7 @@ export {
   type MachineRoutesConfig,
   type ModelConfig,
   type OpenApiConfig,
+  type OpenApiServer,
   type OutputConfig,
   type OutputKind,
   type RegistrationConfig,

@@ -6,9 +6,11 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isMachineRoutesError } from '../generator/issues.js';
 import { registerCheck } from './commands/check.js';
+import { registerDiagram } from './commands/diagram.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerInit } from './commands/init.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerPaths } from './commands/paths.js';
 import { registerRoutes } from './commands/routes.js';
 import { registerWorker } from './commands/worker.js';
 import { processIo, type CliIo } from './io.js';
@@ -41,6 +43,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   registerRoutes(program, io, exit);
   registerMigrate(program, io, exit);
   registerWorker(program, io, exit);
+  registerPaths(program, io, exit);
+  registerDiagram(program, io, exit);
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {

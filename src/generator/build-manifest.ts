@@ -18,6 +18,7 @@ import type {
   ManifestRoute,
   RouteManifest,
 } from './manifest.js';
+import { describeMachine } from './describe-machine.js';
 import { compareCodeUnits, sortBy } from './naming.js';
 import { validateConfig } from './validate-config.js';
 
@@ -155,6 +156,15 @@ function payloadSchema(
   return event?.payload === undefined ? null : toJsonSchema(loaded, event.payload, 'input');
 }
 
+/** The registrations' machines and the children they delegate to, by definition id. */
+export function collectMachineDefinitions(
+  registrations: readonly RegistrationConfig[],
+): Map<string, MachineDefinition> {
+  return new Map(
+    [...collectMachines(registrations)].map(([id, info]) => [id, info.definition] as const),
+  );
+}
+
 function collectMachines(registrations: readonly RegistrationConfig[]): Map<string, MachineInfo> {
   const machines = new Map<string, MachineInfo>();
   const add = (definition: MachineDefinition): void => {
@@ -225,6 +235,7 @@ export function buildManifest(options: BuildManifestOptions): ManifestResult {
     hasRegions: info.hasRegions,
     scenarioSlugs: [...info.definition.scenarios.keys()].sort(compareCodeUnits),
     outputSchema: defaultOutputSchema(loaded, info),
+    ...describeMachine(info.definition),
   }));
   const configModule = path
     .relative(options.outputDir, loaded.file)

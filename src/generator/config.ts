@@ -117,6 +117,19 @@ export interface OpenApiConfig {
    * require: which tokens the API accepts and how to get one.
    */
   bearerAuthDescription?: string;
+  /**
+   * `servers` of the document: where the API is served. Default: the origin that serves the
+   * document (`[{ url: '/' }]`), right for the generated app's own `/openapi.json`.
+   */
+  servers?: readonly OpenApiServer[];
+  /** `info.license`: `{ name: 'MIT', identifier: 'MIT' }`. */
+  license?: { name: string; identifier?: string; url?: string };
+}
+
+/** One entry of the document's `servers`. */
+export interface OpenApiServer {
+  url: string;
+  description?: string;
 }
 
 // The keys `check` accepts (src/runtime/known-keys.ts) are exactly the keys of these types.

@@ -28,7 +28,8 @@ export async function formatFiles(files: readonly GeneratedFile[]): Promise<Gene
   const prettier = await import('prettier');
   return Promise.all(
     files.map(async (file) => {
-      if (file.path.endsWith('.json')) return file;
+      // JSON is laid out by JSON.stringify, Mermaid diagrams by their emitter.
+      if (file.path.endsWith('.json') || file.path.endsWith('.mmd')) return file;
       if (!file.path.endsWith('.ts')) {
         throw new Error(`No formatter for generated file '${file.path}'.`);
       }

@@ -49,6 +49,10 @@ export function emitOptionsOf(loaded: LoadedConfig): EmitOptions {
       version: loaded.config.openapi?.version ?? '1.0.0',
       description: loaded.config.openapi?.description ?? null,
       bearerAuthDescription: loaded.config.openapi?.bearerAuthDescription ?? null,
+      license: loaded.config.openapi?.license ?? null,
+      ...(loaded.config.openapi?.servers === undefined
+        ? {}
+        : { servers: loaded.config.openapi.servers.map((server) => ({ ...server })) }),
     },
     client: { baseUrl: loaded.config.client?.baseUrl ?? null },
   };

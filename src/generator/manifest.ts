@@ -32,8 +32,56 @@ export interface ManifestRoute extends PlannedRoute {
   scenarios: boolean;
 }
 
+/** One transition of an event: the state declaring it, its target, the guards of the branch. */
+export interface ManifestTransition {
+  /** Full id of the declaring state (the machine id when declared at the root). */
+  from: string;
+  /** Full id of the target; `null` for a targetless transition (the state does not change). */
+  to: string | null;
+  guards: string[];
+  /** The transition's `description`. */
+  description: string | null;
+}
+
+/** An event sent in a reachable state, and the state it leads to (nearest the initial state). */
+export interface ManifestEventExample {
+  before: string[];
+  after: string[];
+  /** `availableEvents` of the instance in `before` / `after` (own events, no forwards). */
+  availableEventsBefore: JsonValue[];
+  availableEventsAfter: JsonValue[];
+}
+
+/** What the documentation says about one event of a machine. */
+export interface ManifestEvent {
+  transitions: ManifestTransition[];
+  /** `null` when no reachable state accepts the event. */
+  example: ManifestEventExample | null;
+  /** A reachable state that does not accept the event (what a 409 reports); `null`: none. */
+  refusedIn: { state: string[]; done: boolean } | null;
+}
+
+/** Documentation facts of a machine, read from its definition (describe-machine.ts). */
+export interface ManifestMachineDocs {
+  /** The machine's `description`. */
+  description: string | null;
+  /** Mermaid `stateDiagram-v2` source. */
+  diagram: string;
+  /** `description` of the states that have one, by full state id. */
+  stateDescriptions: Record<string, string>;
+  /** `data.state` of a new instance. */
+  initialState: string[];
+  initialAvailableEvents: JsonValue[];
+  /** The default output of a new instance (initial context and computed values). */
+  initialOutput: { [key: string]: JsonValue };
+  /** By event type, sorted. */
+  events: Record<string, ManifestEvent>;
+  /** Forwarded events (parent-facing type): a reachable state in which the child runs. */
+  forwardStates: Record<string, string[]>;
+}
+
 /** A machine definition, as far as the emitted files need it. */
-export interface ManifestMachine {
+export interface ManifestMachine extends ManifestMachineDocs {
   /** Definition id (`order`): prefix of every state id and the OpenAPI tag. */
   id: string;
   /** Every state id an instance can report in `data.state`, sorted. */

@@ -10,23 +10,8 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
+import { run } from './run-cli.js';
 import { EXAMPLE_CONFIG, ROOT } from '../generator/support.js';
-
-/** Runs the CLI in-process and captures what it prints. */
-async function run(
-  argv: string[],
-  cwd = ROOT,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(argv, {
-    cwd,
-    stdout: (text) => stdout.push(text),
-    stderr: (text) => stderr.push(text),
-  });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-}
 
 describe('machine-routes --version', () => {
   it("should print the package's version", async () => {
@@ -199,14 +184,14 @@ describe('machine-routes generate', () => {
   it('should report generated-example/ as up to date', async () => {
     expect(await run(['generate', '--check', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
-      stdout: 'generated-example/ is up to date (13 files).',
+      stdout: 'generated-example/ is up to date (20 files).',
       stderr: '',
     });
   });
 
   it('should write every file, then list stale, missing and extra files with --check', async () => {
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 13 files to out/ (13 new, 0 changed, 0 removed).',
+      'Wrote 20 files to out/ (20 new, 0 changed, 0 removed).',
     );
     expect((await run(['generate', '--check'], dir)).code).toBe(0);
 
@@ -235,7 +220,7 @@ describe('machine-routes generate', () => {
     });
 
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 13 files to out/ (1 new, 1 changed, 1 removed).',
+      'Wrote 20 files to out/ (1 new, 1 changed, 1 removed).',
     );
     expect(existsSync(path.join(out, 'old.routes.gen.ts'))).toBe(false);
     expect(readFileSync(path.join(out, 'notes.md'), 'utf8')).toBe('not generated\n');

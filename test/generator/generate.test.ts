@@ -115,7 +115,7 @@ describe('buildManifest', () => {
   it('should list the leaf state ids of every machine', async () => {
     const { manifest } = await checkProject({ config: EXAMPLE_CONFIG, cwd: ROOT });
     const fulfillment = manifest!.machines.find((machine) => machine.id === 'fulfillment');
-    expect(fulfillment).toEqual({
+    expect(fulfillment).toMatchObject({
       id: 'fulfillment',
       stateIds: [
         'fulfillment.processing.packing.packed',
@@ -129,6 +129,18 @@ describe('buildManifest', () => {
       hasRegions: true,
       scenarioSlugs: [],
       outputSchema: { type: 'object', properties: {}, required: [] },
+      description: 'Payment and packing of a shipment, in parallel; it ships once both are done.',
+      initialState: [
+        'fulfillment.processing.payment.pending',
+        'fulfillment.processing.packing.waiting',
+      ],
+      stateDescriptions: {
+        'fulfillment.processing': 'Payment and packing progress independently.',
+      },
+    });
+    expect(fulfillment!.events['PACK']!.example).toMatchObject({
+      before: ['fulfillment.processing.payment.pending', 'fulfillment.processing.packing.waiting'],
+      after: ['fulfillment.processing.payment.pending', 'fulfillment.processing.packing.packed'],
     });
   });
 });

@@ -2,19 +2,22 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkProject } from '../../src/generator/generate.js';
 import { buildOpenApiDocument } from '../../src/generator/emitters/openapi.js';
+import type { EmitOptions } from '../../src/generator/emitters/types.js';
 import type { JsonSchema } from '../../src/generator/manifest.js';
 import { EXAMPLE_CONFIG, ROOT } from './support.js';
 
-const options = {
+const options: EmitOptions = {
   framework: 'fastify',
   openapi: {
     title: 'example',
     version: '1.0.0',
     description: null,
     bearerAuthDescription: 'Example tokens.',
+    license: null,
+    servers: [{ url: '/' }],
   },
   client: { baseUrl: null },
-} as const;
+};
 
 let document: JsonSchema;
 
@@ -34,6 +37,8 @@ function schemas(): Record<string, JsonSchema> {
 type Operation = {
   operationId: string;
   tags: string[];
+  summary: string;
+  description: string;
   parameters?: Array<{ name: string; in: string; required: boolean }>;
   requestBody?: { content: Record<string, { schema: JsonSchema }> };
   responses: Record<string, { content: Record<string, { schema: JsonSchema }> }>;
@@ -110,14 +115,36 @@ describe('emitOpenApi', () => {
     const submit = operation(document, '/orders/{machineId}/submit', 'post');
     expect(submit.operationId).toBe('order.submit');
     expect(submit.tags).toEqual(['order']);
-    expect(document['tags']).toEqual([
-      { name: 'calculator' },
-      { name: 'checkout' },
-      { name: 'fulfillment' },
-      { name: 'invoice' },
-      { name: 'order' },
-      { name: 'ticket' },
+    const tags = document['tags'] as { name: string; description: string }[];
+    expect(tags.map((tag) => tag.name)).toEqual([
+      'calculator',
+      'checkout',
+      'fulfillment',
+      'invoice',
+      'order',
+      'ticket',
     ]);
+    // Each tag carries the machine's description, its states and its Mermaid diagram.
+    const order = tags.find((tag) => tag.name === 'order')!.description;
+    expect(order).toContain('A customer order: drafted, submitted with its total');
+    expect(order).toContain('- `draft`: Created, not submitted yet; quotes can be asked.');
+    expect(order).toContain('```mermaid\nstateDiagram-v2\n  [*] --> draft\n');
+  });
+
+  it('should say in English what each operation does', () => {
+    const document = exampleDocument();
+    const approve = operation(document, '/orders/{machineId}/approve', 'patch');
+    expect(approve.summary).toBe('Send APPROVE to an order');
+    expect(approve.description).toBe(
+      'Moves the order from `submitted` to `approved` when `withinLimit` passes.\n\n' +
+        'Answers 404 when no such order exists; 409 when the order is in no state that accepts `APPROVE`; ' +
+        '422 when the payload or a validation guard rejects the event; 423 while another request holds the order.',
+    );
+    expect(operation(document, '/orders/create', 'post').summary).toBe('Create an order');
+    expect(operation(document, '/tickets/create', 'post').summary).toBe('Create a ticket');
+    expect(operation(document, '/orders/{machineId}/quote', 'get').description).toContain(
+      'Keeps the order where it is (in `draft` or `submitted`).',
+    );
   });
 
   it('should describe the request body with the payload schema of the event', () => {
@@ -134,8 +161,13 @@ describe('emitOpenApi', () => {
     expect(schemas()['OrderSubmitPayload']).toEqual({
       type: 'object',
       properties: {
-        amount: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
-        note: { type: 'string', maxLength: 200 },
+        amount: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 9007199254740991,
+          description: 'Order total in cents.',
+        },
+        note: { type: 'string', maxLength: 200, description: 'A note for the approver.' },
       },
       required: ['amount'],
     });
@@ -153,7 +185,12 @@ describe('emitOpenApi', () => {
         name: 'quantity',
         in: 'query',
         required: true,
-        schema: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+        schema: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 9007199254740991,
+          description: 'How many items to price (25 each).',
+        },
       },
     ]);
   });
@@ -234,7 +271,23 @@ describe('emitOpenApi', () => {
     expect(submit.responses['200']).toEqual({
       description: 'Event processed.',
       content: {
-        'application/json': { schema: { $ref: '#/components/schemas/OrderResponse' } },
+        'application/json': {
+          schema: { $ref: '#/components/schemas/OrderResponse' },
+          // SUBMIT really reaches `submitted`, where APPROVE, CANCEL and QUOTE are accepted.
+          example: {
+            data: {
+              id: expect.any(String),
+              state: ['order.submitted'],
+              availableEvents: [
+                { type: 'APPROVE', source: 'parent' },
+                { type: 'CANCEL', source: 'parent' },
+                { type: 'QUOTE', source: 'parent' },
+              ],
+              output: { total: 0, note: null, lastQuote: null },
+              isProcessing: false,
+            },
+          },
+        },
       },
     });
     expect(submit.responses['423']!.content['application/json']!.schema).toEqual({

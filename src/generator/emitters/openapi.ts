@@ -14,6 +14,14 @@ import type {
 } from '../manifest.js';
 import { pathParamsOf } from '../../runtime/definition/uri.js';
 import { compareCodeUnits, pascalCase, sortBy } from '../naming.js';
+import {
+  errorExample,
+  lockedExample,
+  sharedErrorExample,
+  successExample,
+  type MachinesById,
+} from './openapi-examples.js';
+import { machineTagDescription, operationDescription, operationSummary } from './openapi-text.js';
 import type { EmitOptions } from './types.js';
 
 const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -89,6 +97,9 @@ export function ref(name: string): JsonSchema {
 function objectSchema(properties: Record<string, JsonSchema>, required: string[]): JsonSchema {
   return { type: 'object', properties, required, additionalProperties: false };
 }
+
+/** The document's server when the config names none: the origin serving it. */
+const DEFAULT_SERVER = { url: '/', description: 'The server that serves this document' };
 
 /** Name of the security scheme of routes behind an `auth` middleware. */
 export const BEARER_AUTH_SCHEME = 'bearerAuth';
@@ -266,12 +277,23 @@ export function errorResponses(route: ManifestRoute): ErrorResponse[] {
   return errors;
 }
 
-function sharedResponses(): Record<string, JsonSchema> {
+/** The shared answers some operation refers to (an unused component is a lint warning). */
+function sharedResponses(used: ReadonlySet<string>): Record<string, JsonSchema> {
   return Object.fromEntries(
-    Object.values(SHARED_RESPONSES).map(({ name, description, schema }) => [
-      name,
-      { description, content: { 'application/json': { schema: ref(schema) } } },
-    ]),
+    Object.entries(SHARED_RESPONSES)
+      .filter(([, { name }]) => used.has(name))
+      .map(([status, { name, description, schema }]) => [
+        name,
+        {
+          description,
+          content: {
+            'application/json': {
+              schema: ref(schema),
+              example: sharedErrorExample(Number(status) as Exclude<ErrorStatus, 423>),
+            },
+          },
+        },
+      ]),
   );
 }
 
@@ -293,12 +315,15 @@ export function buildComponentSchemas(manifest: RouteManifest): Record<string, J
       ['message', 'errors'],
     ),
   };
+  const routes = manifest.registrations.flatMap((registration) => registration.routes);
+  // A child reached only through forwards answers in `child`: its state ids, not its envelope.
+  const registered = new Set(routes.map((route) => route.machineId));
   for (const machine of manifest.machines) {
     schemas[stateSchemaName(machine.id)] = { type: 'string', enum: machine.stateIds };
+    if (!registered.has(machine.id)) continue;
     schemas[availableEventSchemaName(machine.id)] = availableEventSchema(machine);
     schemas[outputSchemaName(machine.id)] = machine.outputSchema;
   }
-  const routes = manifest.registrations.flatMap((registration) => registration.routes);
   for (const machine of manifest.machines) {
     if (!routes.some((route) => route.scenarios && route.machineId === machine.id)) continue;
     schemas[scenarioSlugSchemaName(machine.id)] =
@@ -314,7 +339,7 @@ export function buildComponentSchemas(manifest: RouteManifest): Record<string, J
       ['slug', 'description', 'hasContinuation'],
     );
   }
-  for (const route of manifest.registrations.flatMap((registration) => registration.routes)) {
+  for (const route of routes) {
     // A shared body (`OrderResponse`) is described with the scenario fields when one of its
     // routes answers them; they are optional, so the others' answers still match.
     const name = responseSchemaName(route);
@@ -339,14 +364,7 @@ function availableEventSchema(machine: ManifestMachine): JsonSchema {
   return objectSchema(properties, ['type', 'source']);
 }
 
-function operationSummary(route: ManifestRoute): string {
-  if (route.read !== null) return `Read ${route.read} of a ${route.machineId} instance`;
-  return route.eventType === null
-    ? `Create a ${route.machineId} instance`
-    : `Send ${route.eventType}`;
-}
-
-function operation(route: ManifestRoute): JsonSchema {
+function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
   const parameters: JsonSchema[] = pathParamsOf(route.path).map((name) => ({
     name,
     in: 'path',
@@ -379,10 +397,19 @@ function operation(route: ManifestRoute): JsonSchema {
       },
     );
   }
+  const errors = errorResponses(route);
+  const machine = machines.get(route.machineId)!;
+  const child = route.childMachineId === null ? null : (machines.get(route.childMachineId) ?? null);
   const op: JsonSchema = {
     operationId: route.name,
     tags: [route.machineId],
     summary: operationSummary(route),
+    description: operationDescription(
+      route,
+      machine,
+      child,
+      errors.map((error) => error.status),
+    ),
   };
   if (parameters.length > 0) op['parameters'] = parameters;
   if (isProtected(route)) op['security'] = securityRequirement(route);
@@ -414,36 +441,77 @@ function operation(route: ManifestRoute): JsonSchema {
           : route.handler === 'read'
             ? 'The last committed state; nothing is written. isProcessing: a lock on the instance is held right now.'
             : 'Event processed.',
-      content: { 'application/json': { schema: ref(responseSchemaName(route)) } },
+      content: {
+        'application/json': {
+          schema: ref(responseSchemaName(route)),
+          example: successExample(route, machines),
+        },
+      },
     },
   };
-  for (const error of errorResponses(route)) {
+  for (const error of errors) {
     responses[String(error.status)] =
       error.component === null
         ? {
             description:
               'The instance is processing another event: its last committed state, isProcessing true.',
-            content: { 'application/json': { schema: error.schema } },
+            content: {
+              'application/json': { schema: error.schema, example: lockedExample(route, machines) },
+            },
           }
-        : { $ref: `#/components/responses/${error.component}` };
+        : route.handler !== 'create' && (error.status === 404 || error.status === 409)
+          ? routeErrorResponse(route, error, machines)
+          : { $ref: `#/components/responses/${error.component}` };
   }
   op['responses'] = responses;
   return op;
+}
+
+/** A shared answer with an example naming the route's own machine, event or model. */
+function routeErrorResponse(
+  route: ManifestRoute,
+  error: ErrorResponse,
+  machines: MachinesById,
+): JsonSchema {
+  const shared = SHARED_RESPONSES[error.status as 404 | 409];
+  return {
+    description: shared.description,
+    content: {
+      'application/json': {
+        schema: error.schema,
+        example: errorExample(route, error.status as 404 | 409, machines),
+      },
+    },
+  };
+}
+
+function usedResponses(paths: Record<string, Record<string, JsonSchema>>): Set<string> {
+  const used = new Set<string>();
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item))
+      for (const response of Object.values(op['responses'] as Record<string, JsonSchema>)) {
+        const target = response['$ref'];
+        if (typeof target === 'string') used.add(target.slice(target.lastIndexOf('/') + 1));
+      }
+  return used;
 }
 
 /** Builds the OpenAPI 3.1 document as a plain object (exported for tests and the client emitter). */
 export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptions): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const routes = manifest.registrations.flatMap((registration) => registration.routes);
+  const machines: MachinesById = new Map(manifest.machines.map((machine) => [machine.id, machine]));
   for (const route of sortBy(routes, (r) => `${r.path} ${r.method}`)) {
     const item = (paths[route.path] ??= {});
-    item[route.method.toLowerCase()] = operation(route);
+    item[route.method.toLowerCase()] = operation(route, machines);
   }
   const info: JsonSchema = { title: options.openapi.title, version: options.openapi.version };
   if (options.openapi.description !== null) info['description'] = options.openapi.description;
+  const license = options.openapi.license ?? null;
+  if (license !== null) info['license'] = { ...license };
   const components: JsonSchema = {
     schemas: buildComponentSchemas(manifest),
-    responses: sharedResponses(),
+    responses: sharedResponses(usedResponses(paths)),
   };
   // Declared only when some route uses it: operations without `security` are public.
   if (routes.some(isProtected)) {
@@ -459,20 +527,30 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
     openapi: '3.1.0',
     info,
     jsonSchemaDialect: JSON_SCHEMA_DIALECT,
+    servers: options.openapi.servers ?? [DEFAULT_SERVER],
+    // Operations are public unless they say otherwise (routes behind `auth` carry their own).
+    security: [],
     tags: [...new Set(routes.map((route) => route.machineId))]
       .sort(compareCodeUnits)
-      .map((name) => ({ name })),
+      .map((name) => ({ name, description: machineTagDescription(machines.get(name)!) })),
     paths,
     components,
   };
 }
 
-/** Emits `openapi.json` (already in its final layout: JSON.stringify with two spaces). */
+/**
+ * Emits `openapi.json` (already in its final layout: JSON.stringify with two spaces) and each
+ * machine's state diagram, `diagrams/<machine>.gen.mmd` (the Mermaid source its tag embeds).
+ */
 export function emitOpenApi(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
   return [
     {
       path: 'openapi.json',
       contents: `${JSON.stringify(buildOpenApiDocument(manifest, options), null, 2)}\n`,
     },
+    ...manifest.machines.map((machine) => ({
+      path: `diagrams/${machine.id}.gen.mmd`,
+      contents: machine.diagram,
+    })),
   ];
 }

@@ -17,6 +17,10 @@ export interface EmitOptions {
     description: string | null;
     /** Description of the `bearerAuth` security scheme; `null`: the default text. */
     bearerAuthDescription: string | null;
+    /** `info.license`; absent or `null`: none. */
+    license?: { name: string; identifier?: string; url?: string } | null;
+    /** `servers` of the document; absent: the origin that serves it (`/`). */
+    servers?: { url: string; description?: string }[];
   };
   /** Base URL the client defaults to; `null`: callers must pass one. */
   client: { baseUrl: string | null };

@@ -6,22 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli/main.js';
-
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(argv, {
-    cwd: ROOT,
-    stdout: (text) => stdout.push(text),
-    stderr: (text) => stderr.push(text),
-  });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-}
+import { run } from '../../cli/run-cli.js';
 
 describe('machine-routes worker', () => {
   let dir: string;

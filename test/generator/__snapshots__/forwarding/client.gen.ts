@@ -47,8 +47,6 @@ export type CheckoutResponse = {
 export type CheckoutState =
   'checkout.cancelled' | 'checkout.cart' | 'checkout.completed' | 'checkout.paying';
 export type ErrorResponse = { message: string };
-export type PaymentAvailableEvent = { type: 'CONFIRM' | 'PROVIDE_CARD'; source: 'parent' };
-export type PaymentOutput = { amount: number; cardLast4: unknown };
 export type PaymentState = 'payment.awaiting' | 'payment.charging' | 'payment.paid';
 export type ValidationErrorResponse = { message: string; errors: { [key: string]: string[] } };
 export type CheckoutCancelResult =

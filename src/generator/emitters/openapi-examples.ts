@@ -1,0 +1,135 @@
+/**
+ * Examples of the OpenAPI document that are true of the machine: a create answers the state a
+ * new instance is in, an event answers a state that event really reaches (the manifest's
+ * examples, computed from the reachable-state graph), a 423 shows a state in which the event is
+ * accepted, and each error status shows the message the runtime writes. Pure.
+ */
+import type { JsonValue, ManifestMachine, ManifestRoute } from '../manifest.js';
+import type { ErrorStatus } from './openapi.js';
+
+/** Machines of the manifest by id. */
+export type MachinesById = ReadonlyMap<string, ManifestMachine>;
+
+type JsonObject = { [key: string]: JsonValue };
+
+/** An instance id as the runtime makes them (a ULID). */
+const EXAMPLE_ID = '01JCZ8Q4M7X9V2K5N3P6R8T0WY';
+
+function pick(output: JsonObject, keys: readonly string[]): JsonObject {
+  return Object.fromEntries(keys.filter((key) => key in output).map((key) => [key, output[key]!]));
+}
+
+/** `data.output` of the route's own machine: the initial output, filtered as the route says. */
+function outputExample(route: ManifestRoute, machine: ManifestMachine): JsonObject {
+  if (route.output.kind === 'behavior') return {};
+  return route.output.kind === 'keys'
+    ? pick(machine.initialOutput, route.output.keys)
+    : machine.initialOutput;
+}
+
+function eventExample(route: ManifestRoute, machine: ManifestMachine) {
+  return route.eventType === null ? null : (machine.events[route.eventType]?.example ?? null);
+}
+
+/** The envelope of an event route in `state`, as the runtime writes it. */
+function envelope(
+  route: ManifestRoute,
+  machines: MachinesById,
+  moment: 'before' | 'after',
+  isProcessing: boolean,
+): JsonObject {
+  const machine = machines.get(route.machineId)!;
+  const data: JsonObject = { id: EXAMPLE_ID };
+  if (route.childMachineId === null) {
+    const example = eventExample(route, machine);
+    data['state'] =
+      (moment === 'before' ? example?.before : example?.after) ?? machine.initialState;
+    if (route.availableEvents)
+      data['availableEvents'] =
+        (moment === 'before' ? example?.availableEventsBefore : example?.availableEventsAfter) ??
+        machine.initialAvailableEvents;
+    data['output'] = outputExample(route, machine);
+  } else {
+    const child = machines.get(route.childMachineId)!;
+    data['state'] = machine.forwardStates[route.eventType ?? ''] ?? machine.initialState;
+    if (route.availableEvents) data['availableEvents'] = machine.initialAvailableEvents;
+    if (route.output.kind === 'behavior') data['output'] = {};
+    const childExample =
+      route.childEventType === null ? null : (child.events[route.childEventType]?.example ?? null);
+    data['child'] = isProcessing
+      ? null
+      : {
+          state: childExample?.after ?? child.initialState,
+          output:
+            route.output.kind === 'keys'
+              ? pick(child.initialOutput, route.output.keys)
+              : child.initialOutput,
+        };
+  }
+  data['isProcessing'] = isProcessing;
+  return { data };
+}
+
+/** The success body of a route. */
+export function successExample(route: ManifestRoute, machines: MachinesById): JsonObject {
+  const machine = machines.get(route.machineId)!;
+  if (route.handler === 'create') {
+    return {
+      data: {
+        id: EXAMPLE_ID,
+        state: machine.initialState,
+        output: outputExample(route, machine),
+      },
+    };
+  }
+  return envelope(route, machines, 'after', false);
+}
+
+/** The 423 body: the last committed state (one that accepts the event), `isProcessing: true`. */
+export function lockedExample(route: ManifestRoute, machines: MachinesById): JsonObject {
+  return envelope(route, machines, 'before', true);
+}
+
+const SHARED_MESSAGES: Readonly<Record<Exclude<ErrorStatus, 423>, JsonObject>> = {
+  400: { message: 'Bad Request.' },
+  401: { message: 'Unauthenticated.' },
+  404: { message: 'Machine not found.' },
+  409: { message: 'Conflict.' },
+  413: { message: 'Payload Too Large.' },
+  415: { message: 'Unsupported Media Type.' },
+  422: {
+    message: 'The payload.amount field must be at least 1.',
+    errors: { 'payload.amount': ['The payload.amount field must be at least 1.'] },
+  },
+  500: { message: 'Internal Server Error' },
+};
+
+/** The body of a shared error answer (`components.responses`). */
+export function sharedErrorExample(status: Exclude<ErrorStatus, 423>): JsonObject {
+  return SHARED_MESSAGES[status];
+}
+
+/** A 404 or 409 body naming the route's own model, machine and event. */
+export function errorExample(
+  route: ManifestRoute,
+  status: 404 | 409,
+  machines: MachinesById,
+): JsonObject {
+  if (status === 404) {
+    return {
+      message:
+        route.binding.kind === 'model' ? `${route.binding.model} not found.` : 'Machine not found.',
+    };
+  }
+  const eventType = route.eventType ?? '';
+  const refused = machines.get(route.machineId)!.events[eventType]?.refusedIn ?? null;
+  // Every reachable state accepts the event: the runtime's generic answer.
+  if (refused === null) return SHARED_MESSAGES[409];
+  const state = refused.state.join(', ');
+  return {
+    message: refused.done
+      ? `Machine '${route.machineId}' instance '${EXAMPLE_ID}' is done (in '${state}'); it accepts no event ('${eventType}').`
+      : `Machine '${route.machineId}': no transition for event '${eventType}' in the current state ('${state}') ` +
+        `or its ancestors. Add on: { ${eventType}: ... } to one of them, or send an event listed in availableEvents.`,
+  };
+}
