@@ -12,6 +12,7 @@ export {
   DEFAULT_OUTPUT_DIR,
   OUTPUT_KINDS,
   type ClientConfig,
+  type DocsConfig,
   type Framework,
   type MachineRoutesConfig,
   type ModelConfig,

@@ -102,6 +102,21 @@ export interface MachineRoutesConfig {
    * document stays true with scenarios off. Default false.
    */
   scenarios?: boolean;
+  /** The API reference the generated app serves (`/openapi.json`, `/docs`); off by default. */
+  docs?: DocsConfig;
+}
+
+/**
+ * The API reference of the generated app: `GET <prefix>/openapi.json` (the emitted document)
+ * and `GET <prefix>/docs`, a Redoc page with each machine's state diagram, whose scripts are
+ * served from the installed `redoc` and `mermaid` packages (no CDN, works offline). Needs the
+ * `openapi` output kind.
+ */
+export interface DocsConfig {
+  /** Serve the document and the page. */
+  enabled: boolean;
+  /** Prefix of both routes: the path the app is mounted under (`/api`); default none. */
+  prefix?: string;
 }
 
 /** Texts of the emitted OpenAPI document. */

@@ -34,6 +34,15 @@ export function validateConfig(config: MachineRoutesConfig): MachineRoutesError[
     }
     seen.add(name);
   }
+  const kinds = config.output?.kinds;
+  if (config.docs?.enabled === true && kinds !== undefined && !kinds.includes('openapi')) {
+    issues.push(
+      new InvalidRouterConfigException(
+        `docs.enabled serves the emitted openapi.json, but output.kinds (${kinds.join(', ')}) leaves it out. Add 'openapi' to output.kinds, or set docs.enabled to false.`,
+        { key: 'docs' },
+      ),
+    );
+  }
   return issues;
 }
 

@@ -72,3 +72,8 @@ export {
 } from './server-options.js';
 export { endpointUriFor, modelParamName, routeNameFor, toColonPath } from '../definition/uri.js';
 export type { MountOptions, MountSource } from './adapters/shared.js';
+export {
+  apiReferenceRoutes,
+  type ApiReferenceOptions,
+  type ApiReferenceRoute,
+} from './api-reference.js';

@@ -4,6 +4,7 @@ import express, { type Express } from 'express';
 import { resolveModelBinders } from 'machine-routes';
 import { mountExpress } from 'machine-routes/express';
 import {
+  apiReferenceRoutes,
   MachineRouter,
   MachineRuntime,
   resolveServerOptions,
@@ -76,6 +77,16 @@ async function buildRouter(
   return router;
 }
 
+/** The config's API reference (`/openapi.json`, `/docs`), none when `docs` is not enabled. */
+function referenceRoutes() {
+  if (config.docs?.enabled !== true) return [];
+  return apiReferenceRoutes({
+    documentFile: new URL('./openapi.json', import.meta.url),
+    title: config.openapi?.title ?? 'machine-routes API',
+    prefix: config.docs.prefix,
+  });
+}
+
 /** Builds the Express application of every registration of the config. */
 export async function buildApp(options: AppOptions = {}): Promise<App> {
   const databaseUrl = options.databaseUrl ?? config.store;
@@ -96,6 +107,13 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
     throw error;
   }
   const app = express();
+  for (const route of referenceRoutes()) {
+    app.get(route.path, (_request, response, next) => {
+      route
+        .read()
+        .then((body) => response.type(route.contentType).set(route.headers).send(body), next);
+    });
+  }
   mountExpress(app, router);
   let server: Server | null = null;
   return {

@@ -1,0 +1,159 @@
+/**
+ * The API reference a generated app serves when its config enables `docs`: the OpenAPI
+ * document at `<prefix>/openapi.json` and a Redoc page at `<prefix>/docs`, whose scripts
+ * (Redoc's standalone bundle, Mermaid for the state diagrams in tag descriptions) come from the
+ * installed packages, never from a CDN: the page works offline and behind a strict firewall.
+ *
+ * Framework-neutral: a list of GET routes with their content type and body, which the
+ * generated app mounts on Fastify or Express.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+
+/** One static GET route of the reference. */
+export interface ApiReferenceRoute {
+  path: string;
+  contentType: string;
+  /** Further response headers (the page's Content-Security-Policy). */
+  headers: Record<string, string>;
+  /** The body, read once and kept. */
+  read(): Promise<string | Buffer>;
+}
+
+/** Options of {@link apiReferenceRoutes}. */
+export interface ApiReferenceOptions {
+  /** The emitted `openapi.json` (a path or a file URL). */
+  documentFile: string | URL;
+  /** The page's title (the document's `info.title`). */
+  title: string;
+  /** Prefix of every route: the app's own mount prefix (`/api`); default none. */
+  prefix?: string;
+}
+
+const require = createRequire(import.meta.url);
+
+/**
+ * The page may load only from its own origin: Redoc's footer logo (a CDN image) is refused, so
+ * the page makes no request elsewhere, and a description cannot pull anything in.
+ */
+const PAGE_POLICY = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "worker-src 'self' blob:",
+  "connect-src 'self'",
+].join('; ');
+
+/** Reads a file once, on first request. */
+function cached(load: () => Promise<string | Buffer>): () => Promise<string | Buffer> {
+  let body: Promise<string | Buffer> | null = null;
+  return () => {
+    body ??= load().catch((error: unknown) => {
+      body = null;
+      throw error;
+    });
+    return body;
+  };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(
+    /[&<>"']/g,
+    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!,
+  );
+}
+
+/** `/api/` -> `/api`, `api` -> `/api`, `` -> ``. */
+function normalizePrefix(prefix: string | undefined): string {
+  const trimmed = (prefix ?? '').replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? '' : `/${trimmed}`;
+}
+
+/**
+ * The page: Redoc renders the document; each ```mermaid block of a description (the state
+ * diagram of each machine's tag) is then drawn by Mermaid, again whenever Redoc re-renders.
+ */
+function page(title: string, prefix: string): string {
+  const script = `
+mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', theme: 'neutral' });
+let drawn = 0;
+async function drawDiagrams() {
+  const blocks = document.querySelectorAll('pre > code.language-mermaid');
+  for (const code of blocks) {
+    const pre = code.parentElement;
+    if (pre.dataset.diagram === 'pending') continue;
+    pre.dataset.diagram = 'pending';
+    const { svg } = await mermaid.render('state-diagram-' + drawn++, code.textContent);
+    const figure = document.createElement('figure');
+    figure.className = 'state-diagram';
+    figure.innerHTML = svg;
+    pre.replaceWith(figure);
+  }
+}
+new MutationObserver(() => void drawDiagrams()).observe(document.getElementById('redoc'), {
+  childList: true,
+  subtree: true,
+});
+Redoc.init(${JSON.stringify(`${prefix}/openapi.json`)}, {
+  expandResponses: '200,201',
+  hideDownloadButton: false,
+  jsonSampleExpandLevel: 3,
+}, document.getElementById('redoc'));
+`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>body { margin: 0; } figure.state-diagram { margin: 1em 0; overflow-x: auto; }</style>
+</head>
+<body>
+<div id="redoc"></div>
+<script src="${prefix}/docs/redoc.standalone.js"></script>
+<script src="${prefix}/docs/mermaid.min.js"></script>
+<script>${script}</script>
+</body>
+</html>
+`;
+}
+
+/**
+ * The routes of the reference: `<prefix>/openapi.json`, `<prefix>/docs` and the page's two
+ * scripts under `<prefix>/docs/`.
+ *
+ * @example for (const route of apiReferenceRoutes({ documentFile, title: 'Orders' })) app.get(route.path, ...)
+ */
+export function apiReferenceRoutes(options: ApiReferenceOptions): ApiReferenceRoute[] {
+  const prefix = normalizePrefix(options.prefix);
+  const javascript = 'text/javascript; charset=utf-8';
+  const html = page(options.title, prefix);
+  return [
+    {
+      path: `${prefix}/openapi.json`,
+      contentType: 'application/json; charset=utf-8',
+      headers: {},
+      read: cached(() => readFile(options.documentFile, 'utf8')),
+    },
+    {
+      path: `${prefix}/docs`,
+      contentType: 'text/html; charset=utf-8',
+      headers: { 'content-security-policy': PAGE_POLICY },
+      read: async () => html,
+    },
+    {
+      path: `${prefix}/docs/redoc.standalone.js`,
+      contentType: javascript,
+      headers: {},
+      read: cached(() => readFile(require.resolve('redoc/bundles/redoc.standalone.js'))),
+    },
+    {
+      path: `${prefix}/docs/mermaid.min.js`,
+      contentType: javascript,
+      headers: {},
+      read: cached(() => readFile(require.resolve('mermaid/dist/mermaid.min.js'))),
+    },
+  ];
+}
