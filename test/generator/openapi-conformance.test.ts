@@ -933,7 +933,8 @@ describe('routes outside the document', () => {
     { method: 'POST', url: '/orders/create/extra' },
     { method: 'POST', url: '/orders/01ARZ3NDEKTSV4RRFFQ69G5FAV/unknown-event' },
     { method: 'POST', url: '/calculator/subtract' },
-    { method: 'GET', url: '/openapi.json' },
+    // The example serves /openapi.json and /docs (its config enables docs), nothing else there.
+    { method: 'GET', url: '/docs/missing.js' },
     { method: 'GET', url: '/orders/create/' },
     // OPTIONS is not answered by the routes (left to CORS plugins): unknown, JSON 404.
     { method: 'OPTIONS', url: '/orders/create' },

@@ -59,7 +59,7 @@ describe('examples of the example openapi.json', () => {
 
   it('should show in each event example a state the event really reaches', () => {
     const events = routes.filter(
-      (route) => route.handler !== 'create' && route.childMachineId === null,
+      (route) => route.eventType !== null && route.childMachineId === null,
     );
     expect(events.length).toBeGreaterThan(10);
     for (const route of events) {
@@ -79,9 +79,20 @@ describe('examples of the example openapi.json', () => {
     }
   });
 
+  it('should show a reachable state in each read example', () => {
+    const reads = routes.filter((route) => route.handler === 'read');
+    expect(reads.length).toBeGreaterThan(0);
+    for (const route of reads) {
+      const definition = machines.get(route.machineId)!;
+      expect(example(route, 200)!.data['state'], route.name).toEqual(
+        initialize(definition).snapshot.value,
+      );
+    }
+  });
+
   it('should show a state that refuses the event in each 409 example', () => {
     let checked = 0;
-    for (const route of routes.filter((r) => r.handler !== 'create' && r.childMachineId === null)) {
+    for (const route of routes.filter((r) => r.eventType !== null && r.childMachineId === null)) {
       const body = example(route, 409) as unknown as { message: string } | undefined;
       if (body === undefined) continue;
       // Every state accepts the calculator's events: its 409 is the generic one.
