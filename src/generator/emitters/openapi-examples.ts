@@ -97,9 +97,10 @@ const SHARED_MESSAGES: Readonly<Record<Exclude<ErrorStatus, 423>, JsonObject>> =
   409: { message: 'Conflict.' },
   413: { message: 'Payload Too Large.' },
   415: { message: 'Unsupported Media Type.' },
+  // What zod and the runtime write for `{ amount: z.number().min(1) }` sent with 0.
   422: {
-    message: 'The payload.amount field must be at least 1.',
-    errors: { 'payload.amount': ['The payload.amount field must be at least 1.'] },
+    message: 'Too small: expected number to be >=1',
+    errors: { 'payload.amount': ['Too small: expected number to be >=1'] },
   },
   500: { message: 'Internal Server Error' },
 };
