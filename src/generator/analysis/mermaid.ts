@@ -26,22 +26,25 @@ function label(text: string): string {
     .trim();
 }
 
-function transitionLines(
-  node: StateNode,
-  transition: TransitionDefinition,
-  indent: string,
-): string[] {
-  const lines: string[] = [];
+/**
+ * The transitions a state declares, one arrow per target: Mermaid draws two arrows between the
+ * same states (two self-loops above all) on top of each other, so their labels are joined.
+ */
+function transitionLines(node: StateNode, indent: string): string[] {
   const from = mermaidId(node);
-  for (const branch of transition.branches) {
-    const guards = branch.guards.map((guard) => guard.name);
-    const text = label(
-      `${transition.eventType}${guards.length > 0 ? ` [${guards.join(', ')}]` : ''}`,
-    );
-    const to = branch.target === null ? from : mermaidId(branch.target);
-    lines.push(`${indent}${from} --> ${to} : ${text}`);
+  const labels = new Map<string, string[]>();
+  for (const transition of node.on.values()) {
+    for (const branch of transition.branches) {
+      const guards = branch.guards.map((guard) => guard.name);
+      const to = branch.target === null ? from : mermaidId(branch.target);
+      const list = labels.get(to) ?? [];
+      list.push(
+        label(`${transition.eventType}${guards.length > 0 ? ` [${guards.join(', ')}]` : ''}`),
+      );
+      labels.set(to, list);
+    }
   }
-  return lines;
+  return [...labels].map(([to, texts]) => `${indent}${from} --> ${to} : ${texts.join(', ')}`);
 }
 
 /** Declarations and transitions of the children of `parent` (a compound or the root). */
@@ -70,8 +73,7 @@ function stateLines(node: StateNode, indent: string): string[] {
     });
     lines.push(`${indent}}`);
   }
-  for (const transition of node.on.values())
-    lines.push(...transitionLines(node, transition, indent));
+  lines.push(...transitionLines(node, indent));
   if (node.type === 'final') lines.push(`${indent}${id} --> [*]`);
   return lines;
 }
