@@ -152,6 +152,7 @@ true satisfies ExactKeys<MachineRoutesConfig, typeof KNOWN_KEYS.config>;
 true satisfies ExactKeys<OutputConfig, typeof KNOWN_KEYS.output>;
 true satisfies ExactKeys<OpenApiConfig, typeof KNOWN_KEYS.openapi>;
 true satisfies ExactKeys<ClientConfig, typeof KNOWN_KEYS.client>;
+true satisfies ExactKeys<DocsConfig, typeof KNOWN_KEYS.docs>;
 true satisfies ExactKeys<ServerOptions, typeof KNOWN_KEYS.server>;
 
 /**

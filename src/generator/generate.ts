@@ -55,6 +55,7 @@ export function emitOptionsOf(loaded: LoadedConfig): EmitOptions {
         : { servers: loaded.config.openapi.servers.map((server) => ({ ...server })) }),
     },
     client: { baseUrl: loaded.config.client?.baseUrl ?? null },
+    docs: loaded.config.docs?.enabled === true ? { prefix: loaded.config.docs.prefix ?? '' } : null,
   };
 }
 

@@ -16,7 +16,13 @@ import {
 import { registrationName, type MachineRoutesConfig } from './config.js';
 
 /** The config's sections whose keys are checked, by the config key holding them. */
-const SECTIONS = ['output', 'openapi', 'client', 'server'] as const satisfies readonly KeySection[];
+const SECTIONS = [
+  'output',
+  'openapi',
+  'client',
+  'server',
+  'docs',
+] as const satisfies readonly KeySection[];
 
 /** Problems of the config as a whole; empty when there are none. */
 export function validateConfig(config: MachineRoutesConfig): MachineRoutesError[] {

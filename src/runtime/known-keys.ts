@@ -34,11 +34,14 @@ export const KNOWN_KEYS = {
     'client',
     'openapi',
     'scenarios',
+    'docs',
   ],
   /** `output` of the config. */
   output: ['dir', 'framework', 'kinds'],
   /** `openapi` of the config. */
-  openapi: ['title', 'version', 'description', 'bearerAuthDescription'],
+  openapi: ['title', 'version', 'description', 'bearerAuthDescription', 'servers', 'license'],
+  /** `docs` of the config (the served API reference). */
+  docs: ['enabled', 'prefix'],
   /** `client` of the config. */
   client: ['baseUrl'],
   /** `server` of the config and of the generated `buildApp`. */

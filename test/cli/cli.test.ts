@@ -184,14 +184,14 @@ describe('machine-routes generate', () => {
   it('should report generated-example/ as up to date', async () => {
     expect(await run(['generate', '--check', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
-      stdout: 'generated-example/ is up to date (20 files).',
+      stdout: 'generated-example/ is up to date (21 files).',
       stderr: '',
     });
   });
 
   it('should write every file, then list stale, missing and extra files with --check', async () => {
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 20 files to out/ (20 new, 0 changed, 0 removed).',
+      'Wrote 21 files to out/ (21 new, 0 changed, 0 removed).',
     );
     expect((await run(['generate', '--check'], dir)).code).toBe(0);
 
@@ -220,7 +220,7 @@ describe('machine-routes generate', () => {
     });
 
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 20 files to out/ (1 new, 1 changed, 1 removed).',
+      'Wrote 21 files to out/ (1 new, 1 changed, 1 removed).',
     );
     expect(existsSync(path.join(out, 'old.routes.gen.ts'))).toBe(false);
     expect(readFileSync(path.join(out, 'notes.md'), 'utf8')).toBe('not generated\n');

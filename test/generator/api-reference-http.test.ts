@@ -47,7 +47,7 @@ describe.each([
 describe('apiReferenceRoutes', () => {
   it('should put every route under the prefix', async () => {
     const routes = apiReferenceRoutes({
-      documentFile: 'unused.json',
+      document: '{}',
       title: 'A <b> & c',
       prefix: 'api/',
     });

@@ -120,6 +120,13 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
         fastify,
         framework: fastify ? 'Fastify' : 'Express',
         mountName: fastify ? 'mountFastify' : 'mountExpress',
+        docs:
+          (options.docs ?? null) === null
+            ? false
+            : {
+                titleLiteral: JSON.stringify(options.openapi.title),
+                prefixLiteral: JSON.stringify(options.docs?.prefix ?? ''),
+              },
         frameworkModule: options.framework,
         configModule: manifest.configModule,
         registrations: registrations.map(({ file, view }) => ({

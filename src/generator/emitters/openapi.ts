@@ -13,7 +13,9 @@ import type {
   RouteManifest,
 } from '../manifest.js';
 import { pathParamsOf } from '../../runtime/definition/uri.js';
+import { verbatimPlaceholder } from '../manifest.js';
 import { compareCodeUnits, pascalCase, sortBy } from '../naming.js';
+import { GENERATED_HEADER } from '../templates.js';
 import {
   errorExample,
   lockedExample,
@@ -543,11 +545,22 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
  * machine's state diagram, `diagrams/<machine>.gen.mmd` (the Mermaid source its tag embeds).
  */
 export function emitOpenApi(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
+  const json = `${JSON.stringify(buildOpenApiDocument(manifest, options), null, 2)}\n`;
+  // The served reference reads the document from a module: a file beside the app would need
+  // `import.meta.url`, which a CommonJS build of the app cannot compile.
+  const served =
+    (options.docs ?? null) === null
+      ? []
+      : [
+          {
+            path: 'openapi.gen.ts',
+            contents: `${GENERATED_HEADER}\n// prettier-ignore\n${verbatimPlaceholder(0)}\n`,
+            verbatim: [`export const openapiDocument = ${JSON.stringify(json)};`],
+          },
+        ];
   return [
-    {
-      path: 'openapi.json',
-      contents: `${JSON.stringify(buildOpenApiDocument(manifest, options), null, 2)}\n`,
-    },
+    { path: 'openapi.json', contents: json },
+    ...served,
     ...manifest.machines.map((machine) => ({
       path: `diagrams/${machine.id}.gen.mmd`,
       contents: machine.diagram,

@@ -22,6 +22,8 @@ export interface EmitOptions {
     /** `servers` of the document; absent: the origin that serves it (`/`). */
     servers?: { url: string; description?: string }[];
   };
+  /** The served API reference (config `docs`); `null` when not enabled. */
+  docs?: { prefix: string } | null;
   /** Base URL the client defaults to; `null`: callers must pass one. */
   client: { baseUrl: string | null };
 }

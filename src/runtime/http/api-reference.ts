@@ -22,8 +22,8 @@ export interface ApiReferenceRoute {
 
 /** Options of {@link apiReferenceRoutes}. */
 export interface ApiReferenceOptions {
-  /** The emitted `openapi.json` (a path or a file URL). */
-  documentFile: string | URL;
+  /** The OpenAPI document, as JSON text (the generated `openapi.gen.ts` holds it). */
+  document: string;
   /** The page's title (the document's `info.title`). */
   title: string;
   /** Prefix of every route: the app's own mount prefix (`/api`); default none. */
@@ -135,7 +135,7 @@ export function apiReferenceRoutes(options: ApiReferenceOptions): ApiReferenceRo
       path: `${prefix}/openapi.json`,
       contentType: 'application/json; charset=utf-8',
       headers: {},
-      read: cached(() => readFile(options.documentFile, 'utf8')),
+      read: async () => options.document,
     },
     {
       path: `${prefix}/docs`,

@@ -13,6 +13,7 @@ import {
 } from 'machine-routes/runtime';
 import config from '../../../../fixtures/generator/express/machine-routes.config.js';
 import { configMachines, machineOf } from './machines.gen.js';
+import { openapiDocument } from './openapi.gen.js';
 import { calculatorRoutes } from './calculator.routes.gen.js';
 import { checkoutRoutes } from './checkout.routes.gen.js';
 import { fulfillmentRoutes } from './fulfillment.routes.gen.js';
@@ -77,15 +78,12 @@ async function buildRouter(
   return router;
 }
 
-/** The config's API reference (`/openapi.json`, `/docs`), none when `docs` is not enabled. */
-function referenceRoutes() {
-  if (config.docs?.enabled !== true) return [];
-  return apiReferenceRoutes({
-    documentFile: new URL('./openapi.json', import.meta.url),
-    title: config.openapi?.title ?? 'machine-routes API',
-    prefix: config.docs.prefix,
-  });
-}
+/** The config's API reference: `/openapi.json` and the `/docs` page (config `docs`). */
+const referenceRoutes = apiReferenceRoutes({
+  document: openapiDocument,
+  title: 'machine-routes example',
+  prefix: '',
+});
 
 /** Builds the Express application of every registration of the config. */
 export async function buildApp(options: AppOptions = {}): Promise<App> {
@@ -107,7 +105,7 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
     throw error;
   }
   const app = express();
-  for (const route of referenceRoutes()) {
+  for (const route of referenceRoutes) {
     app.get(route.path, (_request, response, next) => {
       route
         .read()

@@ -3,7 +3,6 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { resolveModelBinders } from 'machine-routes';
 import { mountFastify } from 'machine-routes/fastify';
 import {
-  apiReferenceRoutes,
   MachineRouter,
   MachineRuntime,
   resolveServerOptions,
@@ -64,16 +63,6 @@ async function buildRouter(
   return router;
 }
 
-/** The config's API reference (`/openapi.json`, `/docs`), none when `docs` is not enabled. */
-function referenceRoutes() {
-  if (config.docs?.enabled !== true) return [];
-  return apiReferenceRoutes({
-    documentFile: new URL('./openapi.json', import.meta.url),
-    title: config.openapi?.title ?? 'machine-routes API',
-    prefix: config.docs.prefix,
-  });
-}
-
 /** Builds the Fastify application of every registration of the config. */
 export async function buildApp(options: AppOptions = {}): Promise<App> {
   const databaseUrl = options.databaseUrl ?? config.store;
@@ -102,14 +91,6 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
       connectionsCheckingInterval: limits.connectionsCheckingInterval,
     },
   });
-  for (const route of referenceRoutes()) {
-    app.get(route.path, async (_request, reply) =>
-      reply
-        .type(route.contentType)
-        .headers(route.headers)
-        .send(await route.read()),
-    );
-  }
   await mountFastify(app, router);
   return {
     app,
