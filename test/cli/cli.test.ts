@@ -199,7 +199,7 @@ describe('machine-routes generate', () => {
     const out = path.join(dir, 'out');
     const written = statSync(path.join(out, 'app.gen.ts')).mtimeMs;
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect((await run(['generate'], dir)).stdout).toBe('out/ is up to date (13 files).');
+    expect((await run(['generate'], dir)).stdout).toBe('out/ is up to date (21 files).');
     expect(statSync(path.join(out, 'app.gen.ts')).mtimeMs).toBe(written);
 
     writeFileSync(
