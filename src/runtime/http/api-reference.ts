@@ -46,6 +46,20 @@ const PAGE_POLICY = [
   "connect-src 'self'",
 ].join('; ');
 
+/**
+ * The file of a page script. `redoc` and `mermaid` are optional peer dependencies (only an app
+ * serving its reference needs them): a missing one fails at start, naming the install.
+ */
+function resolveScript(name: string, file: string): string {
+  try {
+    return require.resolve(file);
+  } catch {
+    throw new Error(
+      `docs.enabled serves the API reference page with the '${name}' package, which is not installed: npm i redoc@2 mermaid@11`,
+    );
+  }
+}
+
 /** Reads a file once, on first request. */
 function cached(load: () => Promise<string | Buffer>): () => Promise<string | Buffer> {
   let body: Promise<string | Buffer> | null = null;
@@ -128,6 +142,8 @@ Redoc.init(${JSON.stringify(`${prefix}/openapi.json`)}, {
  */
 export function apiReferenceRoutes(options: ApiReferenceOptions): ApiReferenceRoute[] {
   const prefix = normalizePrefix(options.prefix);
+  const redoc = resolveScript('redoc', 'redoc/bundles/redoc.standalone.js');
+  const mermaid = resolveScript('mermaid', 'mermaid/dist/mermaid.min.js');
   const javascript = 'text/javascript; charset=utf-8';
   const html = page(options.title, prefix);
   return [
@@ -147,13 +163,13 @@ export function apiReferenceRoutes(options: ApiReferenceOptions): ApiReferenceRo
       path: `${prefix}/docs/redoc.standalone.js`,
       contentType: javascript,
       headers: {},
-      read: cached(() => readFile(require.resolve('redoc/bundles/redoc.standalone.js'))),
+      read: cached(() => readFile(redoc)),
     },
     {
       path: `${prefix}/docs/mermaid.min.js`,
       contentType: javascript,
       headers: {},
-      read: cached(() => readFile(require.resolve('mermaid/dist/mermaid.min.js'))),
+      read: cached(() => readFile(mermaid)),
     },
   ];
 }
