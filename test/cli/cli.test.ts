@@ -10,6 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
 import { run } from './run-cli.js';
 import { EXAMPLE_CONFIG, ROOT } from '../generator/support.js';
 
@@ -259,11 +260,11 @@ describe('machine-routes generate --watch', () => {
       expect(stdout.join('\n')).toContain(text);
     };
     await printed('Watching ./ for changes');
-    expect(stdout[0]).toBe('Wrote 13 files to out/ (13 new, 0 changed, 0 removed).');
+    expect(stdout[0]).toBe('Wrote 21 files to out/ (21 new, 0 changed, 0 removed).');
 
     writeFileSync(path.join(dir, 'machine-routes.config.ts'), config('fastify'));
     await printed('machine-routes.config.ts changed: generating.');
-    await printed('Wrote 13 files to out/ (0 new, 1 changed, 0 removed).');
+    await printed('Wrote 21 files to out/ (0 new, 1 changed, 0 removed).');
     expect(readFileSync(path.join(dir, 'out/app.gen.ts'), 'utf8')).toContain(
       "from 'machine-routes/fastify'",
     );
