@@ -138,7 +138,9 @@ type Instance =
   | { kind: 'stateless' }
   | { kind: 'persisted'; id: string; snapshot: MachineSnapshot }
   /** machineId-bound, not loaded yet: `send` loads it (see `deferredLoad`). */
-  | { kind: 'deferred'; id: string };
+  | { kind: 'deferred'; id: string }
+  /** A model record without a machine yet: one is created once the request is valid. */
+  | { kind: 'unbound'; record: unknown };
 
 /**
  * Builds the handler of one planned route. Middleware names, the model binder and the
@@ -199,8 +201,8 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
   // Forwarded responses carry no scenario fields: the child's kept scenario applies inside.
   const scenarios = target.forward === null ? services.scenarios : undefined;
 
-  /** `lazy: false` (HEAD) reads only: a record without a machine yet gets none. */
-  const loadInstance = async (request: EndpointRequest, lazy = true): Promise<Instance> => {
+  /** A record without a machine yet is `unbound`: nothing is written while loading. */
+  const loadInstance = async (request: EndpointRequest): Promise<Instance> => {
     const binding = route.binding;
     if (binding.kind === 'none') return { kind: 'stateless' };
     if (binding.kind === 'machineId') {
@@ -218,11 +220,18 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
         snapshot: await services.instances.restore(definition, stored),
       };
     }
-    if (!lazy) return { kind: 'stateless' };
-    // No machine yet: create and persist one and store its id on the record (the original's
-    // lazy MachineCast, which created an unpersisted machine; persisting keeps the id stable).
+    return { kind: 'unbound', record };
+  };
+
+  /**
+   * No machine yet: create and persist one and store its id on the record (the original's lazy
+   * MachineCast, which created an unpersisted machine; persisting keeps the id stable). Only
+   * once the request passed validation, so a refused request writes nothing.
+   */
+  const bindRecord = async (record: unknown): Promise<Instance & { kind: 'persisted' }> => {
+    const attribute = route.binding.kind === 'model' ? route.binding.attribute : '';
     const { snapshot } = await services.instances.create(definition);
-    await binder!.writeMachineId(record, binding.attribute, snapshot.id);
+    await binder!.writeMachineId(record, attribute, snapshot.id);
     return { kind: 'persisted', id: snapshot.id, snapshot };
   };
 
@@ -309,7 +318,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     // HEAD (which frameworks route to GET handlers) is safe by definition: it answers what
     // the instance is now (404 for an unknown one) and never sends the event.
     if (request.method === 'HEAD') {
-      const current = await loadInstance(request, false);
+      const current = await loadInstance(request);
       const snapshot =
         current.kind === 'persisted' ? current.snapshot : services.initialSnapshot(definition);
       return await respond(snapshot, 200, false, { type: eventType });
@@ -323,7 +332,7 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     }
 
     // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
-    const instance: Instance = deferredLoad
+    const found: Instance = deferredLoad
       ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
       : await loadInstance(request);
 
@@ -340,14 +349,15 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
         coerce: isRead(request),
       });
     } catch (error) {
-      if (instance.kind === 'deferred') await loadInstance(request);
+      if (found.kind === 'deferred') await loadInstance(request);
       throw error;
     }
     if (!validation.ok) {
-      if (instance.kind === 'deferred') await loadInstance(request);
+      if (found.kind === 'deferred') await loadInstance(request);
       return validationResponse(validation.errors);
     }
     const event: EventObject = { type: eventType, payload: validation.payload };
+    const instance = found.kind === 'unbound' ? await bindRecord(found.record) : found;
 
     // 4. before() with the pre-transition state.
     const action = target.action;

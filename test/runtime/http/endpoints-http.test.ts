@@ -744,6 +744,31 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       expect(small.status).toBe(200);
     });
 
+    it('should answer a path parameter with malformed percent-encoding as the client error it is', async () => {
+      const response = await call('POST', '/orders/%E0%A4%A/submit', {
+        body: { payload: { amount: 1 } },
+      });
+      expect([400, 404]).toContain(response.status);
+      // Fastify refuses such a URL itself (FST_ERR_BAD_URL, its own { message, ... } body).
+      expect(response.body).toMatchObject({ message: expect.any(String) });
+      expect(logged).toEqual([]);
+    });
+
+    it('should create no machine for a model record when the first request is refused', async () => {
+      store.database.exec(
+        `INSERT INTO orders (id, machine_id) VALUES ('o-${adapter}', NULL) ON CONFLICT DO NOTHING`,
+      );
+      const before = instanceCount();
+      const response = await call('POST', `/shops/o-${adapter}/submit`, {
+        body: { payload: { amount: 0 } },
+      });
+      expect(response.status).toBe(422);
+      expect(instanceCount()).toBe(before);
+      expect(
+        store.database.prepare('SELECT machine_id FROM orders WHERE id = ?').get(`o-${adapter}`),
+      ).toEqual({ machine_id: null });
+    });
+
     it('should let __proto__ and constructor keys pollute nothing', async () => {
       const raw =
         '{"payload":{"amount":3,"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}}';

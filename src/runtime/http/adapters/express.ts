@@ -66,10 +66,7 @@ export function mountExpress(
   }
   router.use((error: unknown, request: Request, response: Response, next: NextFunction) => {
     if (response.headersSent) return next(error);
-    sendResponse(
-      response,
-      errorToResponse(error, logger, request.route?.path as string | undefined),
-    );
+    sendResponse(response, expressErrorResponse(error, logger, request.route?.path));
   });
   // One parent router per app, mounted once and followed by the 404: routes of later calls go
   // into it, so they still come before the 404 (Express matches in registration order).
@@ -163,6 +160,29 @@ export function jsonBody(limit: number): RequestHandler {
       }
     });
   };
+}
+
+/**
+ * The layer's answer to an error reaching the router: Express's own request errors carry a 4xx
+ * `status` (a path parameter with malformed percent-encoding is a URIError with status 400) and
+ * are the client's, answered like the Fastify adapter does; anything else goes through
+ * `errorToResponse` (500 unless it is one of ours).
+ */
+function expressErrorResponse(
+  error: unknown,
+  logger: HttpLogger,
+  route: string | undefined,
+): EndpointResponse {
+  const status = (error as { status?: unknown } | null)?.status;
+  if (
+    !(error instanceof HttpError) &&
+    typeof status === 'number' &&
+    status >= 400 &&
+    status < 500
+  ) {
+    return errorResponse(status, status === 400 ? 'Malformed request.' : 'Request refused.');
+  }
+  return errorToResponse(error, logger, route);
 }
 
 function sendResponse(response: Response, result: EndpointResponse): void {
