@@ -16,6 +16,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SqliteStore } from '../../src/runtime/index.js';
 import { buildApp, type App } from '../../generated-example/app.gen.js';
+import { invoiceMachine } from '../../fixtures/example/machines/invoice.js';
 
 // ajv-formats is CommonJS: its default export is the function under ESM interop.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -227,6 +228,18 @@ function newInvoice(): string {
     .run(number, 'Test');
   return number;
 }
+/**
+ * A new invoice whose machine exists already: a record gets its machine from its first valid
+ * request only, and the lock cases need the machine id before sending anything.
+ */
+async function boundInvoice(): Promise<string> {
+  const number = newInvoice();
+  const { snapshot } = await app.runtime.create(invoiceMachine);
+  (app.runtime.store as SqliteStore).database
+    .prepare('UPDATE invoices SET machine_id = ? WHERE number = ?')
+    .run(snapshot.id, number);
+  return number;
+}
 function invoiceMachineId(number: string): string {
   const row = (app.runtime.store as SqliteStore).database
     .prepare('SELECT machine_id FROM invoices WHERE number = ?')
@@ -369,7 +382,7 @@ const recipes: Record<string, Recipe> = {
     lockOf: byMachineId,
   },
   'invoice.pay': {
-    ready: async () => ({ invoice: newInvoice() }),
+    ready: async () => ({ invoice: await boundInvoice() }),
     payload: { amount: 120, method: 'card' },
     invalidPayloads: [{ amount: 0, method: 'card' }, { amount: 5, method: 'cash' }, {}],
     conflicts: {
@@ -384,7 +397,7 @@ const recipes: Record<string, Recipe> = {
     lockOf: (params) => invoiceMachineId(params['invoice']!),
   },
   'invoice.void': {
-    ready: async () => ({ invoice: newInvoice() }),
+    ready: async () => ({ invoice: await boundInvoice() }),
     conflicts: {
       'already voided': async () => {
         const invoice = newInvoice();
