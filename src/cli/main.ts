@@ -12,6 +12,7 @@ import { registerInit } from './commands/init.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerPaths } from './commands/paths.js';
 import { registerRoutes } from './commands/routes.js';
+import { registerTimers } from './commands/timers.js';
 import { registerWorker } from './commands/worker.js';
 import { processIo, type CliIo } from './io.js';
 
@@ -45,6 +46,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   registerWorker(program, io, exit);
   registerPaths(program, io, exit);
   registerDiagram(program, io, exit);
+  registerTimers(program, io, exit);
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {

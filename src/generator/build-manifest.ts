@@ -193,6 +193,12 @@ export function buildManifest(options: BuildManifestOptions): ManifestResult {
     models: Object.keys(loaded.config.models ?? {}),
   };
   const machines = collectMachines(loaded.config.registrations);
+  issues.push(
+    ...loaded.runtime.checkTimerRegistrations(
+      [...machines.values()].map((info) => info.definition),
+      loaded.config.timers,
+    ),
+  );
   const registrations: ManifestRegistration[] = [];
   for (const registration of loaded.config.registrations) {
     const { machine, ...routerOptions } = registration;

@@ -6,6 +6,7 @@
  * imports types only, never the generator.
  */
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
+import type { TimerRegistration } from '../runtime/definition/timer-registration.js';
 import type { MiddlewareRegistry } from '../runtime/http/middleware-registry.js';
 import type { ServerOptions } from '../runtime/http/server-options.js';
 import type { ModelBinder, RegistrationOptions } from '../runtime/http/types.js';
@@ -71,6 +72,12 @@ export interface MachineRoutesConfig {
    * implementations are handed to the generated app elsewhere.
    */
   middleware?: MiddlewareRegistry | readonly string[];
+  /**
+   * Machines whose timed transitions (`after` / `every`) fire: one entry per machine with
+   * timers (spec 9.3.0; `check` reports a machine with timers that has none). The generated
+   * app's worker, `machine-routes worker` and `machine-routes timers --once` sweep them.
+   */
+  timers?: readonly TimerRegistration[];
   /** Models by name (the `model` option of a registration): a table of the store or a binder. */
   models?: Readonly<Record<string, ModelConfig>>;
   /**

@@ -87,6 +87,8 @@ const configSchema = z.object({
   middleware: z
     .union([z.array(z.string().min(1)), z.record(z.string(), z.custom<unknown>(isFunction))])
     .optional(),
+  // `missed` and duplicates are the runtime's to check (checkTimerRegistrations).
+  timers: z.array(z.looseObject({ machine: machineSchema })).optional(),
   models: z.record(z.string(), modelSchema).optional(),
   setup: z
     .custom<unknown>(isFunction, { message: 'must be a function (store) => void' })

@@ -92,6 +92,19 @@ export class InvalidTimerDefinitionException extends MachineRoutesError {
   readonly code = 'MR_INVALID_TIMER_DEFINITION';
 }
 
+/**
+ * A machine has timed transitions (`after` / `every`) but no timer registration: since 9.3.0
+ * timers fire only for machines registered explicitly (the config's `timers`).
+ */
+export class TimersNotRegisteredException extends MachineRoutesError {
+  readonly code = 'MR_TIMERS_NOT_REGISTERED';
+}
+
+/** A scheduled (cron) event is malformed: bad expression, unknown event or state, duplicate name. */
+export class InvalidScheduleDefinitionException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_SCHEDULE_DEFINITION';
+}
+
 /** `sendToParent` / `dispatchToParent` called by a machine that has no parent. */
 export class NoParentMachineException extends MachineRoutesError {
   readonly code = 'MR_NO_PARENT_MACHINE';

@@ -9,3 +9,4 @@ export * from './persistence/index.js';
 export * from './jobs/index.js';
 export * from './engine/index.js';
 export * from './http/index.js';
+export { ManualClock, systemClock, type Clock } from './clock.js';

@@ -35,6 +35,7 @@ export const KNOWN_KEYS = {
     'openapi',
     'scenarios',
     'docs',
+    'timers',
   ],
   /** `output` of the config. */
   output: ['dir', 'framework', 'kinds'],

@@ -272,6 +272,22 @@ const CASES: Array<[string, string, string, number, number, string]> = [
     "Machine 'order', state 'waiting': transition 'EXPIRE': 'after' must be positive, got -5. Use a positive number of seconds or an object such as { minutes: 5 }.",
   ],
   [
+    'timer-on-compound',
+    'InvalidTimerDefinitionException',
+    'MR_INVALID_TIMER_DEFINITION',
+    12,
+    15,
+    "Machine 'order', state 'open': transition 'EXPIRE' has a timer on the compound state 'open'; timers run on leaf states only. Move the timed transition into the leaf states that wait (or into a child state that stays active).",
+  ],
+  [
+    'timers-not-registered',
+    'TimersNotRegisteredException',
+    'MR_TIMERS_NOT_REGISTERED',
+    11,
+    24,
+    "Machine 'order' has timed transitions (state 'waiting', event 'EXPIRE') but is not registered for timers, so they would never fire. Add { machine: <the order definition> } to 'timers' in the config (timers are registered explicitly since 9.3.0).",
+  ],
+  [
     'undefined-target',
     'UndefinedTargetStateException',
     'MR_UNDEFINED_TARGET_STATE',

@@ -323,7 +323,13 @@ describe('emitOpenApi', () => {
     });
     expect(schemas()['OrderState']).toEqual({
       type: 'string',
-      enum: ['order.approved', 'order.cancelled', 'order.draft', 'order.submitted'],
+      enum: [
+        'order.approved',
+        'order.cancelled',
+        'order.draft',
+        'order.expired',
+        'order.submitted',
+      ],
     });
     expect(schemas()['FulfillmentAvailableEvent']).toEqual({
       type: 'object',

@@ -1,7 +1,8 @@
 /**
  * `machine-routes worker`: runs the job queue of a store in a process of its own (child starts,
- * completions, `@timeout`, async sends), for deployments whose servers open their runtime with
- * `worker: false`. It loads the config so it knows every machine a job may name.
+ * completions, `@timeout`, async sends) and the timer sweep of the config's `timers`, for
+ * deployments whose servers open their runtime with `worker: false`. It loads the config so it
+ * knows every machine a job may name.
  */
 import type { Command } from 'commander';
 import { checkProject } from '../../generator/generate.js';
@@ -18,7 +19,9 @@ interface WorkerOptions {
 export function registerWorker(program: Command, io: CliIo, exit: (code: number) => void): void {
   program
     .command('worker')
-    .description('run child, completion, timeout and send jobs until SIGINT/SIGTERM')
+    .description(
+      'run child, completion, timeout and send jobs and the timer sweep until SIGINT/SIGTERM',
+    )
     .option('-c, --config <path>', 'config file (default: machine-routes.config.ts)')
     .option(
       '-d, --database <url>',
@@ -55,13 +58,23 @@ async function runWorker(
     database ?? loaded.config.store ?? runtime.loadRuntimeConfig({}, process.env).databaseUrl;
   const machines = uniqueMachines(loaded);
   const store = await runtime.openStore(url);
+  // Set by `register` (a callback, so kept in an object TypeScript does not narrow).
+  const sweep: { timers: InstanceType<LoadedConfig['runtime']['TimerWorker']> | null } = {
+    timers: null,
+  };
   try {
     const worker = await runtime.startWorker({
       store,
       ...(concurrency === undefined ? {} : { concurrency }),
       register: async (queue) => {
         // Registers the child, completion, timeout and send handlers on the queue.
-        await new runtime.MachineRuntime({ store, jobs: queue, machines }).ready();
+        const host = new runtime.MachineRuntime({ store, jobs: queue, machines });
+        await host.ready();
+        const registrations = loaded.config.timers ?? [];
+        if (registrations.length > 0) {
+          sweep.timers = new runtime.TimerWorker({ host, registrations, keepAlive: true });
+          sweep.timers.start();
+        }
       },
     });
     const { settings } = worker.queue as { settings?: { concurrency: number } };
@@ -73,6 +86,7 @@ async function runWorker(
     io.stdout('Worker stopped.');
     return 0;
   } finally {
+    await sweep.timers?.stop();
     await store.close();
   }
 }

@@ -28,6 +28,15 @@ export {
   type JobFunction,
   type JobRunContext,
 } from './job.js';
+export { timedTransitions, type TimedTransition } from './timed-transitions.js';
+export { scheduledTransitions, type CronTimer, type ScheduleConfig } from './schedules.js';
+export {
+  checkTimerRegistrations,
+  registrationTimers,
+  MISSED_FIRE_POLICIES,
+  type MissedFirePolicy,
+  type TimerRegistration,
+} from './timer-registration.js';
 export type * from './types.js';
 export {
   defineScenario,

@@ -5,6 +5,7 @@
 import {
   InvalidEventDefinitionException,
   InvalidStateConfigException,
+  InvalidTimerDefinitionException,
   UndefinedTargetStateException,
 } from '../errors.js';
 import type { BehaviorRegistry } from './behavior-registry.js';
@@ -208,6 +209,20 @@ function normalizeBranch(
     key: `${label}.actions`,
   });
   const timer = normalizeTimer(config, where, issues);
+  // The sweep anchors a timer on its state's entry time, which `machine_current_states` keeps
+  // for the active leaves only.
+  if (
+    timer !== null &&
+    !eventType.startsWith('@') &&
+    (node.type === 'compound' || node.type === 'parallel')
+  ) {
+    issues.add(
+      InvalidTimerDefinitionException,
+      where,
+      `transition '${eventType}' has a timer on the ${node.type} state '${node.route}'; timers run on leaf states only.`,
+      `Move the timed transition into the leaf states that wait (or into a child state that stays active).`,
+    );
+  }
 
   let target: StateNode | null = null;
   if (config.target !== undefined && config.target !== null && config.target !== '') {

@@ -59,6 +59,7 @@ export function prepareCommit(
   const outbox = jobs.length > 0 ? port.outbox : null;
   const request: CommitRequest = { ...plan.write };
   if (options.releaseLockOwner !== undefined) request.releaseLockOwner = options.releaseLockOwner;
+  if (options.timerFire !== undefined) request.timerFire = options.timerFire;
   if (outbox !== null) request.inTransaction = outbox.write(jobs);
   return { plan, request, jobs, outboxed: outbox !== null };
 }

@@ -8,7 +8,7 @@ import type { JobPayloads, PlannedJob } from '../interpreter/job-payloads.js';
 import type { CommitInput, CommitPlan } from '../interpreter/plan-commit.js';
 import type { MacrostepOptions } from '../interpreter/types.js';
 import type { JobInfo } from '../jobs/job-queue.js';
-import type { Store } from '../persistence/store.js';
+import type { Store, TimerFireClaim } from '../persistence/store.js';
 import type { PreparedCommit } from './commit-step.js';
 import type { JobActorRunner } from './job-actors.js';
 import type { MachineRegistry } from './machine-registry.js';
@@ -17,6 +17,8 @@ import type { MachineRegistry } from './machine-registry.js';
 export interface CommitOptions {
   /** Lock owner whose row on the main instance the commit deletes (the caller's send lock). */
   releaseLockOwner?: string;
+  /** The timer fire this step delivers, claimed in the same transaction (`CommitRequest.timerFire`). */
+  timerFire?: TimerFireClaim;
 }
 
 /** Retries of asynchronous sends. */

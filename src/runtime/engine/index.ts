@@ -20,3 +20,6 @@ export type { CommitOptions, EngineServices, JobRunner, SendRetry } from './engi
 export { JOB_HANDLERS, toJobRequest, type JobHandlerTable } from './job-handlers.js';
 export { DEFAULT_RUNTIME_CONFIG, loadRuntimeConfig, type MachineRuntimeConfig } from './config.js';
 export { startWorker, type RunningWorker, type StartWorkerOptions } from './worker.js';
+export { sweepTimers, type SweepOptions, type SweepReport } from './timer-sweep.js';
+export { TimerWorker, type TimerWorkerOptions } from './timer-worker.js';
+export { deliverDueFires, type DeliveryResult, type TimerHost } from './timer-delivery.js';

@@ -44,6 +44,9 @@ import {
   planKeptScenarioStep,
   scenarioWrite,
 } from '../persistence/kept-scenarios.js';
+import type { Clock } from '../clock.js';
+import type { TimerRegistration } from '../definition/timer-registration.js';
+import { TimerWorker } from './timer-worker.js';
 import {
   SequenceConflictError,
   StoreBusyError,
@@ -53,6 +56,7 @@ import {
   type HistoryQuery,
   type InstanceInState,
   type Store,
+  type TimerFireClaim,
 } from '../persistence/store.js';
 import type {
   CreateOptions,
@@ -165,8 +169,15 @@ export interface LockedInstance {
   readonly id: string;
   /** The last committed snapshot. */
   restore(definition: MachineDefinition): Promise<MachineSnapshot>;
-  /** `send` without taking the lock again (it is held); same persistence and errors otherwise. */
-  send(definition: MachineDefinition, event: EventObject): Promise<InstanceResult>;
+  /**
+   * `send` without taking the lock again (it is held); same persistence and errors otherwise.
+   * `options.timerFire`: the timer fire this event delivers, claimed in the same transaction.
+   */
+  send(
+    definition: MachineDefinition,
+    event: EventObject,
+    options?: { timerFire?: TimerFireClaim },
+  ): Promise<InstanceResult>;
 }
 
 /** Options of `MachineRuntime.open`. */
@@ -193,6 +204,15 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
   machines?: readonly MachineDefinition[];
   /** See `MachineRuntimeOptions.jobAbortPollMs`. */
   jobAbortPollMs?: number;
+  /**
+   * Machines whose timed transitions fire (spec 9.3.0: registered explicitly; the config's
+   * `timers`). With `worker` (the default), this process sweeps them every `timerIntervalMs`.
+   */
+  timers?: readonly TimerRegistration[];
+  /** Pause between two timer sweeps in ms (default 500). */
+  timerIntervalMs?: number;
+  /** Time source of history, state entry times and timers (default: the system clock). */
+  clock?: Clock;
 }
 
 /** Runs machines against a `Store`: one writer per instance at a time, one transaction per event. */
@@ -214,6 +234,13 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   readonly #jobsRegistered: Promise<void>;
   /** The queue `open` made for this runtime (stopped and closed by `close`). */
   #ownedJobs: DurableJobQueue | null = null;
+  /** The timer sweep `open` started (stopped by `close`). */
+  #timers: TimerWorker | null = null;
+
+  /** The background timer sweep of this runtime, when `open` started one. */
+  get timerWorker(): TimerWorker | null {
+    return this.#timers;
+  }
 
   constructor(options: MachineRuntimeOptions) {
     const store = options.store;
@@ -308,6 +335,9 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       jobQueue,
       machines,
       jobAbortPollMs,
+      timers = [],
+      timerIntervalMs,
+      clock,
       ...overrides
     } = options;
     const parts = await openRuntimeParts({ overrides, migrate, env, jobs, jobQueue });
@@ -319,13 +349,23 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         maxTransitionDepth: parts.config.maxTransitionDepth,
         scenarios: parts.config.scenariosEnabled,
         jobs: parts.jobs,
-        ...(machines === undefined ? {} : { machines }),
         ...(jobAbortPollMs === undefined ? {} : { jobAbortPollMs }),
+        machines: [...(machines ?? []), ...timers.map((registration) => registration.machine)],
+        ...(clock === undefined ? {} : { now: () => clock.now() }),
       });
       runtime.#ownedJobs = parts.ownedJobs;
       if (parts.ownedJobs !== null && worker) {
         await runtime.ready();
         await parts.ownedJobs.start();
+      }
+      if (worker && timers.length > 0) {
+        runtime.#timers = new TimerWorker({
+          host: runtime,
+          registrations: timers,
+          ...(clock === undefined ? {} : { clock }),
+          ...(timerIntervalMs === undefined ? {} : { intervalMs: timerIntervalMs }),
+        });
+        runtime.#timers.start();
       }
       return runtime;
     } catch (error) {
@@ -496,6 +536,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     event: EventObject,
     lock?: LockHandle,
     scenarioRequest: ScenarioRequest = OMITTED,
+    timerFire?: TimerFireClaim,
   ): Promise<InstanceResult> {
     const snapshot = await this.restore(definition, id);
     this.#registry.register(definition);
@@ -537,7 +578,10 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
           },
           at: this.#now(),
         },
-        lock ? { releaseLockOwner: lock.ownerId } : {},
+        {
+          ...(lock ? { releaseLockOwner: lock.ownerId } : {}),
+          ...(timerFire ? { timerFire } : {}),
+        },
       );
       lock?.releasedByCommit();
     } catch (error) {
@@ -633,25 +677,44 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   ): Promise<T> {
     const timeoutMs = options.timeoutMs ?? this.#lockTimeoutMs;
     const lock = await this.#locks.acquire(id, { timeoutMs, context: options.context ?? 'job' });
-    if (!lock) {
-      const holder = await this.store.readLock(id);
-      throw new MachineAlreadyRunningException(
-        `Failed to acquire lock for machine '${id}' within ${timeoutMs} ms.` +
-          (holder
-            ? ` Held by: ${holder.ownerId} since ${holder.acquiredAt} (context: ${holder.context}).`
-            : ''),
-        isInstanceId(id) ? await this.store.load(id) : null,
-        { key: id },
-      );
-    }
+    if (lock) return this.#runLocked(id, lock, fn);
+    const holder = await this.store.readLock(id);
+    throw new MachineAlreadyRunningException(
+      `Failed to acquire lock for machine '${id}' within ${timeoutMs} ms.` +
+        (holder
+          ? ` Held by: ${holder.ownerId} since ${holder.acquiredAt} (context: ${holder.context}).`
+          : ''),
+      isInstanceId(id) ? await this.store.load(id) : null,
+      { key: id },
+    );
+  }
+
+  /**
+   * `withLock` without waiting: `null` when someone holds the lock (the timer sweep retries
+   * such an instance at its next pass instead of blocking on it).
+   */
+  async tryWithLock<T>(
+    id: string,
+    fn: (instance: LockedInstance) => Promise<T>,
+    options: { context?: string } = {},
+  ): Promise<T | null> {
+    const lock = await this.#locks.tryAcquire(id, options.context ?? 'job');
+    return lock ? this.#runLocked(id, lock, fn) : null;
+  }
+
+  async #runLocked<T>(
+    id: string,
+    lock: LockHandle,
+    fn: (instance: LockedInstance) => Promise<T>,
+  ): Promise<T> {
     let released = false;
     const instance: LockedInstance = {
       id,
       restore: (definition) => this.restore(definition, id),
-      send: async (definition, event) => {
+      send: async (definition, event, sendOptions = {}) => {
         if (released)
           throw new Error(`The lock of machine '${id}' was released: send through the runtime.`);
-        return this.#sendLocked(definition, id, event);
+        return this.#sendLocked(definition, id, event, undefined, OMITTED, sendOptions.timerFire);
       },
     };
     try {
@@ -697,6 +760,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
    * abandoned ones run again elsewhere after their timeout), then the store.
    */
   async close(options: { jobTimeoutMs?: number } = {}): Promise<void> {
+    await this.#timers?.stop();
     // Registration still running must not meet a closed queue (and report it).
     await this.#jobsRegistered;
     await this.#ownedJobs?.close({ timeoutMs: options.jobTimeoutMs ?? 10_000 });

@@ -85,3 +85,11 @@ export {
   type PlannedStep,
 } from './plan-commit.js';
 export type { JobKind, JobPayloads, PlannedJob } from './job-payloads.js';
+export {
+  dueFire,
+  dueTimers,
+  type ActiveStay,
+  type DueFire,
+  type TimerFireState,
+  type TimerFireStatus,
+} from './due-timers.js';

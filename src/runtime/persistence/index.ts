@@ -9,8 +9,12 @@ export type {
   LockRow,
   Store,
   StoreKind,
+  TimerCandidate,
+  TimerCandidateQuery,
+  TimerFireClaim,
+  TimerFireRow,
 } from './store.js';
-export { SequenceConflictError, StoreBusyError } from './store.js';
+export { SequenceConflictError, StoreBusyError, TimerFireConflictError } from './store.js';
 export type { ChildQuery, ChildStore } from './child-rows.js';
 export type { StoreTransaction, TransactionHook } from './transaction.js';
 export type {

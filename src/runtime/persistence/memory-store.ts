@@ -10,8 +10,9 @@ import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import { applyChildChange, matchesChildQuery, type ChildQuery } from './child-rows.js';
 import {
   SequenceConflictError,
+  TimerFireConflictError,
   assertCommitRequest,
-  diffStates,
+  currentStateChanges,
   flattenCommit,
   type CommitRequest,
   type CurrentStateRow,
@@ -21,7 +22,15 @@ import {
   type LockRequest,
   type LockRow,
   type Store,
+  type TimerCandidate,
+  type TimerCandidateQuery,
+  type TimerFireClaim,
+  type TimerFireRow,
 } from './store.js';
+
+function fireKey(row: { rootEventId: string; timerKey: string }): string {
+  return `${row.rootEventId}\u0000${row.timerKey}`;
+}
 
 interface InstanceEntry {
   snapshot: MachineSnapshot;
@@ -38,6 +47,8 @@ export class MemoryStore implements Store {
   readonly #locks = new Map<string, LockRow>();
   /** `machine_children` rows, oldest first. */
   readonly #children: ChildRow[] = [];
+  /** `machine_timer_fires` rows by `fireKey`. */
+  readonly #timerFires = new Map<string, TimerFireRow>();
   readonly #now: () => number;
 
   /** @param options.now clock for lock expiry (tests); default `Date.now`. */
@@ -61,8 +72,11 @@ export class MemoryStore implements Store {
     // Check every instance and row before changing anything: a commit applies whole or not at all.
     const ids = new Set<string>();
     for (const part of requests) this.#check(part, ids);
+    this.#checkTimerFire(request.timerFire);
     for (const part of requests)
       this.#apply(part, part === request ? request.releaseLockOwner : undefined);
+    if (request.timerFire !== undefined)
+      this.#timerFires.set(fireKey(request.timerFire.next), { ...request.timerFire.next });
     for (const part of requests)
       for (const change of part.children ?? [])
         applyChildChange(this.#children, structuredClone(change));
@@ -87,6 +101,58 @@ export class MemoryStore implements Store {
     }
   }
 
+  /** The claim's condition (see sqlite-store.ts `claimTimerFire`). */
+  #checkTimerFire(claim: TimerFireClaim | undefined): void {
+    if (claim === undefined) return;
+    const row = this.#timerFires.get(fireKey(claim.next));
+    const sameStay = row !== undefined && row.stateEnteredAt === claim.next.stateEnteredAt;
+    const ok = sameStay
+      ? claim.expected !== null &&
+        row.fireCount === claim.expected.fireCount &&
+        row.status === claim.expected.status
+      : claim.expected === null;
+    if (!ok) throw new TimerFireConflictError(claim);
+  }
+
+  async timerCandidates(query: TimerCandidateQuery): Promise<TimerCandidate[]> {
+    const dueBy = query.dueBy.toISOString();
+    const found: TimerCandidate[] = [];
+    for (const entry of this.#instances.values()) {
+      const state = entry.states.get(query.stateId);
+      if (state === undefined || entry.snapshot.machineId !== query.machineId) continue;
+      if (state.stateEnteredAt > dueBy) continue;
+      const after = query.after;
+      if (
+        after !== undefined &&
+        (compare(state.stateEnteredAt, after.stateEnteredAt) ||
+          compare(state.rootEventId, after.rootEventId)) <= 0
+      )
+        continue;
+      const row = this.#timerFires.get(
+        fireKey({ rootEventId: state.rootEventId, timerKey: query.timerKey }),
+      );
+      const fire = row !== undefined && row.stateEnteredAt === state.stateEnteredAt ? row : null;
+      if (fire !== null && !(fire.status === 'active' && fire.lastFiredAt <= dueBy)) continue;
+      found.push({
+        rootEventId: state.rootEventId,
+        stateEnteredAt: state.stateEnteredAt,
+        fire: fire === null ? null : { ...fire },
+      });
+    }
+    found.sort(
+      (a, b) =>
+        compare(a.stateEnteredAt, b.stateEnteredAt) || compare(a.rootEventId, b.rootEventId),
+    );
+    return found.slice(0, query.limit);
+  }
+
+  async timerFires(rootEventId: string): Promise<TimerFireRow[]> {
+    return [...this.#timerFires.values()]
+      .filter((row) => row.rootEventId === rootEventId)
+      .sort((a, b) => compare(a.timerKey, b.timerKey))
+      .map((row) => ({ ...row }));
+  }
+
   #apply(request: InstanceWrite, releaseLockOwner: string | undefined): void {
     const { snapshot, history } = request;
     const existing = this.#instances.get(snapshot.id);
@@ -96,10 +162,9 @@ export class MemoryStore implements Store {
       entry.history.push(structuredClone(record));
       this.#eventIds.add(record.id);
     }
-    const { entered, left } = diffStates(request.previousValue, snapshot.value);
+    const { entered, left } = currentStateChanges(request);
     for (const stateId of left) entry.states.delete(stateId);
     for (const stateId of entered) {
-      if (entry.states.has(stateId)) continue;
       entry.states.set(stateId, {
         rootEventId: snapshot.id,
         machineId: snapshot.machineId,

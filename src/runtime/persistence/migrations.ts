@@ -196,6 +196,14 @@ ALTER TABLE machine_instances ADD COLUMN parent_root_event_id text;`,
   },
   // The embedded job queue's table (jobs/schema.ts); PostgreSQL keeps jobs in pg-boss's schema.
   { version: 3, name: 'job queue', sqlite: JOBS_TABLE_SQLITE, postgres: JOBS_TABLE_POSTGRES },
+  // Timers: a fire row belongs to one stay in its state (the entry time it was counted from),
+  // so leaving and re-entering starts a fresh count without deleting rows on every commit.
+  {
+    version: 4,
+    name: 'timer fire stay',
+    sqlite: `ALTER TABLE machine_timer_fires ADD COLUMN state_entered_at TEXT;`,
+    postgres: `ALTER TABLE machine_timer_fires ADD COLUMN state_entered_at timestamptz;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

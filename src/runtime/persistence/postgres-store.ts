@@ -24,17 +24,23 @@ import {
   instanceInStateFromRow,
   lockFromRow,
   snapshotFromRow,
+  timerCandidateFromRow,
+  timerClaimValues,
+  timerFireFromRow,
   toJson,
   type ChildDbRow,
   type CurrentStateDbRow,
   type EventRow,
   type InstanceRow,
   type LockDbRow,
+  type TimerCandidateDbRow,
+  type TimerFireDbRow,
 } from './rows.js';
 import {
   SequenceConflictError,
+  TimerFireConflictError,
   assertCommitRequest,
-  diffStates,
+  currentStateChanges,
   flattenCommit,
   type CommitRequest,
   type CurrentStateRow,
@@ -44,6 +50,10 @@ import {
   type LockRequest,
   type LockRow,
   type Store,
+  type TimerCandidate,
+  type TimerCandidateQuery,
+  type TimerFireClaim,
+  type TimerFireRow,
 } from './store.js';
 
 /** Options of `PostgresStore`. */
@@ -73,8 +83,10 @@ const SQL = {
   updateInstance: `UPDATE machine_instances
     SET machine_value = $3, context = $4, status = $5, sequence_number = $6, updated_at = $7
     WHERE root_event_id = $1 AND machine_id = $2 AND sequence_number = $8`,
+  // A state entered again (self-transition) restarts its entry time.
   insertStates: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
-    SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT (root_event_id, state_id) DO NOTHING`,
+    SELECT $1, $2, unnest($3::text[]), $4
+    ON CONFLICT (root_event_id, state_id) DO UPDATE SET state_entered_at = excluded.state_entered_at`,
   deleteStates: `DELETE FROM machine_current_states WHERE root_event_id = $1 AND state_id = ANY($2::text[])`,
   setScenario: `UPDATE machine_current_states SET scenario_class = $2, scenario_params = $3::json
     WHERE root_event_id = $1`,
@@ -84,6 +96,24 @@ const SQL = {
   findInState: `SELECT root_event_id, machine_id, state_id, state_entered_at FROM machine_current_states
     WHERE machine_id = $1 AND state_id = $2 AND state_entered_at < $3
     ORDER BY state_entered_at, root_event_id LIMIT $4`,
+  // See sqlite-store.ts: the stay's timer row joined in, rows of other stays count as none.
+  timerCandidates: `SELECT cs.root_event_id, cs.state_entered_at, f.state_entered_at AS f_state_entered_at,
+      f.last_fired_at AS f_last_fired_at, f.fire_count AS f_fire_count, f.status AS f_status
+    FROM machine_current_states cs
+    LEFT JOIN machine_timer_fires f ON f.root_event_id = cs.root_event_id AND f.timer_key = $1
+    WHERE cs.machine_id = $2 AND cs.state_id = $3 AND cs.state_entered_at <= $4
+      AND (cs.state_entered_at, cs.root_event_id) > ($5::timestamptz, $6::text)
+      AND (f.root_event_id IS NULL OR f.state_entered_at IS DISTINCT FROM cs.state_entered_at
+        OR (f.status = 'active' AND f.last_fired_at <= $4))
+    ORDER BY cs.state_entered_at, cs.root_event_id LIMIT $7`,
+  timerFires: `SELECT * FROM machine_timer_fires WHERE root_event_id = $1 ORDER BY timer_key COLLATE "C"`,
+  claimTimerFire: `INSERT INTO machine_timer_fires
+    (root_event_id, timer_key, state_entered_at, last_fired_at, fire_count, status)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (root_event_id, timer_key) DO UPDATE SET state_entered_at = excluded.state_entered_at,
+      last_fired_at = excluded.last_fired_at, fire_count = excluded.fire_count, status = excluded.status
+    WHERE CASE WHEN machine_timer_fires.state_entered_at IS NOT DISTINCT FROM excluded.state_entered_at
+      THEN machine_timer_fires.fire_count = $7 AND machine_timer_fires.status = $8 ELSE $9::int = 1 END`,
   // One statement: insert, or take over an expired row; RETURNING tells whether we got it.
   acquireLock: `INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context)
     VALUES ($1, $2, clock_timestamp(), clock_timestamp() + $3 * interval '1 millisecond', $4)
@@ -170,7 +200,7 @@ function commitStatement(shape: CommitShape): { name: string; text: string } {
   if (shape.entered) {
     parts.push(`s AS (INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
     SELECT $1, $2, unnest($${next++}::text[]), $7 WHERE EXISTS (SELECT 1 FROM w)
-    ON CONFLICT (root_event_id, state_id) DO NOTHING)`);
+    ON CONFLICT (root_event_id, state_id) DO UPDATE SET state_entered_at = excluded.state_entered_at)`);
   }
   if (shape.left) {
     parts.push(`d AS (DELETE FROM machine_current_states
@@ -289,6 +319,7 @@ export class PostgresStore implements Store {
           request.inTransaction === undefined &&
           // The scenario columns are written after the entered states: a second statement.
           request.scenario === undefined &&
+          request.timerFire === undefined &&
           request.history.length <= EVENT_CHUNK
         : false
     ) {
@@ -306,6 +337,7 @@ export class PostgresStore implements Store {
       }
       for (const part of requests)
         if (part.children) await this.#writeChildren(part.children, client);
+      if (request.timerFire !== undefined) await this.#claimTimerFire(request.timerFire, client);
       await request.inTransaction?.({ kind: 'postgres', client });
       await client.query('COMMIT');
     } catch (error) {
@@ -329,7 +361,7 @@ export class PostgresStore implements Store {
    */
   async #commitOneStatement(request: CommitRequest): Promise<void> {
     const { snapshot, history, expectedSequence } = request;
-    const { entered, left } = diffStates(request.previousValue, snapshot.value);
+    const { entered, left } = currentStateChanges(request);
     const values: unknown[] = [
       snapshot.id,
       snapshot.machineId,
@@ -391,7 +423,7 @@ export class PostgresStore implements Store {
         values: eventValues(chunk),
       });
     }
-    const { entered, left } = diffStates(request.previousValue, snapshot.value);
+    const { entered, left } = currentStateChanges(request);
     if (left.length > 0) await this.#query('deleteStates', [snapshot.id, left], client);
     if (entered.length > 0) {
       await this.#query(
@@ -415,6 +447,29 @@ export class PostgresStore implements Store {
     if (releaseLockOwner !== undefined) {
       await this.#query('releaseLock', [snapshot.id, releaseLockOwner], client);
     }
+  }
+
+  async #claimTimerFire(claim: TimerFireClaim, client: pg.PoolClient): Promise<void> {
+    const result = await this.#query('claimTimerFire', timerClaimValues(claim), client);
+    if (result.rowCount !== 1) throw new TimerFireConflictError(claim);
+  }
+
+  async timerCandidates(query: TimerCandidateQuery): Promise<TimerCandidate[]> {
+    const result = await this.#query<TimerCandidateDbRow>('timerCandidates', [
+      query.timerKey,
+      query.machineId,
+      query.stateId,
+      query.dueBy,
+      query.after?.stateEnteredAt ?? '-infinity',
+      query.after?.rootEventId ?? '',
+      query.limit,
+    ]);
+    return result.rows.map((row) => timerCandidateFromRow(row, query.timerKey));
+  }
+
+  async timerFires(rootEventId: string): Promise<TimerFireRow[]> {
+    const result = await this.#query<TimerFireDbRow>('timerFires', [rootEventId]);
+    return result.rows.map(timerFireFromRow);
   }
 
   async #writeChildren(

@@ -7,7 +7,15 @@ import type { Context } from '../definition/types.js';
 import type { ChildRow, ChildRowChange, ChildStatus } from '../interpreter/child-rows.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, HistorySource, MachineSnapshot } from '../interpreter/types.js';
-import type { CurrentStateRow, InstanceInState, LockRow } from './store.js';
+import type {
+  CurrentStateRow,
+  InstanceInState,
+  LockRow,
+  TimerCandidate,
+  TimerFireClaim,
+  TimerFireRow,
+  TimerFireStatus,
+} from './store.js';
 
 /** A JSON column as a driver returns it: text (SQLite) or parsed (pg). */
 type JsonColumn = string | null | object;
@@ -59,6 +67,25 @@ export interface CurrentStateDbRow {
   state_entered_at: TimeColumn;
   scenario_class: string | null;
   scenario_params: JsonColumn;
+}
+
+export interface TimerFireDbRow {
+  root_event_id: string;
+  timer_key: string;
+  state_entered_at: TimeColumn | null;
+  last_fired_at: TimeColumn;
+  fire_count: number;
+  status: TimerFireStatus;
+}
+
+/** A `timerCandidates` row: the current state and its timer row (`f_` columns) of one stay. */
+export interface TimerCandidateDbRow {
+  root_event_id: string;
+  state_entered_at: TimeColumn;
+  f_state_entered_at: TimeColumn | null;
+  f_last_fired_at: TimeColumn | null;
+  f_fire_count: number | null;
+  f_status: TimerFireStatus | null;
 }
 
 export interface LockDbRow {
@@ -227,4 +254,57 @@ export function lockFromRow(row: LockDbRow): LockRow {
     expiresAt: toIso(row.expires_at),
     context: row.context,
   };
+}
+
+export function timerFireFromRow(row: TimerFireDbRow): TimerFireRow {
+  return {
+    rootEventId: row.root_event_id,
+    timerKey: row.timer_key,
+    stateEnteredAt: row.state_entered_at === null ? null : toIso(row.state_entered_at),
+    lastFiredAt: toIso(row.last_fired_at),
+    fireCount: row.fire_count,
+    status: row.status,
+  };
+}
+
+/** A candidate row; its timer row counts only when it belongs to the same stay. */
+export function timerCandidateFromRow(row: TimerCandidateDbRow, timerKey: string): TimerCandidate {
+  const stateEnteredAt = toIso(row.state_entered_at);
+  const sameStay =
+    row.f_state_entered_at !== null && toIso(row.f_state_entered_at) === stateEnteredAt;
+  return {
+    rootEventId: row.root_event_id,
+    stateEnteredAt,
+    fire:
+      sameStay && row.f_last_fired_at !== null && row.f_status !== null
+        ? {
+            rootEventId: row.root_event_id,
+            timerKey,
+            stateEnteredAt,
+            lastFiredAt: toIso(row.f_last_fired_at),
+            fireCount: row.f_fire_count ?? 0,
+            status: row.f_status,
+          }
+        : null,
+  };
+}
+
+/**
+ * Parameters of the `claimTimerFire` statement of both SQL stores: the row after the fire, then
+ * the expected count and status (same stay), then 1 when a first fire was expected (no row of
+ * this stay), else 0.
+ */
+export function timerClaimValues(claim: TimerFireClaim): unknown[] {
+  const { next, expected } = claim;
+  return [
+    next.rootEventId,
+    next.timerKey,
+    next.stateEnteredAt,
+    next.lastFiredAt,
+    next.fireCount,
+    next.status,
+    expected?.fireCount ?? -1,
+    expected?.status ?? '',
+    expected === null ? 1 : 0,
+  ];
 }

@@ -28,6 +28,9 @@ import {
   historyFromRow,
   instanceInStateFromRow,
   lockFromRow,
+  timerCandidateFromRow,
+  timerClaimValues,
+  timerFireFromRow,
   snapshotFromRow,
   toJson,
   type ChildDbRow,
@@ -35,12 +38,15 @@ import {
   type EventRow,
   type InstanceRow,
   type LockDbRow,
+  type TimerCandidateDbRow,
+  type TimerFireDbRow,
 } from './rows.js';
 import {
   SequenceConflictError,
   StoreBusyError,
+  TimerFireConflictError,
   assertCommitRequest,
-  diffStates,
+  currentStateChanges,
   flattenCommit,
   type CommitRequest,
   type CurrentStateRow,
@@ -51,6 +57,10 @@ import {
   type ExclusiveStore,
   type LockRequest,
   type LockRow,
+  type TimerCandidate,
+  type TimerCandidateQuery,
+  type TimerFireClaim,
+  type TimerFireRow,
 } from './store.js';
 
 /** Options of `SqliteStore`. */
@@ -81,8 +91,10 @@ const SQL = {
   insertEvent: `INSERT INTO machine_events
     (id, sequence_number, created_at, machine_id, root_event_id, source, type, payload, machine_value, context, version, actor)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  // A state entered again (self-transition) restarts its entry time.
   insertState: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
-    VALUES (?, ?, ?, ?) ON CONFLICT (root_event_id, state_id) DO NOTHING`,
+    VALUES (?, ?, ?, ?)
+    ON CONFLICT (root_event_id, state_id) DO UPDATE SET state_entered_at = excluded.state_entered_at`,
   deleteState: `DELETE FROM machine_current_states WHERE root_event_id = ? AND state_id = ?`,
   setScenario: `UPDATE machine_current_states SET scenario_class = ?, scenario_params = ?
     WHERE root_event_id = ?`,
@@ -92,6 +104,26 @@ const SQL = {
   findInState: `SELECT root_event_id, machine_id, state_id, state_entered_at FROM machine_current_states
     WHERE machine_id = ? AND state_id = ? AND state_entered_at < ?
     ORDER BY state_entered_at, root_event_id LIMIT ?`,
+  // The stay's row of the timer joined in; rows of other stays count as none (timerCandidateFromRow).
+  timerCandidates: `SELECT cs.root_event_id, cs.state_entered_at, f.state_entered_at AS f_state_entered_at,
+      f.last_fired_at AS f_last_fired_at, f.fire_count AS f_fire_count, f.status AS f_status
+    FROM machine_current_states cs
+    LEFT JOIN machine_timer_fires f ON f.root_event_id = cs.root_event_id AND f.timer_key = ?
+    WHERE cs.machine_id = ? AND cs.state_id = ? AND cs.state_entered_at <= ?
+      AND (cs.state_entered_at, cs.root_event_id) > (?, ?)
+      AND (f.root_event_id IS NULL OR f.state_entered_at IS NOT cs.state_entered_at
+        OR (f.status = 'active' AND f.last_fired_at <= ?))
+    ORDER BY cs.state_entered_at, cs.root_event_id LIMIT ?`,
+  timerFires: `SELECT * FROM machine_timer_fires WHERE root_event_id = ? ORDER BY timer_key`,
+  // The claim: written only when the row is still what the fire was computed from (CASE: same
+  // stay -> same count and status; another stay or none -> only if a first fire was expected).
+  claimTimerFire: `INSERT INTO machine_timer_fires
+    (root_event_id, timer_key, state_entered_at, last_fired_at, fire_count, status)
+    VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (root_event_id, timer_key) DO UPDATE SET state_entered_at = excluded.state_entered_at,
+      last_fired_at = excluded.last_fired_at, fire_count = excluded.fire_count, status = excluded.status
+    WHERE CASE WHEN machine_timer_fires.state_entered_at IS excluded.state_entered_at
+      THEN machine_timer_fires.fire_count = ? AND machine_timer_fires.status = ? ELSE ? END`,
   // One statement: insert, or take over an expired row. A live row is left alone (0 changes).
   acquireLock: `INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context)
     VALUES (?, ?, ?, ?, ?)
@@ -285,6 +317,7 @@ export class SqliteStore implements ExclusiveStore {
     for (const part of requests)
       this.#applyInstance(part, part === request ? request.releaseLockOwner : undefined);
     for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
+    if (request.timerFire !== undefined) this.#claimTimerFire(request.timerFire);
     if (request.inTransaction !== undefined) {
       const pending = request.inTransaction({ kind: 'sqlite', database: this.#db });
       // better-sqlite3 commits when the function returns: an awaited write would land outside.
@@ -329,7 +362,7 @@ export class SqliteStore implements ExclusiveStore {
       const rows = Math.min(EVENT_CHUNK, history.length - start);
       this.#insertEventsStatement(rows).run(eventValues(history, start, rows));
     }
-    const { entered, left } = diffStates(request.previousValue, snapshot.value);
+    const { entered, left } = currentStateChanges(request);
     for (const stateId of left) sql.deleteState.run(snapshot.id, stateId);
     for (const stateId of entered)
       sql.insertState.run(snapshot.id, snapshot.machineId, stateId, now);
@@ -342,6 +375,30 @@ export class SqliteStore implements ExclusiveStore {
       );
     }
     if (releaseLockOwner !== undefined) sql.releaseLock.run(snapshot.id, releaseLockOwner);
+  }
+
+  #claimTimerFire(claim: TimerFireClaim): void {
+    const result = this.#sql.claimTimerFire.run(...timerClaimValues(claim));
+    if (result.changes !== 1) throw new TimerFireConflictError(claim);
+  }
+
+  async timerCandidates(query: TimerCandidateQuery): Promise<TimerCandidate[]> {
+    const dueBy = query.dueBy.toISOString();
+    const rows = this.#sql.timerCandidates.all(
+      query.timerKey,
+      query.machineId,
+      query.stateId,
+      dueBy,
+      query.after?.stateEnteredAt ?? '',
+      query.after?.rootEventId ?? '',
+      dueBy,
+      query.limit,
+    ) as TimerCandidateDbRow[];
+    return rows.map((row) => timerCandidateFromRow(row, query.timerKey));
+  }
+
+  async timerFires(rootEventId: string): Promise<TimerFireRow[]> {
+    return (this.#sql.timerFires.all(rootEventId) as TimerFireDbRow[]).map(timerFireFromRow);
   }
 
   #insertEventsStatement(rows: number): Database.Statement {

@@ -4,6 +4,7 @@
  * (lock, load, compute, commit) and the store only guarantees atomicity and fencing.
  */
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
+import type { TimerFireStatus } from '../interpreter/due-timers.js';
 import type { ChildStore } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { TransactionHook } from './transaction.js';
@@ -31,6 +32,65 @@ export interface CommitRequest extends InstanceWrite {
    * of this step committed with it). The memory store has no transaction to share and rejects it.
    */
   inTransaction?: TransactionHook;
+  /**
+   * A timer fire this step delivers: its `machine_timer_fires` row is claimed in the same
+   * transaction, so the event and the fire's record commit together or not at all. The commit
+   * fails with `TimerFireConflictError` when the row is no longer what the sweep read (another
+   * process delivered this fire first).
+   */
+  timerFire?: TimerFireClaim;
+}
+
+export type { TimerFireStatus };
+
+/**
+ * A row of `machine_timer_fires`: the fires of one timer during one stay in its state
+ * (`stateEnteredAt` names the stay; a row of an earlier stay counts as no row).
+ */
+export interface TimerFireRow {
+  rootEventId: string;
+  timerKey: string;
+  /** ISO-8601 UTC entry time of the stay the counts belong to. */
+  stateEnteredAt: string | null;
+  /** ISO-8601 UTC: the period boundary of the last fire (recurring) or the due time (one-shot). */
+  lastFiredAt: string;
+  fireCount: number;
+  status: TimerFireStatus;
+}
+
+/** The conditional write of one timer fire (see {@link CommitRequest.timerFire}). */
+export interface TimerFireClaim {
+  /** The row after the fire. */
+  next: TimerFireRow;
+  /**
+   * The row the fire was computed from: `null` when the stay had no fire yet (no row, or a row
+   * of an earlier stay). Any other row (same stay) fails the claim.
+   */
+  expected: { fireCount: number; status: TimerFireStatus } | null;
+}
+
+/** Options of `timerCandidates`. */
+export interface TimerCandidateQuery {
+  machineId: string;
+  stateId: string;
+  timerKey: string;
+  /** Instances whose stay began at or before this time (now minus the timer's period). */
+  dueBy: Date;
+  /** Keyset cursor: only instances after this (entry time, id), in that order. */
+  after?: { stateEnteredAt: string; rootEventId: string };
+  limit: number;
+}
+
+/**
+ * An instance in a timed state that may have a fire due: no fire yet in this stay, or an active
+ * recurring timer whose last period boundary is at or before `dueBy`.
+ */
+export interface TimerCandidate {
+  rootEventId: string;
+  /** ISO-8601 UTC. */
+  stateEnteredAt: string;
+  /** The timer's row, `null` when none or of an earlier stay. */
+  fire: TimerFireRow | null;
 }
 
 /** A row of `machine_current_states`. */
@@ -112,6 +172,13 @@ export interface Store extends ChildStore {
     stateId: string,
     options: FindInStateOptions,
   ): Promise<InstanceInState[]>;
+  /**
+   * Instances that may have a fire of one timer due, oldest entry first (the sweep's query: the
+   * `(machine, state, entered time)` index bounds it to instances past one period).
+   */
+  timerCandidates(query: TimerCandidateQuery): Promise<TimerCandidate[]>;
+  /** `machine_timer_fires` rows of an instance, by timer key. */
+  timerFires(rootEventId: string): Promise<TimerFireRow[]>;
   /** Takes the lock when it is free or expired; `false` when someone else holds it. Never waits. */
   tryAcquireLock(request: LockRequest): Promise<boolean>;
   /** Deletes the lock when `ownerId` still holds it; `false` when it was lost or never held. */
@@ -192,6 +259,24 @@ export class StoreBusyError extends Error {
   }
 }
 
+/**
+ * A timer fire's claim found its row changed: another process delivered the fire (or the stay
+ * ended) first. Internal to persistence: the timer sweep counts it as already delivered.
+ */
+export class TimerFireConflictError extends Error {
+  readonly rootEventId: string;
+  readonly timerKey: string;
+
+  constructor(claim: TimerFireClaim) {
+    super(
+      `Timer '${claim.next.timerKey}' of machine '${claim.next.rootEventId}' was already fired by another writer.`,
+    );
+    this.name = 'TimerFireConflictError';
+    this.rootEventId = claim.next.rootEventId;
+    this.timerKey = claim.next.timerKey;
+  }
+}
+
 /** Checks the invariants of a commit request shared by every backend (cheap, no I/O). */
 export function assertCommitRequest(request: InstanceWrite): void {
   for (const other of request.also ?? []) assertCommitRequest(other);
@@ -224,6 +309,26 @@ export function diffStates(
     entered: [...after].filter((state) => !before.has(state)),
     left: [...before].filter((state) => !after.has(state)),
   };
+}
+
+/**
+ * The `machine_current_states` writes of one instance commit: states left (deleted) and states
+ * (re)entered, whose entry time becomes the commit's `now`. A state exited and entered again in
+ * the step (a self-transition) is in both values, but its history has an `enter` record: its
+ * entry time restarts, and with it the deadlines of its timers. A targetless transition enters
+ * nothing and keeps it.
+ */
+export function currentStateChanges(request: InstanceWrite): { entered: string[]; left: string[] } {
+  const { snapshot } = request;
+  const { entered, left } = diffStates(request.previousValue, snapshot.value);
+  if (request.expectedSequence === null) return { entered, left };
+  const prefix = `${snapshot.machineId}.state.`;
+  for (const record of request.history) {
+    if (!record.type.endsWith('.enter') || !record.type.startsWith(prefix)) continue;
+    const stateId = `${snapshot.machineId}.${record.type.slice(prefix.length, -'.enter'.length)}`;
+    if (snapshot.value.includes(stateId) && !entered.includes(stateId)) entered.push(stateId);
+  }
+  return { entered, left };
 }
 
 /** The request and its `also` writes, depth first: every instance write of one transaction. */

@@ -127,7 +127,7 @@ export type OrderApproveResponse = {
   };
 };
 export type OrderAvailableEvent = {
-  type: 'APPROVE' | 'CANCEL' | 'QUOTE' | 'SUBMIT';
+  type: 'APPROVE' | 'CANCEL' | 'EXPIRE' | 'QUOTE' | 'SUBMIT';
   source: 'parent';
 };
 export type OrderCancelResponse = {
@@ -150,7 +150,8 @@ export type OrderResponse = {
     isProcessing: boolean;
   };
 };
-export type OrderState = 'order.approved' | 'order.cancelled' | 'order.draft' | 'order.submitted';
+export type OrderState =
+  'order.approved' | 'order.cancelled' | 'order.draft' | 'order.expired' | 'order.submitted';
 export type OrderSubmitPayload = { amount: number; note?: string };
 export type PaymentState =
   'payment.aborted' | 'payment.authorizing' | 'payment.awaiting_card' | 'payment.paid';

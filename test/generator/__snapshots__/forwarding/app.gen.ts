@@ -6,6 +6,7 @@ import {
   MachineRouter,
   MachineRuntime,
   resolveServerOptions,
+  type Clock,
   type MiddlewareRegistry,
   type ServerOptions,
 } from 'machine-routes/runtime';
@@ -20,12 +21,15 @@ export interface AppOptions {
   /** Middleware implementations; default: the config's `middleware` registry. */
   middleware?: MiddlewareRegistry;
   /**
-   * Run the job queue's worker (child machines, completions, timeouts, async sends) in this
-   * process (default true). False when `machine-routes worker` processes run the jobs.
+   * Run the job queue's worker (child machines, completions, timeouts, async sends) and the
+   * timer sweep of the config's `timers` in this process (default true). False when
+   * `machine-routes worker` processes run them.
    */
   worker?: boolean;
   /** Server limits (timeouts, body and payload sizes); each overrides the config's `server`. */
   server?: ServerOptions;
+  /** Time source of the runtime (default: the system clock); tests pass a `ManualClock`. */
+  clock?: Clock;
 }
 
 /** A built application and what it holds open. */
@@ -71,7 +75,9 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
   const runtime = await MachineRuntime.open({
     ...(databaseUrl === undefined ? {} : { databaseUrl }),
     machines: configMachines(),
+    timers: config.timers ?? [],
     worker: options.worker ?? true,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   const limits = resolveServerOptions({ ...config.server, ...options.server });
   let router: MachineRouter;

@@ -1,0 +1,90 @@
+/**
+ * Timer registration (spec 9.3.0: timers are registered explicitly, one registration per
+ * machine with timers). A registered machine's timed transitions are swept by every worker of
+ * the runtime; an unregistered machine's never fire, and `check` reports it.
+ */
+import {
+  InvalidTimerDefinitionException,
+  TimersNotRegisteredException,
+  type MachineRoutesError,
+} from '../errors.js';
+import type { MachineDefinition } from './machine-definition.js';
+import { checkSchedules, scheduledTransitions, type ScheduleConfig } from './schedules.js';
+import { timedTransitions, type TimedTransition } from './timed-transitions.js';
+
+/** What a sweep does with `every` boundaries that passed while no worker ran. */
+export type MissedFirePolicy = 'once' | 'catch-up' | 'skip';
+
+/** Every policy, in the order the docs list them. */
+export const MISSED_FIRE_POLICIES: readonly MissedFirePolicy[] = ['once', 'catch-up', 'skip'];
+
+/** One machine whose timers the runtime fires. */
+export interface TimerRegistration {
+  readonly machine: MachineDefinition;
+  /**
+   * Recurring (`every`) boundaries missed while no worker ran: `once` (default) fires one event
+   * for all of them, `catch-up` one per boundary, `skip` none (the next boundary fires).
+   */
+  readonly missed?: MissedFirePolicy;
+  /** Scheduled (cron) events sent to the machine's instances (see `ScheduleConfig`). */
+  readonly schedules?: readonly ScheduleConfig[];
+}
+
+/** What a sweep runs for a registration: the machine's timed transitions, then its schedules. */
+export function registrationTimers(registration: TimerRegistration): readonly TimedTransition[] {
+  const schedules = scheduledTransitions(
+    registration.machine,
+    registration.schedules,
+    registration.missed,
+  );
+  const timers = timedTransitions(registration.machine);
+  return schedules.length === 0 ? timers : [...timers, ...schedules];
+}
+
+/**
+ * Problems of the timer registrations for `machines` (every machine the application runs,
+ * children included): a machine with timed transitions and no registration, a machine
+ * registered twice, an unknown `missed` policy.
+ */
+export function checkTimerRegistrations(
+  machines: Iterable<MachineDefinition>,
+  registrations: readonly TimerRegistration[] = [],
+): MachineRoutesError[] {
+  const issues: MachineRoutesError[] = [];
+  const registered = new Set<string>();
+  for (const registration of registrations) {
+    const id = registration.machine.id;
+    if (registered.has(id)) {
+      issues.push(
+        new InvalidTimerDefinitionException(
+          `Machine '${id}' is registered for timers twice. Keep one entry for it in 'timers'.`,
+          { machine: id, key: 'timers' },
+        ),
+      );
+    }
+    registered.add(id);
+    const { missed } = registration;
+    if (missed !== undefined && !MISSED_FIRE_POLICIES.includes(missed)) {
+      issues.push(
+        new InvalidTimerDefinitionException(
+          `The timer registration of '${id}' has missed: ${JSON.stringify(missed)}. Use one of: ${MISSED_FIRE_POLICIES.join(', ')}.`,
+          { machine: id, key: 'missed' },
+        ),
+      );
+    }
+    issues.push(...checkSchedules(registration.machine, registration.schedules ?? []));
+  }
+  for (const machine of machines) {
+    const [first] = timedTransitions(machine);
+    if (first === undefined || registered.has(machine.id)) continue;
+    const route = first.stateId.slice(machine.id.length + 1);
+    issues.push(
+      new TimersNotRegisteredException(
+        `Machine '${machine.id}' has timed transitions (state '${route}', event '${first.eventType}') but is not registered for timers, so they would never fire. ` +
+          `Add { machine: <the ${machine.id} definition> } to 'timers' in the config (timers are registered explicitly since 9.3.0).`,
+        { machine: machine.id, path: route, key: first.eventType },
+      ),
+    );
+  }
+  return issues;
+}

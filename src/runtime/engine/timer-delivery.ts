@@ -1,0 +1,152 @@
+/**
+ * Delivers the due timer fires of one instance as ordinary events, through the runtime's send
+ * path (history rows, guards, listeners, delegation, the job outbox), holding the instance lock.
+ *
+ * Exactly once: each fire's `machine_timer_fires` row is claimed in the event's own commit,
+ * conditionally on the row the fire was computed from (`TimerFireClaim`). A crash before the
+ * commit leaves the fire due (the next sweep delivers it); a second process that computed the
+ * same fire loses the claim (`TimerFireConflictError`) and its commit rolls back whole.
+ *
+ * This module is the seam the engine takes over: it needs only `TimerHost`, a lock taken without
+ * waiting and a send that carries the claim into its commit.
+ */
+import type { MachineDefinition } from '../definition/machine-definition.js';
+import type { TimedTransition } from '../definition/timed-transitions.js';
+import {
+  registrationTimers,
+  type MissedFirePolicy,
+  type TimerRegistration,
+} from '../definition/timer-registration.js';
+import { MachineValidationException, NoTransitionDefinitionFoundException } from '../errors.js';
+import { dueTimers, type DueFire } from '../interpreter/due-timers.js';
+import type { LockedInstance } from './machine-runtime.js';
+import { TimerFireConflictError, type Store, type TimerFireClaim } from '../persistence/store.js';
+
+/** What delivery needs from the runtime. */
+export interface TimerHost {
+  readonly store: Store;
+  /** Runs `fn` holding the instance lock if it is free; `null` when someone holds it. */
+  tryWithLock<T>(
+    id: string,
+    fn: (instance: LockedInstance) => Promise<T>,
+    options?: { context?: string },
+  ): Promise<T | null>;
+}
+
+/** Outcome of one instance's delivery. */
+export interface DeliveryResult {
+  /** Fires committed (each with its event). */
+  delivered: number;
+  /** The instance was locked by someone else: nothing was tried, its fires stay due. */
+  locked: boolean;
+  /** Fires another process committed first (nothing of ours was written). */
+  conflicts: number;
+}
+
+/** Most fires delivered to one instance per sweep (`catch-up` of a long outage is spread out). */
+const MAX_FIRES_PER_INSTANCE = 100;
+
+/** The claim of a due fire, as the store writes it. */
+export function claimOf(rootEventId: string, fire: DueFire): TimerFireClaim {
+  return {
+    next: {
+      rootEventId,
+      timerKey: fire.timer.key,
+      stateEnteredAt: fire.stateEnteredAt,
+      ...fire.next,
+    },
+    expected:
+      fire.expected === null
+        ? null
+        : { fireCount: fire.expected.fireCount, status: fire.expected.status },
+  };
+}
+
+/**
+ * Delivers every fire of instance `id` due at `now()`, one event per fire, re-reading the
+ * instance after each (a fire may leave the state and cancel the others).
+ */
+export async function deliverDueFires(
+  host: TimerHost,
+  registration: TimerRegistration,
+  id: string,
+  now: () => Date,
+): Promise<DeliveryResult> {
+  const definition = registration.machine;
+  const timers = registrationTimers(registration);
+  const missed = registration.missed ?? 'once';
+  const outcome = await host.tryWithLock(
+    id,
+    async (instance) => {
+      let delivered = 0;
+      let conflicts = 0;
+      for (let round = 0; round < MAX_FIRES_PER_INSTANCE; round += 1) {
+        const fire = await nextDueFire(host.store, timers, id, now(), missed);
+        if (fire === null) break;
+        const result = await deliverOne(host.store, instance, definition, id, fire);
+        if (result === 'conflict') {
+          conflicts += 1;
+          break;
+        }
+        delivered += 1;
+      }
+      return { delivered, conflicts };
+    },
+    { context: 'timer' },
+  );
+  return outcome === null
+    ? { delivered: 0, locked: true, conflicts: 0 }
+    : { ...outcome, locked: false };
+}
+
+// The first due fire of the instance as committed now (read under its lock).
+async function nextDueFire(
+  store: Store,
+  timers: readonly TimedTransition[],
+  id: string,
+  now: Date,
+  missed: MissedFirePolicy,
+): Promise<DueFire | null> {
+  const [states, fires] = await Promise.all([store.currentStates(id), store.timerFires(id)]);
+  const stays = states.map((row) => ({ stateId: row.stateId, enteredAt: row.stateEnteredAt }));
+  const byKey = new Map(fires.map((row) => [row.timerKey, row]));
+  return dueTimers(timers, stays, byKey, now, missed)[0] ?? null;
+}
+
+async function deliverOne(
+  store: Store,
+  instance: LockedInstance,
+  definition: MachineDefinition,
+  id: string,
+  fire: DueFire,
+): Promise<'delivered' | 'conflict'> {
+  const timerFire = claimOf(id, fire);
+  try {
+    await instance.send(definition, { type: fire.eventType }, { timerFire });
+    return 'delivered';
+  } catch (error) {
+    if (error instanceof TimerFireConflictError) return 'conflict';
+    // A failed validation guard: its history and the claim were committed, as for any event.
+    if (error instanceof MachineValidationException) return 'delivered';
+    // The state does not accept the event (a `then` nobody handles): the fire is recorded
+    // alone, so it is not retried forever.
+    if (error instanceof NoTransitionDefinitionFoundException) {
+      const snapshot = await instance.restore(definition);
+      try {
+        await store.commit({
+          snapshot,
+          history: [],
+          expectedSequence: snapshot.sequence,
+          previousValue: snapshot.value,
+          now: new Date(),
+          timerFire,
+        });
+      } catch (claimError) {
+        if (claimError instanceof TimerFireConflictError) return 'conflict';
+        throw claimError;
+      }
+      return 'delivered';
+    }
+    throw error;
+  }
+}
