@@ -13,9 +13,10 @@ describe('machine-routes paths', () => {
     expect(await run(['paths', 'order', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
       stdout: [
-        'order: 2 paths to 2 final states',
+        'order: 3 paths to 3 final states',
         '1. order.draft -SUBMIT-> order.submitted -APPROVE [withinLimit]-> order.approved',
         '2. order.draft -SUBMIT-> order.submitted -CANCEL-> order.cancelled',
+        '3. order.draft -SUBMIT-> order.submitted -EXPIRE-> order.expired',
       ].join('\n'),
       stderr: '',
     });

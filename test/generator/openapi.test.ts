@@ -273,7 +273,8 @@ describe('emitOpenApi', () => {
       content: {
         'application/json': {
           schema: { $ref: '#/components/schemas/OrderResponse' },
-          // SUBMIT really reaches `submitted`, where APPROVE, CANCEL and QUOTE are accepted.
+          // SUBMIT really reaches `submitted`, where APPROVE, CANCEL, QUOTE and the timer's
+          // EXPIRE are accepted.
           example: {
             data: {
               id: expect.any(String),
@@ -282,6 +283,7 @@ describe('emitOpenApi', () => {
                 { type: 'APPROVE', source: 'parent' },
                 { type: 'CANCEL', source: 'parent' },
                 { type: 'QUOTE', source: 'parent' },
+                { type: 'EXPIRE', source: 'parent' },
               ],
               output: { total: 0, note: null, lastQuote: null },
               isProcessing: false,

@@ -84,11 +84,12 @@ describe('path coverage of a test suite', () => {
     expect(order!.covered.map((p) => p.events)).toEqual([['SUBMIT', 'APPROVE']]);
     expect(order!.uncovered.map((u) => u.missing)).toEqual([
       [{ from: ['order.submitted'], event: 'CANCEL', to: ['order.cancelled'] }],
+      [{ from: ['order.submitted'], event: 'EXPIRE', to: ['order.expired'] }],
     ]);
     // CAPTURE then PACK was sent; the other interleaving was not.
     expect(fulfillment!.covered.map((p) => p.events)).toEqual([['CAPTURE', 'PACK']]);
     expect(fulfillment!.uncovered).toHaveLength(1);
-    expect(report).toContain('order: 1 of 2 paths covered');
+    expect(report).toContain('order: 1 of 3 paths covered');
     // The targetless QUOTE was seen, and is no step of any path.
     expect(transitions).toContainEqual({
       from: ['order.draft'],

@@ -38,6 +38,9 @@ describe('the commit protocol', () => {
     expect(callers).toEqual({
       'runtime/engine/commit-step.ts': 1,
       'runtime/engine/machine-runtime.ts': 1,
+      // A timer fire whose event no state accepts is recorded alone (its claim, no step), so it
+      // is not retried forever; moving it behind commit-step is an open follow-up of issue 9.
+      'runtime/engine/timer-delivery.ts': 1,
     });
   });
 
