@@ -11,7 +11,7 @@ import type { MachineDefinitionBase, OutputDefinition } from '../definition/type
 import { MachineNotFoundException } from '../errors.js';
 import type { InstanceRead } from '../persistence/types.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
-import type { HttpServices } from './request-lifecycle.js';
+import type { HttpServices } from './http-services.js';
 import { guarded, HttpError, machineEnvelope } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 

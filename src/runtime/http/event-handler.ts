@@ -1,0 +1,233 @@
+/**
+ * The handler of an event route (stateless, machineId-bound, model-bound, forwarded), spec
+ * "Request handling order" 1-9:
+ *
+ *   middleware -> model binding / machine loading -> event resolution and validation
+ *   -> action before() (pre-transition state, may abort) -> send
+ *   -> contention (423 / GET 200, no hooks) | onException | after() (post-transition state)
+ *   -> output (endpoint output, else state output, else context + computed values)
+ *
+ * Lock contention (`MachineAlreadyRunningException`) is answered 423 for POST/PUT/PATCH/DELETE
+ * and 200 for GET, with the envelope of the last committed state and `isProcessing: true`.
+ * The spec's errors table also lists 409 for this exception: that is the exception's own
+ * `statusCode` (its entry in the exception table, used by callers outside the endpoint layer
+ * and by actions that abort with it). Endpoints follow the spec's lifecycle rows instead: the
+ * client gets a usable state plus a signal to wait for the next broadcast, not an error.
+ */
+import {
+  MachineAlreadyRunningException,
+  MachineValidationException,
+  ScenarioFailedException,
+  ScenarioNotFoundException,
+} from '../errors.js';
+import type {
+  EndpointActionArgs,
+  EventObject,
+  MachineDefinitionBase,
+} from '../definition/types.js';
+import type { ScenarioRequest } from '../interpreter/scenarios.js';
+import type { MachineSnapshot, StoredScenario } from '../interpreter/types.js';
+import { createEventResponder } from './event-response.js';
+import type { HttpServices } from './http-services.js';
+import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
+import { assertPayloadSize, isRead, requestData } from './request-data.js';
+import { guarded, HttpError, validationResponse } from './responses.js';
+import { createInstanceLoader, type RouteInstance } from './route-instance.js';
+import { resolveTarget } from './route-target.js';
+import { readScenarioRequest } from './scenario-fields.js';
+import type { EndpointRequest, PlannedRoute, RouteHandler } from './types.js';
+import { validatePayload, type PayloadValidation } from './validation-errors.js';
+
+/** Builds the handler of one planned event route. */
+export function createEventHandler<D extends MachineDefinitionBase>(
+  definition: D,
+  route: PlannedRoute,
+  middleware: readonly ResolvedMiddleware[],
+  services: HttpServices<D>,
+): RouteHandler {
+  const target = resolveTarget(definition, route);
+  const instances = createInstanceLoader(definition, route, services);
+  const eventType = route.eventType as string;
+  // A machineId-bound route whose action needs no pre-transition state skips the separate
+  // restore of step 2: `send` loads the instance itself and answers MachineNotFoundException
+  // for unknown ids. The restore still runs before a 400/422 answer, so an unknown id stays a
+  // 404 whatever the body.
+  const deferredLoad =
+    route.handler === 'machineIdBound' &&
+    route.binding.kind === 'machineId' &&
+    !target.action?.before &&
+    !target.action?.onException;
+  const deferredParam = route.binding.kind === 'machineId' ? route.binding.param : '';
+  // Forwarded responses carry no scenario fields: the child's kept scenario applies inside.
+  const scenarios = target.forward === null ? services.scenarios : undefined;
+  const respond = createEventResponder(definition, route, target, services, scenarios);
+
+  /**
+   * 6. Contention: the last committed state, isProcessing true, no hooks. Without a snapshot on
+   * the exception (the store could not read one) nor a loaded one (deferred load), it is read
+   * now: the answer stays 423 / 200.
+   */
+  const contended = async (
+    error: MachineAlreadyRunningException,
+    request: EndpointRequest,
+    instance: RouteInstance,
+    pre: MachineSnapshot | null,
+    event: EventObject,
+  ) => {
+    const committed = isSnapshot(error.snapshot)
+      ? error.snapshot
+      : (pre ??
+        (instance.kind === 'stateless' || instance.kind === 'unbound'
+          ? null
+          : await services.instances.restore(definition, instance.id).catch(() => null)));
+    if (committed === null) throw error;
+    const kept =
+      scenarios === undefined || instance.kind === 'stateless' || instance.kind === 'unbound'
+        ? null
+        : await scenarios.kept(instance.id);
+    return await respond({
+      snapshot: committed,
+      status: isRead(request) ? 200 : 423,
+      isProcessing: true,
+      event,
+      kept,
+    });
+  };
+
+  return guarded(route, services.logger, async (request) => {
+    // 1. Middleware.
+    if (middleware.length > 0) {
+      const shortCircuit = await runMiddleware(middleware, request);
+      if (shortCircuit) return shortCircuit;
+    }
+
+    // HEAD (which frameworks route to GET handlers) is safe by definition: it answers what
+    // the instance is now (404 for an unknown one) and never sends the event.
+    if (request.method === 'HEAD') {
+      const current = await instances.load(request);
+      const snapshot =
+        current.kind === 'persisted' ? current.snapshot : services.initialSnapshot(definition);
+      return await respond({
+        snapshot,
+        status: 200,
+        isProcessing: false,
+        event: { type: eventType },
+      });
+    }
+
+    // The scenario fields: an unknown slug is a 404 before anything is loaded or created.
+    let scenario: ScenarioRequest | undefined;
+    if (scenarios !== undefined) {
+      scenario = readScenarioRequest(request, isRead(request));
+      if (scenario.kind === 'play') scenarios.find(definition, scenario.slug);
+    }
+
+    // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
+    const found: RouteInstance = deferredLoad
+      ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
+      : await instances.load(request);
+
+    // 3. Event resolution and validation.
+    let validation: PayloadValidation;
+    try {
+      const data = requestData(request, eventType, target.acceptedTypes, scenarios !== undefined);
+      assertPayloadSize(
+        data.payload,
+        eventType,
+        target.event.payloadLimit ?? services.payloadLimit,
+      );
+      validation = await validatePayload(target.event.payload, data.payload, {
+        coerce: isRead(request),
+      });
+    } catch (error) {
+      if (found.kind === 'deferred') await instances.load(request);
+      throw error;
+    }
+    if (!validation.ok) {
+      if (found.kind === 'deferred') await instances.load(request);
+      return validationResponse(validation.errors);
+    }
+    const event: EventObject = { type: eventType, payload: validation.payload };
+    const instance = found.kind === 'unbound' ? await instances.bind(found.record) : found;
+
+    // 4. before() with the pre-transition state.
+    const action = target.action;
+    const pre =
+      instance.kind === 'persisted'
+        ? instance.snapshot
+        : instance.kind === 'deferred'
+          ? null
+          : action?.before
+            ? services.initialSnapshot(definition)
+            : null;
+    const hookArgs = (snapshot: MachineSnapshot | null, id: string | null): EndpointActionArgs => ({
+      machineId: definition.id,
+      id,
+      state: {
+        value: snapshot ? [...snapshot.value] : [],
+        context: snapshot ? { ...snapshot.context } : {},
+      },
+      event,
+      headers: request.headers,
+      abort(status: number, message?: string): never {
+        throw new HttpError(status, message ?? '');
+      },
+    });
+    const preId = instance.kind === 'stateless' ? null : instance.id;
+    if (action?.before) await action.before(hookArgs(pre, preId));
+
+    // 5. Send.
+    let snapshot: MachineSnapshot;
+    let kept: StoredScenario | null = null;
+    let reached: MachineSnapshot | undefined;
+    try {
+      const options = scenario === undefined ? undefined : { scenario };
+      const result =
+        instance.kind === 'stateless'
+          ? await services.instances.sendStateless(definition, event, options)
+          : await services.instances.send(definition, instance.id, event, options);
+      snapshot = result.snapshot;
+      kept = result.scenario ?? null;
+      reached = result.forwardedChild;
+    } catch (error) {
+      if (error instanceof MachineAlreadyRunningException)
+        return await contended(error, request, instance, pre, event);
+      // Validation guards and scenario refusals are answered like request validation, without
+      // onException.
+      if (
+        error instanceof MachineValidationException ||
+        error instanceof ScenarioFailedException ||
+        error instanceof ScenarioNotFoundException
+      )
+        throw error;
+      // 7. onException: a response is sent as it is, null/undefined re-throws.
+      if (action?.onException) {
+        const handled = await action.onException(error, hookArgs(pre, preId));
+        if (handled) return handled;
+      }
+      throw error;
+    }
+
+    // 8. after() with the post-transition state.
+    if (action?.after) await action.after(hookArgs(snapshot, snapshot.id));
+
+    // 9. Output.
+    return await respond({
+      snapshot,
+      status: route.status,
+      isProcessing: false,
+      event,
+      kept,
+      reached,
+    });
+  });
+}
+
+function isSnapshot(value: unknown): value is MachineSnapshot {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as MachineSnapshot).id === 'string' &&
+    Array.isArray((value as MachineSnapshot).value)
+  );
+}

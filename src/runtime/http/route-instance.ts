@@ -1,0 +1,70 @@
+/**
+ * Where the instance of an event request comes from (spec "Request handling order" 2): none for
+ * stateless routes, the id in the path, or the machine stored on a model record, which gets one
+ * on its first valid request.
+ */
+import type { MachineDefinitionBase } from '../definition/types.js';
+import type { MachineSnapshot } from '../interpreter/types.js';
+import type { HttpServices } from './http-services.js';
+import { HttpError } from './responses.js';
+import type { EndpointRequest, PlannedRoute } from './types.js';
+
+/** The instance of one request. */
+export type RouteInstance =
+  | { kind: 'stateless' }
+  | { kind: 'persisted'; id: string; snapshot: MachineSnapshot }
+  /** machineId-bound, not loaded yet: `send` loads it (see `deferredLoad` in event-handler.ts). */
+  | { kind: 'deferred'; id: string }
+  /** A model record without a machine yet: one is created once the request is valid. */
+  | { kind: 'unbound'; record: unknown };
+
+/** Loads and binds the instances of one route. */
+export interface InstanceLoader {
+  /** The request's instance; a record without a machine is `unbound` (nothing is written). */
+  load(request: EndpointRequest): Promise<RouteInstance>;
+  /**
+   * No machine yet: create and persist one and store its id on the record (the original's lazy
+   * MachineCast, which created an unpersisted machine; persisting keeps the id stable). Called
+   * only once the request passed validation, so a refused request writes nothing.
+   */
+  bind(record: unknown): Promise<RouteInstance & { kind: 'persisted' }>;
+}
+
+/**
+ * The loader of one route. The model binder is resolved here, once; a missing one is a
+ * programming error (the router validated the models), thrown when the handler is built.
+ */
+export function createInstanceLoader<D extends MachineDefinitionBase>(
+  definition: D,
+  route: PlannedRoute,
+  services: HttpServices<D>,
+): InstanceLoader {
+  const binding = route.binding;
+  const binder = binding.kind === 'model' ? services.models[binding.model] : undefined;
+  if (binding.kind === 'model' && binder === undefined) {
+    throw new Error(`Route ${route.name}: no model binder named '${binding.model}'.`);
+  }
+  const persisted = async (id: string): Promise<RouteInstance & { kind: 'persisted' }> => ({
+    kind: 'persisted',
+    id,
+    snapshot: await services.instances.restore(definition, id),
+  });
+
+  return {
+    async load(request) {
+      if (binding.kind === 'none') return { kind: 'stateless' };
+      if (binding.kind === 'machineId') return persisted(request.params[binding.param] ?? '');
+      const record = await binder!.find(request.params[binding.param] ?? '');
+      if (record === null || record === undefined)
+        throw new HttpError(404, `${binding.model} not found.`);
+      const stored = binder!.readMachineId(record, binding.attribute);
+      return stored ? persisted(stored) : { kind: 'unbound', record };
+    },
+    async bind(record) {
+      const attribute = binding.kind === 'model' ? binding.attribute : '';
+      const { snapshot } = await services.instances.create(definition);
+      await binder!.writeMachineId(record, attribute, snapshot.id);
+      return { kind: 'persisted', id: snapshot.id, snapshot };
+    },
+  };
+}
