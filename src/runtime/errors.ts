@@ -205,6 +205,36 @@ export class InvalidConfigFileException extends MachineRoutesError {
   readonly code = 'MR_INVALID_CONFIG_FILE';
 }
 
+/**
+ * A store URL (`MACHINE_DATABASE_URL`, the config's `store`, `--database`) is none of the accepted
+ * forms. `details.key` holds the URL with its password hidden, `details.accepted` the forms.
+ */
+export class InvalidStoreUrlException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_STORE_URL';
+}
+
+/** One bad runtime setting, as `InvalidSettingsException` lists it. */
+export interface SettingProblem {
+  /** Where the value came from: an environment variable's name, or `option 'key'`. */
+  source: string;
+  /** The value as given (a store URL with its password hidden); absent for a name conflict. */
+  value?: unknown;
+  /** What is accepted instead. */
+  expected: string;
+  /** One line for people: source, value, what is accepted. */
+  message: string;
+}
+
+/**
+ * One or more runtime settings are invalid: `MACHINE_*` environment variables (see
+ * runtime/environment.ts) or the options passed in code. Every bad value is listed at once in
+ * `details.problems` (`SettingProblem[]`), so a deployment is fixed in one round.
+ */
+export class InvalidSettingsException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_SETTINGS';
+  declare readonly details: ErrorDetails & { problems: SettingProblem[] };
+}
+
 /** Several build-time problems, collected before failing once. */
 export class AggregateMachineRoutesError extends MachineRoutesError {
   readonly code = 'MR_AGGREGATE';

@@ -10,3 +10,13 @@ export * from './jobs/index.js';
 export * from './engine/index.js';
 export * from './http/index.js';
 export { ManualClock, systemClock, type Clock } from './clock.js';
+export {
+  ENVIRONMENT_SETTINGS,
+  parseEnvironment,
+  readEnvironment,
+  type Environment,
+  type EnvironmentSettings,
+  type ParsedEnvironment,
+  type SettingKey,
+} from './environment.js';
+export { redactStoreUrl } from './store-url.js';

@@ -297,6 +297,16 @@ describe('machine-routes migrate', () => {
     }
   });
 
+  it('should reject a bad store URL in one coded line, password hidden, no stack', async () => {
+    expect(await run(['migrate', '--database', 'mysql://app:s3cret@db/app'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        "InvalidStoreUrlException [MR_INVALID_STORE_URL] Invalid store URL 'mysql://app:***@db/app': " +
+        "expected 'sqlite:<file>', 'sqlite::memory:', 'memory:' or 'postgres://user@host:port/database'.",
+    });
+  });
+
   it('should require --database', async () => {
     const result = await run(['migrate']);
     expect(result.code).toBe(1);

@@ -19,7 +19,16 @@ const RUNTIME = path.join(ROOT, 'src/runtime');
 function layerOf(relative: string): { name: string; rank: number } | null {
   const [first, ...rest] = relative.split('/');
   if (rest.length === 0) {
-    if (['errors.ts', 'ids.ts', 'clock.ts', 'env-setting.ts', 'known-keys.ts'].includes(first!))
+    if (
+      [
+        'errors.ts',
+        'ids.ts',
+        'clock.ts',
+        'environment.ts',
+        'store-url.ts',
+        'known-keys.ts',
+      ].includes(first!)
+    )
       return { name: 'errors/ids', rank: 0 };
     if (first === 'index.ts') return { name: 'barrel', rank: 7 };
     return null;

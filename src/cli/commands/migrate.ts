@@ -3,6 +3,7 @@
  */
 import type { Command } from 'commander';
 import type { CliIo } from '../io.js';
+import { redactStoreUrl } from '../../runtime/store-url.js';
 
 /** Adds the command; `exit` receives its exit code. */
 export function registerMigrate(program: Command, io: CliIo, exit: (code: number) => void): void {
@@ -14,12 +15,7 @@ export function registerMigrate(program: Command, io: CliIo, exit: (code: number
       // Loaded here: the database drivers are needed by this command only.
       const { migrate } = await import('../../runtime/persistence/index.js');
       await migrate(options.database);
-      io.stdout(`Migrated ${redact(options.database)}.`);
+      io.stdout(`Migrated ${redactStoreUrl(options.database)}.`);
       exit(0);
     });
-}
-
-/** The URL without its password, fit for a terminal. */
-function redact(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 }

@@ -1,5 +1,6 @@
 /**
- * Runtime configuration: explicit overrides, then environment variables, then defaults.
+ * Runtime configuration: explicit overrides, then environment variables, then defaults. The
+ * variables, what they accept and their defaults are in one schema, runtime/environment.ts.
  *
  * | Setting | Environment | Default |
  * |---|---|---|
@@ -8,14 +9,14 @@
  * | `lockTimeout` (seconds) | `MACHINE_LOCK_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | 30 |
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | 100 |
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` (`true`/`false`/`1`/`0`) | false |
- *
- * The `MACHINE_PARALLEL_DISPATCH_` names are the spec's; the short names are aliases. Setting
- * both to different values is an error rather than a silent precedence rule.
  */
-import { z } from 'zod';
-import { InvalidConfigFileException } from '../errors.js';
-import { parseStoreUrl } from '../persistence/open-store.js';
-import { readEnvSetting } from '../env-setting.js';
+import {
+  checkOptions,
+  ENVIRONMENT_SETTINGS,
+  parseEnvironment,
+  throwIfProblems,
+  type Environment,
+} from '../environment.js';
 
 /** Validated runtime settings. */
 export interface MachineRuntimeConfig {
@@ -34,85 +35,31 @@ export interface MachineRuntimeConfig {
   scenariosEnabled: boolean;
 }
 
+const KEYS = [
+  'databaseUrl',
+  'lockTtl',
+  'lockTimeout',
+  'maxTransitionDepth',
+  'scenariosEnabled',
+] as const satisfies readonly (keyof MachineRuntimeConfig)[];
+
 /** Defaults of every setting. */
-export const DEFAULT_RUNTIME_CONFIG: Readonly<MachineRuntimeConfig> = Object.freeze({
-  databaseUrl: 'sqlite:./data/machines.db',
-  lockTtl: 60,
-  lockTimeout: 30,
-  maxTransitionDepth: 100,
-  scenariosEnabled: false,
-});
-
-const ENV_NAMES: Record<keyof MachineRuntimeConfig, readonly string[]> = {
-  databaseUrl: ['MACHINE_DATABASE_URL'],
-  lockTtl: ['MACHINE_LOCK_TTL', 'MACHINE_PARALLEL_DISPATCH_LOCK_TTL'],
-  lockTimeout: ['MACHINE_LOCK_TIMEOUT', 'MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT'],
-  maxTransitionDepth: ['MACHINE_MAX_TRANSITION_DEPTH'],
-  scenariosEnabled: ['MACHINE_SCENARIOS_ENABLED'],
-};
-
-const schema = z.object({
-  databaseUrl: z.string().superRefine((url, ctx) => {
-    try {
-      parseStoreUrl(url);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    }
-  }),
-  lockTtl: z.coerce.number().positive(),
-  lockTimeout: z.coerce.number().min(0),
-  maxTransitionDepth: z.coerce.number().int().positive(),
-  scenariosEnabled: z
-    .union([z.boolean(), z.enum(['true', 'false', '1', '0'])], {
-      error: 'must be true, false, 1 or 0',
-    })
-    .transform((value) => value === true || value === 'true' || value === '1'),
-});
+export const DEFAULT_RUNTIME_CONFIG: Readonly<MachineRuntimeConfig> = Object.freeze(
+  Object.fromEntries(KEYS.map((key) => [key, ENVIRONMENT_SETTINGS[key].default])),
+) as Readonly<MachineRuntimeConfig>;
 
 /**
  * Builds the runtime configuration. `overrides` win over `env`, which wins over the defaults.
- * Throws `InvalidConfigFileException` naming every bad setting and where it came from.
+ * Throws `InvalidSettingsException` (`MR_INVALID_SETTINGS`) naming every bad value at once,
+ * every `MACHINE_*` variable included (not only this function's), so one start-up shows them all.
  */
 export function loadRuntimeConfig(
   overrides: Partial<MachineRuntimeConfig> = {},
-  env: Record<string, string | undefined> = process.env,
+  env: Environment = process.env,
 ): MachineRuntimeConfig {
-  const problems: string[] = [];
-  const raw: Record<string, unknown> = {};
-  const origin: Record<string, string> = {};
-  for (const key of Object.keys(ENV_NAMES) as (keyof MachineRuntimeConfig)[]) {
-    if (overrides[key] !== undefined) {
-      raw[key] = overrides[key];
-      origin[key] = `option '${key}'`;
-      continue;
-    }
-    const setting = readEnvSetting(ENV_NAMES[key], env);
-    if (setting.kind === 'conflict') {
-      problems.push(setting.problem);
-      continue;
-    }
-    if (setting.kind === 'set') {
-      raw[key] = setting.value;
-      origin[key] = `environment variable ${setting.name}`;
-    } else {
-      raw[key] = DEFAULT_RUNTIME_CONFIG[key];
-      origin[key] = 'default';
-    }
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const key = String(issue.path[0]);
-      problems.push(`${origin[key] ?? key}: ${issue.message} (got ${JSON.stringify(raw[key])}).`);
-    }
-  }
-  if (problems.length > 0 || !parsed.success) {
-    throw new InvalidConfigFileException(
-      `Invalid runtime configuration:\n  ${problems.join('\n  ')}`,
-      {
-        problems,
-      },
-    );
-  }
-  return parsed.data;
+  const { values, problems } = parseEnvironment(env);
+  throwIfProblems('runtime configuration', [...problems, ...checkOptions(overrides)]);
+  const config = {} as Record<keyof MachineRuntimeConfig, unknown>;
+  for (const key of KEYS) config[key] = overrides[key] ?? values[key];
+  return config as MachineRuntimeConfig;
 }

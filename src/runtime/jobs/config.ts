@@ -1,8 +1,7 @@
 /**
  * Defaults of the durable job queues: explicit options, then environment variables, then
- * defaults. The `MACHINE_PARALLEL_DISPATCH_JOB_*` names are the spec's (its units are not stated;
- * here they are seconds); the short names are aliases, and setting both to different values is
- * an error, as in `loadRuntimeConfig`.
+ * defaults. The variables and what they accept are in one schema, runtime/environment.ts; the
+ * environment gives times in seconds, the settings hold milliseconds.
  *
  * | Setting | Environment | Default |
  * |---|---|---|
@@ -12,101 +11,72 @@
  * | `concurrency` | `MACHINE_JOB_CONCURRENCY` | 4 |
  * | `pollIntervalMs` | `MACHINE_JOB_POLL_INTERVAL` (seconds) | 1 s |
  */
-import { InvalidConfigFileException } from '../errors.js';
+import type { SettingProblem } from '../errors.js';
+import {
+  ENVIRONMENT_SETTINGS,
+  parseEnvironment,
+  throwIfProblems,
+  type Environment,
+  type SettingKey,
+} from '../environment.js';
 import type { JobQueueSettings } from './types.js';
-import { readEnvSetting } from '../env-setting.js';
 
-/** Defaults of every setting. */
-export const DEFAULT_JOB_QUEUE_SETTINGS: Readonly<JobQueueSettings> = Object.freeze({
-  maxAttempts: 3,
-  backoffMs: 30_000,
-  timeoutMs: 300_000,
-  concurrency: 4,
-  pollIntervalMs: 1000,
-});
-
-interface SettingRule {
-  env: readonly string[];
-  /** Environment values are in this unit; settings in ms are multiplied by it. */
-  scale: number;
-  integer: boolean;
-  min: number;
-}
-
-const RULES: Record<keyof JobQueueSettings, SettingRule> = {
-  maxAttempts: {
-    env: ['MACHINE_JOB_TRIES', 'MACHINE_PARALLEL_DISPATCH_JOB_TRIES'],
-    scale: 1,
-    integer: true,
-    min: 1,
-  },
-  backoffMs: {
-    env: ['MACHINE_JOB_BACKOFF', 'MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF'],
-    scale: 1000,
-    integer: false,
-    min: 0,
-  },
-  timeoutMs: {
-    env: ['MACHINE_JOB_TIMEOUT', 'MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT'],
-    scale: 1000,
-    integer: false,
-    min: 1,
-  },
-  concurrency: { env: ['MACHINE_JOB_CONCURRENCY'], scale: 1, integer: true, min: 1 },
-  pollIntervalMs: { env: ['MACHINE_JOB_POLL_INTERVAL'], scale: 1000, integer: false, min: 1 },
+/** Each queue setting's environment setting, and the factor from its unit to the setting's. */
+const FROM_ENV: Record<keyof JobQueueSettings, { key: SettingKey; scale: number }> = {
+  maxAttempts: { key: 'jobTries', scale: 1 },
+  backoffMs: { key: 'jobBackoff', scale: 1000 },
+  timeoutMs: { key: 'jobTimeout', scale: 1000 },
+  concurrency: { key: 'jobConcurrency', scale: 1 },
+  pollIntervalMs: { key: 'jobPollInterval', scale: 1000 },
 };
 
+/** Defaults of every setting. */
+export const DEFAULT_JOB_QUEUE_SETTINGS: Readonly<JobQueueSettings> = Object.freeze(
+  Object.fromEntries(
+    Object.entries(FROM_ENV).map(([name, { key, scale }]) => [
+      name,
+      (ENVIRONMENT_SETTINGS[key].default as number) * scale,
+    ]),
+  ),
+) as Readonly<JobQueueSettings>;
+
+/** What an option in code accepts (milliseconds where the environment takes seconds). */
+function optionProblem(name: keyof JobQueueSettings, value: number): SettingProblem | undefined {
+  const { key } = FROM_ENV[name];
+  const integer = key === 'jobTries' || key === 'jobConcurrency';
+  const min = key === 'jobBackoff' ? 0 : 1;
+  if (Number.isFinite(value) && value >= min && (!integer || Number.isInteger(value)))
+    return undefined;
+  const expected = integer ? 'an integer >= 1' : min === 0 ? 'a number >= 0' : 'a number >= 1';
+  return {
+    source: `option '${name}'`,
+    value,
+    expected,
+    message: `option '${name}' is ${JSON.stringify(value)}; expected ${expected}.`,
+  };
+}
+
 /**
- * Resolves the queue settings. Throws `InvalidConfigFileException` naming every bad value and
- * where it came from.
+ * Resolves the queue settings. Throws `InvalidSettingsException` (`MR_INVALID_SETTINGS`) naming
+ * every bad value at once, every `MACHINE_*` variable included.
  */
 export function loadJobQueueConfig(
   overrides: Partial<JobQueueSettings> = {},
-  env: Record<string, string | undefined> = process.env,
+  env: Environment = process.env,
 ): JobQueueSettings {
-  const problems: string[] = [];
-  const settings = { ...DEFAULT_JOB_QUEUE_SETTINGS };
-  for (const key of Object.keys(RULES) as (keyof JobQueueSettings)[]) {
-    const rule = RULES[key];
-    let value: number;
-    let origin: string;
-    let raw: unknown;
-    const override = overrides[key];
+  const { values, problems } = parseEnvironment(env);
+  const settings = {} as JobQueueSettings;
+  for (const name of Object.keys(FROM_ENV) as (keyof JobQueueSettings)[]) {
+    const override = overrides[name];
     if (override !== undefined) {
-      value = override;
-      raw = override;
-      origin = `option '${key}'`;
-    } else {
-      const setting = readEnvSetting(rule.env, env);
-      if (setting.kind === 'conflict') {
-        problems.push(setting.problem);
-        continue;
-      }
-      if (setting.kind === 'unset') continue;
-      raw = setting.value;
-      origin = `environment variable ${setting.name} (${rule.scale === 1000 ? 'seconds' : 'a count'})`;
-      value = Number(raw) * rule.scale;
-    }
-    const ok =
-      Number.isFinite(value) && value >= rule.min && (!rule.integer || Number.isInteger(value));
-    if (!ok) {
-      const kind = rule.integer
-        ? 'an integer >= 1'
-        : rule.min === 0
-          ? 'a number >= 0'
-          : 'a positive number';
-      problems.push(`${origin}: expected ${kind}, got ${JSON.stringify(raw)}.`);
+      const problem = optionProblem(name, override);
+      if (problem !== undefined) problems.push(problem);
+      settings[name] = override;
       continue;
     }
-    settings[key] = value;
+    const { key, scale } = FROM_ENV[name];
+    settings[name] = (values[key] as number) * scale;
   }
-  if (problems.length > 0) {
-    throw new InvalidConfigFileException(
-      `Invalid job queue configuration:\n  ${problems.join('\n  ')}`,
-      {
-        problems,
-      },
-    );
-  }
+  throwIfProblems('job queue configuration', problems);
   return settings;
 }

@@ -13,12 +13,9 @@
 import { MemoryStore } from './memory-store.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
+import { parseStoreUrl } from '../store-url.js';
 
-/** A parsed store URL. */
-export type StoreLocation =
-  | { kind: 'memory' }
-  | { kind: 'sqlite'; filename: string; synchronous: 'NORMAL' | 'FULL' }
-  | { kind: 'postgres'; connectionString: string; schema: string | undefined };
+export { parseStoreUrl, type StoreLocation } from '../store-url.js';
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -27,42 +24,6 @@ export interface OpenStoreOptions {
    * use), false for PostgreSQL (run `machine-routes migrate` once per deployment).
    */
   migrate?: boolean;
-}
-
-/**
- * Parses a store URL. Throws an `Error` naming the accepted forms when the URL is not one of
- * them (used by `loadRuntimeConfig` to reject bad configuration early).
- */
-export function parseStoreUrl(url: string): StoreLocation {
-  if (url === 'memory:') return { kind: 'memory' };
-  if (url.startsWith('sqlite:')) {
-    const [rest = '', query = ''] = url.slice('sqlite:'.length).split('?', 2);
-    const params = new URLSearchParams(query);
-    const synchronous = (params.get('synchronous') ?? 'normal').toUpperCase();
-    if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
-      throw new Error(`Invalid store URL '${url}': synchronous must be 'normal' or 'full'.`);
-    }
-    // `sqlite://path` is accepted as a courtesy and means the same as `sqlite:path`.
-    const filename = rest.startsWith('//') ? rest.slice(2) : rest;
-    if (filename === '')
-      throw new Error(`Invalid store URL '${url}': no file name after 'sqlite:'.`);
-    return { kind: 'sqlite', filename, synchronous };
-  }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new Error(`Invalid store URL '${url}': not a valid PostgreSQL connection URL.`);
-    }
-    const schema = parsed.searchParams.get('schema') ?? undefined;
-    parsed.searchParams.delete('schema');
-    return { kind: 'postgres', connectionString: parsed.toString(), schema };
-  }
-  throw new Error(
-    `Invalid store URL '${url}': expected 'sqlite:<file>', 'sqlite::memory:', 'memory:', ` +
-      `or 'postgres://user@host:port/database'.`,
-  );
 }
 
 /** Opens the store a URL names (see the table above). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidConfigFileException } from '../../../src/runtime/errors.js';
+import { InvalidSettingsException } from '../../../src/runtime/errors.js';
 import { DEFAULT_JOB_QUEUE_SETTINGS, loadJobQueueConfig } from '../../../src/runtime/jobs/index.js';
 
 describe('loadJobQueueConfig', () => {
@@ -48,12 +48,13 @@ describe('loadJobQueueConfig', () => {
     } catch (error) {
       thrown = error;
     }
-    expect(thrown).toBeInstanceOf(InvalidConfigFileException);
-    const { problems } = (thrown as InvalidConfigFileException).details as { problems: string[] };
-    expect(problems).toEqual([
-      'MACHINE_JOB_TRIES and MACHINE_PARALLEL_DISPATCH_JOB_TRIES are both set, to different values; set only one.',
-      'environment variable MACHINE_JOB_BACKOFF (seconds): expected a number >= 0, got "soon".',
-      "option 'concurrency': expected an integer >= 1, got 0.",
+    expect(thrown).toBeInstanceOf(InvalidSettingsException);
+    const { problems } = (thrown as InvalidSettingsException).details;
+    expect((thrown as InvalidSettingsException).code).toBe('MR_INVALID_SETTINGS');
+    expect(problems.map((problem) => problem.message)).toEqual([
+      'MACHINE_JOB_TRIES="3" and MACHINE_PARALLEL_DISPATCH_JOB_TRIES="4" are both set, to different values; set only one.',
+      'MACHINE_JOB_BACKOFF is "soon"; expected a number of seconds >= 0.',
+      "option 'concurrency' is 0; expected an integer >= 1.",
     ]);
   });
 });

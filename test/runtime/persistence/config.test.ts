@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RUNTIME_CONFIG, loadRuntimeConfig } from '../../../src/runtime/engine/config.js';
-import { InvalidConfigFileException } from '../../../src/runtime/errors.js';
+import { InvalidSettingsException } from '../../../src/runtime/errors.js';
 
 describe('loadRuntimeConfig', () => {
   it('should use the defaults with an empty environment', () => {
@@ -35,7 +35,7 @@ describe('loadRuntimeConfig', () => {
     });
     expect(loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: '0' }).scenariosEnabled).toBe(false);
     expect(() => loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: 'yes' })).toThrow(
-      'environment variable MACHINE_SCENARIOS_ENABLED: must be true, false, 1 or 0 (got "yes").',
+      'MACHINE_SCENARIOS_ENABLED is "yes"; expected true, false, 1 or 0.',
     );
     expect(
       loadRuntimeConfig({}, { MACHINE_LOCK_TTL: '9', MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT: '3' }),
@@ -58,14 +58,17 @@ describe('loadRuntimeConfig', () => {
   });
 
   it.each([
-    [{ MACHINE_LOCK_TTL: 'soon' }, /MACHINE_LOCK_TTL.*"soon"/],
+    [{ MACHINE_LOCK_TTL: 'soon' }, /MACHINE_LOCK_TTL is "soon"; expected a number of seconds > 0/],
     [{ MACHINE_LOCK_TTL: '0' }, /MACHINE_LOCK_TTL/],
     [{ MACHINE_LOCK_TIMEOUT: '-1' }, /MACHINE_LOCK_TIMEOUT/],
     [{ MACHINE_MAX_TRANSITION_DEPTH: '1.5' }, /MACHINE_MAX_TRANSITION_DEPTH/],
-    [{ MACHINE_DATABASE_URL: 'mysql://x' }, /MACHINE_DATABASE_URL.*expected 'sqlite:<file>'/],
+    [
+      { MACHINE_DATABASE_URL: 'mysql://x' },
+      /MACHINE_DATABASE_URL is "mysql:\/\/x"; expected 'sqlite:<file>'/,
+    ],
     [{ MACHINE_LOCK_TTL: '5', MACHINE_PARALLEL_DISPATCH_LOCK_TTL: '6' }, /both set.*set only one/],
   ])('should reject %o naming the variable', (env, message) => {
-    expect(() => loadRuntimeConfig({}, env)).toThrow(InvalidConfigFileException);
+    expect(() => loadRuntimeConfig({}, env)).toThrow(InvalidSettingsException);
     expect(() => loadRuntimeConfig({}, env)).toThrow(message);
   });
 
@@ -74,7 +77,7 @@ describe('loadRuntimeConfig', () => {
       loadRuntimeConfig({ maxTransitionDepth: 0 }, { MACHINE_LOCK_TTL: 'x' });
       expect.unreachable();
     } catch (error) {
-      expect((error as InvalidConfigFileException).details.problems).toHaveLength(2);
+      expect((error as InvalidSettingsException).details.problems).toHaveLength(2);
       expect((error as Error).message).toMatch(/option 'maxTransitionDepth'/);
     }
   });

@@ -9,7 +9,7 @@ import { ulid } from 'ulidx';
 import { defineMachine } from '../../../src/runtime/definition/index.js';
 import { transition } from '../../../src/runtime/interpreter/index.js';
 import {
-  InvalidConfigFileException,
+  InvalidSettingsException,
   MachineAlreadyRunningException,
   MachineNotFoundException,
   MachineValidationException,
@@ -323,6 +323,6 @@ describe('MachineRuntime.open', () => {
   it('should reject a bad configuration before opening anything', async () => {
     await expect(
       MachineRuntime.open({ env: { MACHINE_LOCK_TTL: 'never' } }),
-    ).rejects.toBeInstanceOf(InvalidConfigFileException);
+    ).rejects.toBeInstanceOf(InvalidSettingsException);
   });
 });

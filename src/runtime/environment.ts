@@ -1,0 +1,277 @@
+/**
+ * Every environment setting of the runtime, in one zod schema: one place that says which
+ * variables exist, what each accepts and its default, and one parse that reports every bad value
+ * at once (`InvalidSettingsException`, `MR_INVALID_SETTINGS`) instead of failing on the first.
+ *
+ * | Setting | Environment | Accepts | Default |
+ * |---|---|---|---|
+ * | `databaseUrl` | `MACHINE_DATABASE_URL` | a store URL (store-url.ts) | `sqlite:./data/machines.db` |
+ * | `lockTtl` | `MACHINE_LOCK_TTL` or `MACHINE_PARALLEL_DISPATCH_LOCK_TTL` | seconds > 0 | 60 |
+ * | `lockTimeout` | `MACHINE_LOCK_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | seconds >= 0 | 30 |
+ * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | integer >= 1 | 100 |
+ * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` | `true`/`false`/`1`/`0` | false |
+ * | `jobTries` | `MACHINE_JOB_TRIES` or `MACHINE_PARALLEL_DISPATCH_JOB_TRIES` | integer >= 1 | 3 |
+ * | `jobBackoff` | `MACHINE_JOB_BACKOFF` or `MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF` | seconds >= 0 | 30 |
+ * | `jobTimeout` | `MACHINE_JOB_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT` | seconds > 0 | 300 |
+ * | `jobConcurrency` | `MACHINE_JOB_CONCURRENCY` | integer >= 1 | 4 |
+ * | `jobPollInterval` | `MACHINE_JOB_POLL_INTERVAL` | seconds > 0 | 1 |
+ * | `port` | `PORT` | integer 0..65535 | 3000 |
+ * | `host` | `HOST` | a host name or address | `127.0.0.1` |
+ *
+ * The `MACHINE_PARALLEL_DISPATCH_` names are the spec's (its units are not stated; here they are
+ * seconds); the short names are aliases. Both set to different values is a problem, not a silent
+ * precedence rule. An empty (or blank) variable counts as unset.
+ */
+import { z } from 'zod';
+import { InvalidSettingsException, type SettingProblem } from './errors.js';
+import { ACCEPTED_STORE_URLS, parseStoreUrl, redactStoreUrl } from './store-url.js';
+
+/** One setting: its variables (first the short name, then aliases), what it accepts, default. */
+interface SettingSpec<T> {
+  env: readonly string[];
+  /** What is accepted, for messages ("a number of seconds > 0"). */
+  expected: string;
+  /** Parses the variable's text, and also checks a value passed as an option in code. */
+  schema: z.ZodType<T>;
+  default: T;
+  /** Hides secrets of a value in messages. */
+  show?: (value: unknown) => unknown;
+}
+
+// An environment value is text; options in code are already typed. The preprocessors turn text
+// into the typed value (or leave it as is, so the typed schema rejects it with the value named).
+const asNumber = (value: unknown): unknown =>
+  typeof value === 'string' && /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(value.trim())
+    ? Number(value)
+    : value;
+const asBoolean = (value: unknown): unknown => {
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  return value;
+};
+
+function seconds(min: 'positive' | 'nonnegative', fallback: number): SettingSpec<number> {
+  const base = z.number().refine(Number.isFinite);
+  return {
+    env: [],
+    expected: min === 'positive' ? 'a number of seconds > 0' : 'a number of seconds >= 0',
+    schema: z.preprocess(asNumber, min === 'positive' ? base.positive() : base.min(0)),
+    default: fallback,
+  };
+}
+
+function count(min: number, fallback: number, max?: number): SettingSpec<number> {
+  let schema = z.number().int().min(min);
+  if (max !== undefined) schema = schema.max(max);
+  return {
+    env: [],
+    expected: max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
+    schema: z.preprocess(asNumber, schema),
+    default: fallback,
+  };
+}
+
+function flag(fallback: boolean): SettingSpec<boolean> {
+  return {
+    env: [],
+    expected: 'true, false, 1 or 0',
+    schema: z.preprocess(asBoolean, z.boolean()),
+    default: fallback,
+  };
+}
+
+const named = <T>(env: readonly string[], spec: SettingSpec<T>): SettingSpec<T> => ({
+  ...spec,
+  env,
+});
+
+/**
+ * The settings, by area. A new setting is one entry here (and a row in the table above); its
+ * type, default, parsing and messages follow.
+ */
+export const ENVIRONMENT_SETTINGS = {
+  // Store.
+  databaseUrl: {
+    env: ['MACHINE_DATABASE_URL'],
+    expected: ACCEPTED_STORE_URLS,
+    schema: z.string().superRefine((url, ctx) => {
+      try {
+        parseStoreUrl(url);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+    default: 'sqlite:./data/machines.db',
+    show: (value: unknown) => (typeof value === 'string' ? redactStoreUrl(value) : value),
+  } satisfies SettingSpec<string>,
+
+  // Locks of the engine (one lock per root instance while a step runs).
+  lockTtl: named(
+    ['MACHINE_LOCK_TTL', 'MACHINE_PARALLEL_DISPATCH_LOCK_TTL'],
+    seconds('positive', 60),
+  ),
+  lockTimeout: named(
+    ['MACHINE_LOCK_TIMEOUT', 'MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT'],
+    seconds('nonnegative', 30),
+  ),
+
+  // Engine.
+  maxTransitionDepth: named(['MACHINE_MAX_TRANSITION_DEPTH'], count(1, 100)),
+  scenariosEnabled: named(['MACHINE_SCENARIOS_ENABLED'], flag(false)),
+
+  // Durable job queues (jobs/config.ts turns the seconds into milliseconds).
+  jobTries: named(['MACHINE_JOB_TRIES', 'MACHINE_PARALLEL_DISPATCH_JOB_TRIES'], count(1, 3)),
+  jobBackoff: named(
+    ['MACHINE_JOB_BACKOFF', 'MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF'],
+    seconds('nonnegative', 30),
+  ),
+  jobTimeout: named(
+    ['MACHINE_JOB_TIMEOUT', 'MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT'],
+    seconds('positive', 300),
+  ),
+  jobConcurrency: named(['MACHINE_JOB_CONCURRENCY'], count(1, 4)),
+  jobPollInterval: named(['MACHINE_JOB_POLL_INTERVAL'], seconds('positive', 1)),
+
+  // Parallel dispatch (spec: "Parallel dispatch settings", prefix MACHINE_PARALLEL_DISPATCH_).
+  // Its lock and job settings are the aliases above; its own switches (enabled, queue,
+  // region_timeout) belong here, next to them.
+
+  // The HTTP server a generated app starts (server.gen.ts).
+  port: named(['PORT'], count(0, 3000, 65535)),
+  host: {
+    env: ['HOST'],
+    expected: 'a host name or address',
+    schema: z.string().min(1),
+    default: '127.0.0.1',
+  } satisfies SettingSpec<string>,
+} as const;
+
+type Settings = typeof ENVIRONMENT_SETTINGS;
+/** The name of a setting. */
+export type SettingKey = keyof Settings;
+/** Every setting, resolved: environment over defaults. */
+export type EnvironmentSettings = {
+  [K in SettingKey]: Settings[K]['default'] extends boolean
+    ? boolean
+    : Settings[K]['default'] extends number
+      ? number
+      : string;
+};
+
+/** Environment variables, as `process.env` holds them. */
+export type Environment = Record<string, string | undefined>;
+
+/** The values of every setting, and every problem found: all variables are read in one pass. */
+export interface ParsedEnvironment {
+  values: EnvironmentSettings;
+  /** Where each value came from: the variable's name, or `default`. */
+  sources: Record<SettingKey, string>;
+  problems: SettingProblem[];
+}
+
+function describe(source: string, shown: unknown, expected: string): SettingProblem {
+  return {
+    source,
+    value: shown,
+    expected,
+    message: `${source} is ${JSON.stringify(shown)}; expected ${expected}.`,
+  };
+}
+
+/**
+ * Reads every setting from `env` with one zod schema. Never throws: bad values come back in
+ * `problems` (and their settings keep the default), so callers can add their own and report all.
+ */
+export function parseEnvironment(env: Environment = process.env): ParsedEnvironment {
+  const input: Record<string, string> = {};
+  const sources = {} as Record<SettingKey, string>;
+  const problems: SettingProblem[] = [];
+  const keys = Object.keys(ENVIRONMENT_SETTINGS) as SettingKey[];
+  for (const key of keys) {
+    const spec: SettingSpec<unknown> = ENVIRONMENT_SETTINGS[key];
+    const set = spec.env.filter((name) => (env[name] ?? '').trim() !== '');
+    sources[key] = 'default';
+    if (set.length === 0) continue;
+    const values = set.map((name) => env[name]!.trim());
+    if (new Set(values).size > 1) {
+      const given = set.map(
+        (name, i) => `${name}=${JSON.stringify(spec.show?.(values[i]) ?? values[i])}`,
+      );
+      problems.push({
+        source: set.join(' and '),
+        expected: `one value: set only one of ${set.join(', ')}`,
+        message: `${given.join(' and ')} are both set, to different values; set only one.`,
+      });
+      continue;
+    }
+    input[key] = values[0]!;
+    sources[key] = set[0]!;
+  }
+  const shape = Object.fromEntries(
+    keys.map((key) => [key, (ENVIRONMENT_SETTINGS[key].schema as z.ZodType).optional()]),
+  );
+  const parsed = z.object(shape).safeParse(input);
+  const bad = new Set<string>();
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = String(issue.path[0]) as SettingKey;
+      if (bad.has(key)) continue;
+      bad.add(key);
+      const spec: SettingSpec<unknown> = ENVIRONMENT_SETTINGS[key];
+      problems.push(describe(sources[key], spec.show?.(input[key]) ?? input[key], spec.expected));
+    }
+  }
+  const data = (parsed.success ? parsed.data : {}) as Record<string, unknown>;
+  const values = Object.fromEntries(
+    keys.map((key) => {
+      if (parsed.success && data[key] !== undefined) return [key, data[key]];
+      if (!parsed.success && !bad.has(key) && input[key] !== undefined) {
+        // The whole object failed: parse the good ones alone, so they are not lost.
+        return [key, (ENVIRONMENT_SETTINGS[key].schema as z.ZodType).parse(input[key])];
+      }
+      return [key, ENVIRONMENT_SETTINGS[key].default];
+    }),
+  ) as EnvironmentSettings;
+  for (const key of bad) sources[key as SettingKey] = 'default';
+  return { values, sources, problems };
+}
+
+/**
+ * Checks values passed as options in code with the same schema the environment goes through;
+ * problems name `option 'key'`.
+ */
+export function checkOptions(options: Partial<Record<SettingKey, unknown>>): SettingProblem[] {
+  const problems: SettingProblem[] = [];
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined || !(key in ENVIRONMENT_SETTINGS)) continue;
+    const spec: SettingSpec<unknown> = ENVIRONMENT_SETTINGS[key as SettingKey];
+    // Options are typed values: text that would parse as a number is still not a number here.
+    if (typeof value === 'string' && typeof spec.default !== 'string') {
+      problems.push(describe(`option '${key}'`, value, spec.expected));
+      continue;
+    }
+    if (!spec.schema.safeParse(value).success) {
+      problems.push(describe(`option '${key}'`, spec.show?.(value) ?? value, spec.expected));
+    }
+  }
+  return problems;
+}
+
+/** Throws `InvalidSettingsException` listing every problem, when there is any. */
+export function throwIfProblems(what: string, problems: readonly SettingProblem[]): void {
+  if (problems.length === 0) return;
+  throw new InvalidSettingsException(
+    `Invalid ${what}:\n  ${problems.map((problem) => problem.message).join('\n  ')}`,
+    { problems: [...problems] },
+  );
+}
+
+/**
+ * Every setting from the environment, defaults filled in. Throws `InvalidSettingsException`
+ * (`MR_INVALID_SETTINGS`) naming every bad variable, its value and what it accepts.
+ */
+export function readEnvironment(env: Environment = process.env): EnvironmentSettings {
+  const { values, problems } = parseEnvironment(env);
+  throwIfProblems('environment', problems);
+  return values;
+}

@@ -1,0 +1,65 @@
+/**
+ * Store URLs, parsed without opening anything: the environment schema (environment.ts) checks
+ * `MACHINE_DATABASE_URL` with this before any driver loads, and `openStore` picks the store by it.
+ *
+ * | URL | Store |
+ * |---|---|
+ * | `sqlite:./path.db`, `sqlite:/abs/path.db` | SQLite file; `?synchronous=normal|full` |
+ * | `sqlite::memory:` | SQLite in memory |
+ * | `memory:` | `MemoryStore` |
+ * | `postgres://...`, `postgresql://...` | PostgreSQL; `?schema=name` selects the schema |
+ */
+import { InvalidStoreUrlException } from './errors.js';
+
+/** A parsed store URL. */
+export type StoreLocation =
+  | { kind: 'memory' }
+  | { kind: 'sqlite'; filename: string; synchronous: 'NORMAL' | 'FULL' }
+  | { kind: 'postgres'; connectionString: string; schema: string | undefined };
+
+/** What a store URL may look like, as error messages state it. */
+export const ACCEPTED_STORE_URLS =
+  "'sqlite:<file>', 'sqlite::memory:', 'memory:' or 'postgres://user@host:port/database'";
+
+/** The URL without its password, fit for messages and logs. */
+export function redactStoreUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}
+
+/**
+ * Parses a store URL. Throws `InvalidStoreUrlException` (`MR_INVALID_STORE_URL`) naming the URL
+ * (password hidden) and the accepted forms.
+ */
+export function parseStoreUrl(url: string): StoreLocation {
+  const fail = (why: string): never => {
+    throw new InvalidStoreUrlException(`Invalid store URL '${redactStoreUrl(url)}': ${why}.`, {
+      key: redactStoreUrl(url),
+      accepted: ACCEPTED_STORE_URLS,
+    });
+  };
+  if (url === 'memory:') return { kind: 'memory' };
+  if (url.startsWith('sqlite:')) {
+    const [rest = '', query = ''] = url.slice('sqlite:'.length).split('?', 2);
+    const params = new URLSearchParams(query);
+    const synchronous = (params.get('synchronous') ?? 'normal').toUpperCase();
+    if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
+      return fail("synchronous must be 'normal' or 'full'");
+    }
+    // `sqlite://path` is accepted as a courtesy and means the same as `sqlite:path`.
+    const filename = rest.startsWith('//') ? rest.slice(2) : rest;
+    if (filename === '') return fail("no file name after 'sqlite:'");
+    return { kind: 'sqlite', filename, synchronous: synchronous as 'NORMAL' | 'FULL' };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return fail('not a valid PostgreSQL connection URL');
+    }
+    const schema = parsed.searchParams.get('schema') ?? undefined;
+    parsed.searchParams.delete('schema');
+    return { kind: 'postgres', connectionString: parsed.toString(), schema };
+  }
+  return fail(`expected ${ACCEPTED_STORE_URLS}`);
+}
