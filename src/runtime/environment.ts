@@ -6,21 +6,31 @@
  * | Setting | Environment | Accepts | Default |
  * |---|---|---|---|
  * | `databaseUrl` | `MACHINE_DATABASE_URL` | a store URL (store-url.ts) | `sqlite:./data/machines.db` |
- * | `lockTtl` | `MACHINE_LOCK_TTL` or `MACHINE_PARALLEL_DISPATCH_LOCK_TTL` | seconds > 0 | 60 |
- * | `lockTimeout` | `MACHINE_LOCK_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | seconds >= 0 | 30 |
+ * | `lockTtl` | `MACHINE_LOCK_TTL` | seconds > 0 | 60 |
+ * | `lockTimeout` | `MACHINE_LOCK_TIMEOUT` | seconds >= 0 | 30 |
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | integer >= 1 | 100 |
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` | `true`/`false`/`1`/`0` | false |
- * | `jobTries` | `MACHINE_JOB_TRIES` or `MACHINE_PARALLEL_DISPATCH_JOB_TRIES` | integer >= 1 | 3 |
- * | `jobBackoff` | `MACHINE_JOB_BACKOFF` or `MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF` | seconds >= 0 | 30 |
- * | `jobTimeout` | `MACHINE_JOB_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT` | seconds > 0 | 300 |
+ * | `jobTries` | `MACHINE_JOB_TRIES` | integer >= 1 | 3 |
+ * | `jobBackoff` | `MACHINE_JOB_BACKOFF` | seconds >= 0 | 30 |
+ * | `jobTimeout` | `MACHINE_JOB_TIMEOUT` | seconds > 0 | 300 |
  * | `jobConcurrency` | `MACHINE_JOB_CONCURRENCY` | integer >= 1 | 4 |
  * | `jobPollInterval` | `MACHINE_JOB_POLL_INTERVAL` | seconds > 0 | 1 |
+ * | `parallelDispatchEnabled` | `MACHINE_PARALLEL_DISPATCH_ENABLED` | `true`/`false`/`1`/`0` | false |
+ * | `parallelDispatchQueue` | `MACHINE_PARALLEL_DISPATCH_QUEUE` | a queue name (letters, digits, `_ . -`) | none |
+ * | `parallelDispatchLockTimeout` | `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | seconds >= 0 | 30 |
+ * | `parallelDispatchLockTtl` | `MACHINE_PARALLEL_DISPATCH_LOCK_TTL` | seconds > 0 | 60 |
+ * | `parallelDispatchJobTimeout` | `MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT` | seconds > 0 | 300 |
+ * | `parallelDispatchJobTries` | `MACHINE_PARALLEL_DISPATCH_JOB_TRIES` | integer >= 1 | 3 |
+ * | `parallelDispatchJobBackoff` | `MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF` | seconds >= 0 | 30 |
+ * | `parallelDispatchRegionTimeout` | `MACHINE_PARALLEL_DISPATCH_REGION_TIMEOUT` | seconds >= 0 (0 = off) | 0 |
  * | `port` | `PORT` | integer 0..65535 | 3000 |
  * | `host` | `HOST` | a host name or address | `127.0.0.1` |
  *
- * The `MACHINE_PARALLEL_DISPATCH_` names are the spec's (its units are not stated; here they are
- * seconds); the short names are aliases. Both set to different values is a problem, not a silent
- * precedence rule. An empty (or blank) variable counts as unset.
+ * The `MACHINE_PARALLEL_DISPATCH_` settings are the spec's (its units are not stated; here they
+ * are seconds). They apply to parallel region jobs only, not aliases of the general lock and job
+ * settings (docs/parallel-dispatch.md); a `MACHINE_PARALLEL_DISPATCH_` name not in this table is
+ * a problem too (a misspelt name would otherwise be ignored). An empty (or blank) variable counts
+ * as unset.
  */
 import { z } from 'zod';
 import { InvalidSettingsException, type SettingProblem } from './errors.js';
@@ -106,35 +116,48 @@ export const ENVIRONMENT_SETTINGS = {
   } satisfies SettingSpec<string>,
 
   // Locks of the engine (one lock per root instance while a step runs).
-  lockTtl: named(
-    ['MACHINE_LOCK_TTL', 'MACHINE_PARALLEL_DISPATCH_LOCK_TTL'],
-    seconds('positive', 60),
-  ),
-  lockTimeout: named(
-    ['MACHINE_LOCK_TIMEOUT', 'MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT'],
-    seconds('nonnegative', 30),
-  ),
+  lockTtl: named(['MACHINE_LOCK_TTL'], seconds('positive', 60)),
+  lockTimeout: named(['MACHINE_LOCK_TIMEOUT'], seconds('nonnegative', 30)),
 
   // Engine.
   maxTransitionDepth: named(['MACHINE_MAX_TRANSITION_DEPTH'], count(1, 100)),
   scenariosEnabled: named(['MACHINE_SCENARIOS_ENABLED'], flag(false)),
 
   // Durable job queues (jobs/config.ts turns the seconds into milliseconds).
-  jobTries: named(['MACHINE_JOB_TRIES', 'MACHINE_PARALLEL_DISPATCH_JOB_TRIES'], count(1, 3)),
-  jobBackoff: named(
-    ['MACHINE_JOB_BACKOFF', 'MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF'],
-    seconds('nonnegative', 30),
-  ),
-  jobTimeout: named(
-    ['MACHINE_JOB_TIMEOUT', 'MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT'],
-    seconds('positive', 300),
-  ),
+  jobTries: named(['MACHINE_JOB_TRIES'], count(1, 3)),
+  jobBackoff: named(['MACHINE_JOB_BACKOFF'], seconds('nonnegative', 30)),
+  jobTimeout: named(['MACHINE_JOB_TIMEOUT'], seconds('positive', 300)),
   jobConcurrency: named(['MACHINE_JOB_CONCURRENCY'], count(1, 4)),
   jobPollInterval: named(['MACHINE_JOB_POLL_INTERVAL'], seconds('positive', 1)),
 
-  // Parallel dispatch (spec: "Parallel dispatch settings", prefix MACHINE_PARALLEL_DISPATCH_).
-  // Its lock and job settings are the aliases above; its own switches (enabled, queue,
-  // region_timeout) belong here, next to them.
+  // Parallel dispatch (spec: "Parallel dispatch settings", prefix MACHINE_PARALLEL_DISPATCH_):
+  // region jobs' own settings; child and send jobs keep the ones above
+  // (engine/parallel-dispatch-config.ts).
+  parallelDispatchEnabled: named(['MACHINE_PARALLEL_DISPATCH_ENABLED'], flag(false)),
+  parallelDispatchQueue: {
+    env: ['MACHINE_PARALLEL_DISPATCH_QUEUE'],
+    expected: 'a queue name of letters, digits, _ . - (empty: none)',
+    schema: z.string().regex(/^[A-Za-z0-9_.-]*$/),
+    default: '',
+  } satisfies SettingSpec<string>,
+  parallelDispatchLockTimeout: named(
+    ['MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT'],
+    seconds('nonnegative', 30),
+  ),
+  parallelDispatchLockTtl: named(['MACHINE_PARALLEL_DISPATCH_LOCK_TTL'], seconds('positive', 60)),
+  parallelDispatchJobTimeout: named(
+    ['MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT'],
+    seconds('positive', 300),
+  ),
+  parallelDispatchJobTries: named(['MACHINE_PARALLEL_DISPATCH_JOB_TRIES'], count(1, 3)),
+  parallelDispatchJobBackoff: named(
+    ['MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF'],
+    seconds('nonnegative', 30),
+  ),
+  parallelDispatchRegionTimeout: named(
+    ['MACHINE_PARALLEL_DISPATCH_REGION_TIMEOUT'],
+    seconds('nonnegative', 0),
+  ),
 
   // The HTTP server a generated app starts (server.gen.ts).
   port: named(['PORT'], count(0, 3000, 65535)),
@@ -187,6 +210,7 @@ export function parseEnvironment(env: Environment = process.env): ParsedEnvironm
   const sources = {} as Record<SettingKey, string>;
   const problems: SettingProblem[] = [];
   const keys = Object.keys(ENVIRONMENT_SETTINGS) as SettingKey[];
+  problems.push(...unknownNames(env, keys));
   for (const key of keys) {
     const spec: SettingSpec<unknown> = ENVIRONMENT_SETTINGS[key];
     const set = spec.env.filter((name) => (env[name] ?? '').trim() !== '');
@@ -234,6 +258,28 @@ export function parseEnvironment(env: Environment = process.env): ParsedEnvironm
   ) as EnvironmentSettings;
   for (const key of bad) sources[key as SettingKey] = 'default';
   return { values, sources, problems };
+}
+
+// Prefixes whose every variable is in the table: a name under them that is not is a typo.
+const CLOSED_PREFIXES = ['MACHINE_PARALLEL_DISPATCH_'] as const;
+
+function unknownNames(env: Environment, keys: readonly SettingKey[]): SettingProblem[] {
+  const known = new Set(keys.flatMap((key) => ENVIRONMENT_SETTINGS[key].env));
+  const problems: SettingProblem[] = [];
+  for (const prefix of CLOSED_PREFIXES) {
+    const names = [...known].filter((name) => name.startsWith(prefix));
+    for (const name of Object.keys(env).sort()) {
+      if (!name.startsWith(prefix) || known.has(name) || (env[name] ?? '').trim() === '') continue;
+      const expected = `one of ${names.join(', ')}`;
+      problems.push({
+        source: name,
+        value: env[name],
+        expected,
+        message: `${name} is not a setting; expected ${expected}.`,
+      });
+    }
+  }
+  return problems;
 }
 
 /**

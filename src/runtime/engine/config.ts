@@ -5,10 +5,13 @@
  * | Setting | Environment | Default |
  * |---|---|---|
  * | `databaseUrl` | `MACHINE_DATABASE_URL` | `sqlite:./data/machines.db` |
- * | `lockTtl` (seconds) | `MACHINE_LOCK_TTL` or `MACHINE_PARALLEL_DISPATCH_LOCK_TTL` | 60 |
- * | `lockTimeout` (seconds) | `MACHINE_LOCK_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | 30 |
+ * | `lockTtl` (seconds) | `MACHINE_LOCK_TTL` | 60 |
+ * | `lockTimeout` (seconds) | `MACHINE_LOCK_TIMEOUT` | 30 |
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | 100 |
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` (`true`/`false`/`1`/`0`) | false |
+ *
+ * The spec's `MACHINE_PARALLEL_DISPATCH_LOCK_*` are not aliases of these: they are region jobs'
+ * own (engine/parallel-dispatch-config.ts).
  */
 import {
   checkOptions,

@@ -19,6 +19,11 @@ export {
 export type { CommitOptions, EngineServices, JobRunner, SendRetry } from './engine-services.js';
 export { JOB_HANDLERS, toJobRequest, type JobHandlerTable } from './job-handlers.js';
 export { DEFAULT_RUNTIME_CONFIG, loadRuntimeConfig, type MachineRuntimeConfig } from './config.js';
+export {
+  DEFAULT_PARALLEL_DISPATCH,
+  loadParallelDispatchConfig,
+  type ParallelDispatchSettings,
+} from './parallel-dispatch-config.js';
 export { startWorker, type RunningWorker, type StartWorkerOptions } from './worker.js';
 export { sweepTimers, type SweepOptions, type SweepReport } from './timer-sweep.js';
 export { TimerWorker, type TimerWorkerOptions } from './timer-worker.js';

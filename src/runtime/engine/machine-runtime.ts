@@ -82,6 +82,10 @@ import { JobActorRunner } from './job-actors.js';
 import { JobDispatch } from './job-dispatch.js';
 import { toJobRequest } from './job-handlers.js';
 import { MachineRegistry } from './machine-registry.js';
+import {
+  loadParallelDispatchConfig,
+  type ParallelDispatchSettings,
+} from './parallel-dispatch-config.js';
 import { openRuntimeParts } from './open-runtime.js';
 import { deliverSends } from './send-jobs.js';
 
@@ -149,6 +153,12 @@ export interface MachineRuntimeOptions {
   now?: () => Date;
   engine?: MachineEngine;
   /**
+   * Parallel dispatch (docs/parallel-dispatch.md): settings given in code win over the
+   * `MACHINE_PARALLEL_DISPATCH_*` variables of `process.env`, read when the runtime is made (a
+   * malformed value throws `InvalidSettingsException` here, at startup).
+   */
+  parallelDispatch?: Partial<ParallelDispatchSettings>;
+  /**
    * Scenarios (`MACHINE_SCENARIOS_ENABLED`, default false): `send` plays the requested or kept
    * scenario and keeps continuations in `machine_current_states` (docs/scenarios.md). On, SQLite
    * sends take the lock-row path (the kept scenario is read with an await).
@@ -213,6 +223,8 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
   timerIntervalMs?: number;
   /** Time source of history, state entry times and timers (default: the system clock). */
   clock?: Clock;
+  /** Parallel dispatch settings given in code (they win over `env`'s `MACHINE_PARALLEL_DISPATCH_*`). */
+  parallelDispatch?: Partial<ParallelDispatchSettings>;
 }
 
 /** Runs machines against a `Store`: one writer per instance at a time, one transaction per event. */
@@ -220,6 +232,8 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   readonly store: Store;
   /** Whether scenarios play (the `scenarios` option, `MACHINE_SCENARIOS_ENABLED` through `open`). */
   readonly scenariosEnabled: boolean;
+  /** Parallel dispatch settings in force (docs/parallel-dispatch.md). */
+  readonly parallelDispatch: Readonly<ParallelDispatchSettings>;
   readonly #locks: LockManager;
   readonly #lockTimeoutMs: number;
   readonly #now: () => Date;
@@ -246,6 +260,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     const store = options.store;
     this.store = store;
     this.scenariosEnabled = options.scenarios === true;
+    this.parallelDispatch = Object.freeze(loadParallelDispatchConfig(options.parallelDispatch));
     // With scenarios on, the kept scenario is read with an await: the lock-row path.
     this.#exclusive =
       options.exclusiveSends !== false && isExclusiveStore(store) && !this.scenariosEnabled
@@ -338,8 +353,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       timers = [],
       timerIntervalMs,
       clock,
+      parallelDispatch,
       ...overrides
     } = options;
+    // Read before anything is opened: a malformed setting fails the start.
+    const dispatch = loadParallelDispatchConfig(parallelDispatch, env);
     const parts = await openRuntimeParts({ overrides, migrate, env, jobs, jobQueue });
     try {
       const runtime = new MachineRuntime({
@@ -348,6 +366,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         lockTimeout: parts.config.lockTimeout,
         maxTransitionDepth: parts.config.maxTransitionDepth,
         scenarios: parts.config.scenariosEnabled,
+        parallelDispatch: dispatch,
         jobs: parts.jobs,
         ...(jobAbortPollMs === undefined ? {} : { jobAbortPollMs }),
         machines: [...(machines ?? []), ...timers.map((registration) => registration.machine)],

@@ -5,11 +5,14 @@
  *
  * | Setting | Environment | Default |
  * |---|---|---|
- * | `maxAttempts` | `MACHINE_JOB_TRIES` or `MACHINE_PARALLEL_DISPATCH_JOB_TRIES` | 3 |
- * | `backoffMs` | `MACHINE_JOB_BACKOFF` or `MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF` (seconds) | 30 s |
- * | `timeoutMs` | `MACHINE_JOB_TIMEOUT` or `MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT` (seconds) | 300 s |
+ * | `maxAttempts` | `MACHINE_JOB_TRIES` | 3 |
+ * | `backoffMs` | `MACHINE_JOB_BACKOFF` (seconds) | 30 s |
+ * | `timeoutMs` | `MACHINE_JOB_TIMEOUT` (seconds) | 300 s |
  * | `concurrency` | `MACHINE_JOB_CONCURRENCY` | 4 |
  * | `pollIntervalMs` | `MACHINE_JOB_POLL_INTERVAL` (seconds) | 1 s |
+ *
+ * These are the settings of child, completion, timeout and send jobs. Parallel region jobs have
+ * their own (`MACHINE_PARALLEL_DISPATCH_JOB_*`), given per job (`DurableJobRequest`).
  */
 import type { SettingProblem } from '../errors.js';
 import {

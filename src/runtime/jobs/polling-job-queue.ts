@@ -85,6 +85,7 @@ export class PollingJobQueue implements DurableJobQueue {
     this.#assertOpen();
     const maxAttempts = job.maxAttempts ?? this.settings.maxAttempts;
     const backoffMs = job.backoffMs ?? this.settings.backoffMs;
+    const timeoutMs = job.timeoutMs ?? this.settings.timeoutMs;
     if (typeof job.name !== 'string' || job.name === '')
       throw new TypeError('A job needs a non-empty name.');
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
@@ -93,6 +94,8 @@ export class PollingJobQueue implements DurableJobQueue {
       );
     if (!Number.isFinite(backoffMs) || backoffMs < 0)
       throw new RangeError(`Job '${job.name}': backoffMs must be a number >= 0, got ${backoffMs}.`);
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+      throw new RangeError(`Job '${job.name}': timeoutMs must be a number > 0, got ${timeoutMs}.`);
     return {
       name: job.name,
       payload: job.payload,
@@ -100,7 +103,7 @@ export class PollingJobQueue implements DurableJobQueue {
       key: job.key ?? null,
       maxAttempts,
       backoffMs,
-      timeoutMs: this.settings.timeoutMs,
+      timeoutMs,
     };
   }
 

@@ -14,6 +14,11 @@ export interface DurableJobRequest extends JobRequest {
    * previous one. 0 retries at once (default: the queue's `backoffMs`).
    */
   backoffMs?: number;
+  /**
+   * Milliseconds an attempt may hold the job before it is presumed dead and runs again
+   * (default: the queue's `timeoutMs`).
+   */
+  timeoutMs?: number;
 }
 
 /** Settings of a durable queue; every one has a default (see `loadJobQueueConfig`). */

@@ -16,11 +16,8 @@ describe('loadJobQueueConfig', () => {
 
   it.each([
     ['MACHINE_JOB_TRIES', '5', { maxAttempts: 5 }],
-    ['MACHINE_PARALLEL_DISPATCH_JOB_TRIES', '2', { maxAttempts: 2 }],
     ['MACHINE_JOB_BACKOFF', '1.5', { backoffMs: 1500 }],
-    ['MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF', '0', { backoffMs: 0 }],
     ['MACHINE_JOB_TIMEOUT', '60', { timeoutMs: 60_000 }],
-    ['MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT', '10', { timeoutMs: 10_000 }],
     ['MACHINE_JOB_CONCURRENCY', '8', { concurrency: 8 }],
     ['MACHINE_JOB_POLL_INTERVAL', '0.05', { pollIntervalMs: 50 }],
   ])('should read %s=%s (seconds for times)', (name, value, expected) => {
@@ -31,15 +28,18 @@ describe('loadJobQueueConfig', () => {
     expect(loadJobQueueConfig({ maxAttempts: 7 }, { MACHINE_JOB_TRIES: '5' }).maxAttempts).toBe(7);
   });
 
-  it('should accept the spec name and its alias when they agree', () => {
-    const env = { MACHINE_JOB_TRIES: '4', MACHINE_PARALLEL_DISPATCH_JOB_TRIES: '4' };
-    expect(loadJobQueueConfig({}, env).maxAttempts).toBe(4);
+  it("should not read the parallel dispatch job settings: they are region jobs' own", () => {
+    const env = {
+      MACHINE_PARALLEL_DISPATCH_JOB_TRIES: '9',
+      MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF: '1',
+      MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT: '2',
+    };
+    expect(loadJobQueueConfig({}, env)).toEqual(DEFAULT_JOB_QUEUE_SETTINGS);
   });
 
   it('should report every bad value at once, naming where it came from', () => {
     const env = {
-      MACHINE_JOB_TRIES: '3',
-      MACHINE_PARALLEL_DISPATCH_JOB_TRIES: '4',
+      MACHINE_JOB_TRIES: '0',
       MACHINE_JOB_BACKOFF: 'soon',
     };
     let thrown: unknown;
@@ -52,7 +52,7 @@ describe('loadJobQueueConfig', () => {
     const { problems } = (thrown as InvalidSettingsException).details;
     expect((thrown as InvalidSettingsException).code).toBe('MR_INVALID_SETTINGS');
     expect(problems.map((problem) => problem.message)).toEqual([
-      'MACHINE_JOB_TRIES="3" and MACHINE_PARALLEL_DISPATCH_JOB_TRIES="4" are both set, to different values; set only one.',
+      'MACHINE_JOB_TRIES is "0"; expected an integer >= 1.',
       'MACHINE_JOB_BACKOFF is "soon"; expected a number of seconds >= 0.',
       "option 'concurrency' is 0; expected an integer >= 1.",
     ]);

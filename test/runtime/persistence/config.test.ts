@@ -20,7 +20,7 @@ describe('loadRuntimeConfig', () => {
         {},
         {
           MACHINE_DATABASE_URL: 'postgres://u@h:5432/db',
-          MACHINE_PARALLEL_DISPATCH_LOCK_TTL: '5',
+          MACHINE_LOCK_TTL: '5',
           MACHINE_LOCK_TIMEOUT: '2.5',
           MACHINE_MAX_TRANSITION_DEPTH: '7',
           MACHINE_SCENARIOS_ENABLED: 'true',
@@ -38,11 +38,11 @@ describe('loadRuntimeConfig', () => {
       'MACHINE_SCENARIOS_ENABLED is "yes"; expected true, false, 1 or 0.',
     );
     expect(
-      loadRuntimeConfig({}, { MACHINE_LOCK_TTL: '9', MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT: '3' }),
-    ).toMatchObject({
-      lockTtl: 9,
-      lockTimeout: 3,
-    });
+      loadRuntimeConfig(
+        {},
+        { MACHINE_PARALLEL_DISPATCH_LOCK_TTL: '5', MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT: '3' },
+      ),
+    ).toMatchObject({ lockTtl: 60, lockTimeout: 30 });
   });
 
   it('should let overrides win over the environment and ignore empty variables', () => {
@@ -66,7 +66,10 @@ describe('loadRuntimeConfig', () => {
       { MACHINE_DATABASE_URL: 'mysql://x' },
       /MACHINE_DATABASE_URL is "mysql:\/\/x"; expected 'sqlite:<file>'/,
     ],
-    [{ MACHINE_LOCK_TTL: '5', MACHINE_PARALLEL_DISPATCH_LOCK_TTL: '6' }, /both set.*set only one/],
+    [
+      { MACHINE_PARALLEL_DISPATCH_LOCK_TTLS: '6' },
+      /MACHINE_PARALLEL_DISPATCH_LOCK_TTLS is not a setting/,
+    ],
   ])('should reject %o naming the variable', (env, message) => {
     expect(() => loadRuntimeConfig({}, env)).toThrow(InvalidSettingsException);
     expect(() => loadRuntimeConfig({}, env)).toThrow(message);
@@ -82,9 +85,9 @@ describe('loadRuntimeConfig', () => {
     }
   });
 
-  it('should accept the same value under both names', () => {
+  it('should keep its lock settings apart from the parallel dispatch ones', () => {
     expect(
-      loadRuntimeConfig({}, { MACHINE_LOCK_TTL: '5', MACHINE_PARALLEL_DISPATCH_LOCK_TTL: '5' })
+      loadRuntimeConfig({}, { MACHINE_LOCK_TTL: '5', MACHINE_PARALLEL_DISPATCH_LOCK_TTL: '7' })
         .lockTtl,
     ).toBe(5);
   });
