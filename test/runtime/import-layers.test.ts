@@ -26,6 +26,7 @@ function layerOf(relative: string): { name: string; rank: number } | null {
         'clock.ts',
         'environment.ts',
         'store-url.ts',
+        'naming.ts',
         'known-keys.ts',
       ].includes(first!)
     )

@@ -4,6 +4,7 @@
  */
 import type { ZodType } from 'zod';
 import { InvalidEventDefinitionException } from '../errors.js';
+import { constantCase } from '../naming.js';
 import type { EventClass, EventDefinition, EventReference } from './types.js';
 
 /** SCREAMING_SNAKE_CASE: upper-case words of letters and digits joined by single underscores. */
@@ -32,12 +33,7 @@ export function isReservedEventType(type: string): boolean {
 export function deriveEventType(name: string): string {
   const base =
     name.endsWith('Event') && name.length > 'Event'.length ? name.slice(0, -'Event'.length) : name;
-  return base
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
-    .replace(/[^A-Za-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .toUpperCase();
+  return constantCase(base);
 }
 
 function assertUserEventType(type: string, origin: string): string {

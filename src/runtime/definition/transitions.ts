@@ -10,6 +10,7 @@ import {
 } from '../errors.js';
 import type { BehaviorRegistry } from './behavior-registry.js';
 import { isReservedEventType, isUserEventType } from './event-type.js';
+import { constantCase } from '../naming.js';
 import type { IssueCollector } from './issues.js';
 import { normalizeTimer } from './timers.js';
 import {
@@ -110,10 +111,7 @@ function checkEventKey(node: StateNode, eventType: string, issues: IssueCollecto
   }
   const fix = eventType.startsWith('@')
     ? `Reserved names are @always, @done, @done.<final>, @fail and @timeout.`
-    : `Use SCREAMING_SNAKE_CASE, e.g. '${eventType
-        .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-        .replace(/[^A-Za-z0-9]+/g, '_')
-        .toUpperCase()}'.`;
+    : `Use SCREAMING_SNAKE_CASE, e.g. '${constantCase(eventType)}'.`;
   issues.add(InvalidEventDefinitionException, where, `event type '${eventType}' is invalid.`, fix);
   return false;
 }

@@ -3,6 +3,7 @@
  * in one place so that definition-time normalization, `planRoutes` and the adapters agree.
  * Pure string functions, no framework knowledge.
  */
+import { camelCase, kebabCase } from '../naming.js';
 
 /**
  * The URI generated for an event type: a trailing `_EVENT` is dropped first, then
@@ -11,8 +12,7 @@
  * @example endpointUriFor('SUBMIT_ORDER_EVENT') // '/submit-order'
  */
 export function endpointUriFor(eventType: string): string {
-  const withoutSuffix = eventType.replace(/_EVENT$/, '');
-  return `/${withoutSuffix.toLowerCase().replace(/_/g, '-')}`;
+  return `/${kebabCase(eventType.replace(/_EVENT$/, ''))}`;
 }
 
 /** Route name of an event endpoint: `<name>.<event_snake_lowercase>`. */
@@ -53,18 +53,11 @@ export function isValidEndpointUri(uri: string): boolean {
 
 /**
  * The route parameter name of a model (`'Order'` -> `'order'`, `'line_item'` ->
- * `'lineItem'`), like Laravel's `Str::camel(class_basename(model))`.
+ * `'lineItem'`, `'HTTPRequest'` -> `'httpRequest'`), like Laravel's
+ * `Str::camel(class_basename(model))`.
  */
 export function modelParamName(model: string): string {
-  const words = model
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[^A-Za-z0-9]+/)
-    .filter((word) => word !== '');
-  return words
-    .map((word, index) =>
-      index === 0 ? word.toLowerCase() : word[0]!.toUpperCase() + word.slice(1).toLowerCase(),
-    )
-    .join('');
+  return camelCase(model);
 }
 
 /** OpenAPI-style path parameter names of a planned path, in order (`{machineId}` -> `machineId`). */
