@@ -5,7 +5,7 @@
  * accepted, and each error status shows the message the runtime writes. Pure.
  */
 import type { JsonValue, ManifestMachine, ManifestRoute } from '../manifest.js';
-import type { ErrorStatus } from './openapi.js';
+import type { SharedStatus } from './openapi.js';
 
 /** Machines of the manifest by id. */
 export type MachinesById = ReadonlyMap<string, ManifestMachine>;
@@ -90,7 +90,7 @@ export function lockedExample(route: ManifestRoute, machines: MachinesById): Jso
   return envelope(route, machines, 'before', true);
 }
 
-const SHARED_MESSAGES: Readonly<Record<Exclude<ErrorStatus, 423>, JsonObject>> = {
+const SHARED_MESSAGES: Readonly<Record<SharedStatus, JsonObject>> = {
   400: { message: 'Bad Request.' },
   401: { message: 'Unauthenticated.' },
   404: { message: 'Machine not found.' },
@@ -106,7 +106,7 @@ const SHARED_MESSAGES: Readonly<Record<Exclude<ErrorStatus, 423>, JsonObject>> =
 };
 
 /** The body of a shared error answer (`components.responses`). */
-export function sharedErrorExample(status: Exclude<ErrorStatus, 423>): JsonObject {
+export function sharedErrorExample(status: SharedStatus): JsonObject {
   return SHARED_MESSAGES[status];
 }
 

@@ -121,6 +121,8 @@ export function operationDescription(
   if (statuses.includes(422))
     answers.push('422 when the payload or a validation guard rejects the event');
   if (statuses.includes(423)) answers.push(`423 while another request holds the ${noun}`);
+  for (const [status, description] of Object.entries(route.actionStatuses))
+    answers.push(`${status} from the endpoint action (${description.replace(/\.$/, '')})`);
   if (route.handler !== 'create' && usesIsProcessing(route, statuses))
     answers.push(`200 with \`isProcessing: true\` while another request holds the ${noun}`);
   if (answers.length > 0) parts.push(`Answers ${answers.join('; ')}.`);

@@ -29,7 +29,8 @@ import type { EmitOptions } from './types.js';
 const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 
 /** Statuses every route may answer with, besides its success status. */
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 423 | 500;
+/** The error statuses of the runtime itself; endpoint actions may declare others. */
+export type SharedStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 500;
 
 /** Names of the shared component schemas. */
 export const ERROR_SCHEMA = 'ErrorResponse';
@@ -109,30 +110,23 @@ export const BEARER_AUTH_SCHEME = 'bearerAuth';
 const DEFAULT_BEARER_AUTH_DESCRIPTION =
   'Send `Authorization: Bearer <token>`. The roles of a requirement name the guards of the route (`auth:<guard>`) the token must be valid for.';
 
-/** Whether a middleware name is an authentication middleware (`auth`, `auth:admin`). */
-function isAuthMiddleware(name: string): boolean {
-  return name === 'auth' || name.startsWith('auth:');
-}
-
 /** Whether the route sits behind an authentication middleware (and so may answer 401). */
 export function isProtected(route: ManifestRoute): boolean {
-  return route.middleware.some(isAuthMiddleware);
+  return route.authGuards !== null;
 }
 
 /**
  * The security requirement of a protected route: the bearer scheme, with the guards of its
- * `auth:<guard>` middleware as roles (OpenAPI 3.1 lets non-OAuth schemes list roles).
+ * `auth` middleware as roles (OpenAPI 3.1 lets non-OAuth schemes list roles), as the runtime
+ * passes them to the middleware (`auth:admin,editor` is two guards).
  */
 function securityRequirement(route: ManifestRoute): JsonSchema[] {
-  const guards = route.middleware
-    .filter((name) => name.startsWith('auth:'))
-    .map((name) => name.slice('auth:'.length));
-  return [{ [BEARER_AUTH_SCHEME]: [...new Set(guards)].sort(compareCodeUnits) }];
+  return [{ [BEARER_AUTH_SCHEME]: [...(route.authGuards ?? [])].sort(compareCodeUnits) }];
 }
 
 /** Whether the route reads its payload from the query string instead of a body. */
 export function usesQuery(route: ManifestRoute): boolean {
-  return route.method === 'GET';
+  return route.payloadSource === 'query';
 }
 
 /** The success envelope of a route, `{ data: ... }`, as the runtime's response builder writes it. */
@@ -210,16 +204,18 @@ function envelopeSchema(route: ManifestRoute): JsonSchema {
 
 /** One documented error answer of a route. */
 export interface ErrorResponse {
-  status: ErrorStatus;
+  status: number;
   /** Body schema (a component reference). */
   schema: JsonSchema;
   /** Name under `components.responses` when the answer is shared by routes; 423 is per route. */
   component: string | null;
+  /** What an answer of the route's own means (statuses an endpoint action declares). */
+  description?: string;
 }
 
 /** The answers shared by routes: `components.responses`, by status. */
 const SHARED_RESPONSES: Readonly<
-  Record<Exclude<ErrorStatus, 423>, { name: string; description: string; schema: string }>
+  Record<SharedStatus, { name: string; description: string; schema: string }>
 > = {
   400: {
     name: 'BadRequest',
@@ -251,32 +247,36 @@ const SHARED_RESPONSES: Readonly<
   500: { name: 'ServerError', description: 'Unexpected error.', schema: ERROR_SCHEMA },
 };
 
-function shared(status: Exclude<ErrorStatus, 423>): ErrorResponse {
+function shared(status: SharedStatus): ErrorResponse {
   const response = SHARED_RESPONSES[status];
   return { status, schema: ref(response.schema), component: response.name };
 }
 
-/** Error answers of a route, in ascending status order. */
+/** Error answers of a route, in ascending status order: the planned route's statuses. */
 export function errorResponses(route: ManifestRoute): ErrorResponse[] {
-  // Every write route parses its body, create included (400 / 413 / 415 come from the adapter's
-  // parser before the handler runs; docs/http.md "Bad input").
-  const hasBody = !usesQuery(route);
-  const bound = route.binding.kind !== 'none';
-  const sendsEvent = route.handler !== 'create' && route.handler !== 'read';
-  const errors: ErrorResponse[] = [];
-  if (hasBody) errors.push(shared(400));
-  if (isProtected(route)) errors.push(shared(401));
-  // An unknown scenario slug is a 404 on any route reading the scenario fields.
-  if (bound || route.scenarios) errors.push(shared(404));
-  if (sendsEvent) errors.push(shared(409));
-  if (hasBody) errors.push(shared(413), shared(415));
-  if (sendsEvent) errors.push(shared(422));
-  // GET answers contention with 200 and isProcessing true; a write method answers 423.
-  if (bound && sendsEvent && !usesQuery(route)) {
-    errors.push({ status: 423, schema: ref(responseSchemaName(route)), component: null });
-  }
-  errors.push(shared(500));
-  return errors;
+  const statuses = new Set(route.errorStatuses);
+  // An unknown scenario slug is a 404 on any route reading the scenario fields (a documented
+  // config, so not part of the runtime's plan).
+  if (route.scenarios) statuses.add(404);
+  return [...statuses]
+    .sort((a, b) => a - b)
+    .map((status): ErrorResponse => {
+      if (status === 423) {
+        return { status, schema: ref(responseSchemaName(route)), component: null };
+      }
+      if (isSharedStatus(status)) return shared(status);
+      // Declared by the endpoint action: `{ message }`, described by the action.
+      return {
+        status,
+        schema: ref(ERROR_SCHEMA),
+        component: null,
+        description: route.actionStatuses[String(status)] ?? 'Answered by the endpoint action.',
+      };
+    });
+}
+
+function isSharedStatus(status: number): status is SharedStatus {
+  return Object.hasOwn(SHARED_RESPONSES, status);
 }
 
 /** The shared answers some operation refers to (an unused component is a lint warning). */
@@ -291,7 +291,7 @@ function sharedResponses(used: ReadonlySet<string>): Record<string, JsonSchema> 
           content: {
             'application/json': {
               schema: ref(schema),
-              example: sharedErrorExample(Number(status) as Exclude<ErrorStatus, 423>),
+              example: sharedErrorExample(Number(status) as SharedStatus),
             },
           },
         },
@@ -453,17 +453,30 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
   };
   for (const error of errors) {
     responses[String(error.status)] =
-      error.component === null
+      error.description !== undefined
         ? {
-            description:
-              'The instance is processing another event: its last committed state, isProcessing true.',
+            description: error.description,
             content: {
-              'application/json': { schema: error.schema, example: lockedExample(route, machines) },
+              'application/json': {
+                schema: error.schema,
+                example: { message: error.description },
+              },
             },
           }
-        : route.handler !== 'create' && (error.status === 404 || error.status === 409)
-          ? routeErrorResponse(route, error, machines)
-          : { $ref: `#/components/responses/${error.component}` };
+        : error.component === null
+          ? {
+              description:
+                'The instance is processing another event: its last committed state, isProcessing true.',
+              content: {
+                'application/json': {
+                  schema: error.schema,
+                  example: lockedExample(route, machines),
+                },
+              },
+            }
+          : route.handler !== 'create' && (error.status === 404 || error.status === 409)
+            ? routeErrorResponse(route, error, machines)
+            : { $ref: `#/components/responses/${error.component}` };
   }
   op['responses'] = responses;
   return op;

@@ -2,12 +2,20 @@
  * Endpoint actions: lifecycle hooks around one endpoint (`before`, `after`, `onException`),
  * the TypeScript form of the spec's MachineEndpointAction subclasses.
  */
+import { InvalidEndpointDefinitionException } from '../errors.js';
 import type { EndpointActionArgs, EndpointActionDefinition, EndpointResponse } from './types.js';
 
 /** What users pass to {@link defineEndpointAction}. Every hook is optional. */
 export interface EndpointActionConfig {
   /** Shown in plans and logs; defaults to the key it is registered under, else `'anonymous'`. */
   name?: string;
+  /**
+   * The error statuses the action answers itself, with what each means, e.g.
+   * `{ 403: 'The tenant header is missing.' }`: `abort(403)` in `before`, or a 403 returned by
+   * `onException`. The OpenAPI document and the client list exactly these besides the runtime's
+   * own statuses, so declare every status the action can answer (400-599).
+   */
+  statuses?: Readonly<Record<number, string>>;
   /** Runs before the event is sent, with the pre-transition state; may call `abort`. */
   before?(args: EndpointActionArgs): void | Promise<void>;
   /** Runs after a successful send, with the post-transition state. */
@@ -36,6 +44,8 @@ export function defineEndpointAction(config: EndpointActionConfig): EndpointActi
 }
 
 const HOOKS = ['before', 'after', 'onException'] as const;
+/** Keys of an action object besides its hooks. */
+const OPTIONS = ['name', 'statuses'];
 
 /**
  * Accepts what may stand where an endpoint action is expected: a definition, a plain object
@@ -56,7 +66,7 @@ export function asEndpointAction(value: unknown, name: string): EndpointActionDe
     );
   }
   if (!isRecord(value)) return null;
-  const keys = Object.keys(value).filter((key) => key !== 'name');
+  const keys = Object.keys(value).filter((key) => !OPTIONS.includes(key));
   if (keys.length === 0 || !keys.every((key) => (HOOKS as readonly string[]).includes(key)))
     return null;
   if (!keys.every((key) => typeof value[key] === 'function')) return null;
@@ -71,10 +81,33 @@ function toEndpointAction(config: EndpointActionConfig, name: string): EndpointA
   return Object.freeze({
     kind: 'endpointAction' as const,
     name,
+    statuses: Object.freeze(declaredStatuses(config.statuses, name)),
     ...(config.before ? { before: config.before.bind(config) } : {}),
     ...(config.after ? { after: config.after.bind(config) } : {}),
     ...(config.onException ? { onException: config.onException.bind(config) } : {}),
   });
+}
+
+/** The declared statuses, checked: integer HTTP error statuses with a description. */
+function declaredStatuses(statuses: unknown, name: string): Record<number, string> {
+  if (statuses === undefined) return {};
+  const fail = (detail: string): never => {
+    throw new InvalidEndpointDefinitionException(
+      `Endpoint action '${name}': ${detail} Declare them as { 403: 'What it means.' }.`,
+      { action: name, key: 'statuses' },
+    );
+  };
+  if (!isRecord(statuses) || Array.isArray(statuses)) return fail(`'statuses' must be an object.`);
+  const declared: Record<number, string> = {};
+  for (const [key, description] of Object.entries(statuses)) {
+    const status = Number(key);
+    if (!Number.isInteger(status) || status < 400 || status > 599)
+      fail(`'statuses' key '${key}' is not an HTTP error status (400-599).`);
+    if (typeof description !== 'string' || description === '')
+      fail(`'statuses' entry ${key} needs a description.`);
+    declared[status] = description as string;
+  }
+  return declared;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

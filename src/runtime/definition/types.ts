@@ -341,6 +341,12 @@ export interface EndpointActionArgs {
 export interface EndpointActionDefinition {
   readonly kind: 'endpointAction';
   readonly name: string;
+  /**
+   * The error statuses the action may answer (`abort(status)` in `before`, a response of
+   * `onException`), with what each means: they are listed in the route's OpenAPI operation and
+   * the client's result type. Empty when the action answers none of its own.
+   */
+  readonly statuses: Readonly<Record<number, string>>;
   before?(args: EndpointActionArgs): void | Promise<void>;
   after?(args: EndpointActionArgs): void | Promise<void>;
   /** `null`/`undefined` re-throws; a response is sent as it is. */

@@ -6,6 +6,7 @@
 import { eventTypeOfReference } from '../definition/endpoints.js';
 import { InvalidRouterConfigException, throwIfAny, type MachineRoutesError } from '../errors.js';
 import type {
+  EndpointActionDefinition,
   EndpointDefinition,
   EventReference,
   ForwardDefinition,
@@ -14,6 +15,7 @@ import type {
 } from '../definition/types.js';
 import type { PlannedRoute, RegistrationOptions, RouteBinding, RouteOutput } from './types.js';
 import { normalizeReads } from './plan-reads.js';
+import { routeAnswers, type RouteAnswers } from './plan-route-answers.js';
 import {
   createRouteNameFor,
   modelParamName,
@@ -215,26 +217,35 @@ export function planRegistration(
         }
       : null;
   const routes: PlannedRoute[] = [];
+  const add = (
+    route: Omit<PlannedRoute, keyof RouteAnswers>,
+    action: EndpointActionDefinition | null,
+  ): void => {
+    routes.push({ ...route, ...routeAnswers(route, action) });
+  };
   const base = { registration: name, machineId: definition.id };
   if (options.create === true) {
-    routes.push({
-      ...base,
-      name: createRouteNameFor(name),
-      method: 'POST',
-      path: `${prefix}/create`,
-      handler: 'create',
-      eventType: null,
-      read: null,
-      childEventType: null,
-      childMachineId: null,
-      endpointIndex: null,
-      binding: { kind: 'none' },
-      middleware: [...middleware],
-      output: { kind: 'default' },
-      action: null,
-      status: 201,
-      availableEvents: false,
-    });
+    add(
+      {
+        ...base,
+        name: createRouteNameFor(name),
+        method: 'POST',
+        path: `${prefix}/create`,
+        handler: 'create',
+        eventType: null,
+        read: null,
+        childEventType: null,
+        childMachineId: null,
+        endpointIndex: null,
+        binding: { kind: 'none' },
+        middleware: [...middleware],
+        output: { kind: 'default' },
+        action: null,
+        status: 201,
+        availableEvents: false,
+      },
+      null,
+    );
   }
   definition.endpoints.forEach((endpoint: EndpointDefinition, index) => {
     const type = endpoint.eventType;
@@ -244,64 +255,73 @@ export function planRegistration(
       : modelFor.includes(type) && modelBinding !== null
         ? modelBinding
         : { kind: 'none' };
-    routes.push({
-      ...base,
-      ...endpointFields(endpoint, middleware),
-      name: routeNameFor(name, type),
-      path: pathFor(prefix, binding, endpoint.uri),
-      handler:
-        binding.kind === 'machineId'
-          ? 'machineIdBound'
-          : binding.kind === 'model'
-            ? 'modelBound'
-            : 'stateless',
-      read: null,
-      childEventType: null,
-      childMachineId: null,
-      endpointIndex: index,
-      binding,
-    });
+    add(
+      {
+        ...base,
+        ...endpointFields(endpoint, middleware),
+        name: routeNameFor(name, type),
+        path: pathFor(prefix, binding, endpoint.uri),
+        handler:
+          binding.kind === 'machineId'
+            ? 'machineIdBound'
+            : binding.kind === 'model'
+              ? 'modelBound'
+              : 'stateless',
+        read: null,
+        childEventType: null,
+        childMachineId: null,
+        endpointIndex: index,
+        binding,
+      },
+      endpoint.action,
+    );
   });
   definition.forwards.forEach((forward: ForwardDefinition, index) => {
     const type = forward.parentEventType;
     if (!isKept(type)) return;
     // Forwards inherit the registration's binding: model-bound iff model and attribute are set.
     const binding: RouteBinding = modelBinding ?? { kind: 'machineId', param: 'machineId' };
-    routes.push({
-      ...base,
-      ...endpointFields({ ...forward, eventType: type }, middleware),
-      name: routeNameFor(name, type),
-      path: pathFor(prefix, binding, forward.uri),
-      handler: binding.kind === 'model' ? 'forwardedModelBound' : 'forwardedMachineIdBound',
-      read: null,
-      childEventType: forward.childEventType,
-      childMachineId: forward.childMachineId,
-      endpointIndex: index,
-      binding,
-    });
+    add(
+      {
+        ...base,
+        ...endpointFields({ ...forward, eventType: type }, middleware),
+        name: routeNameFor(name, type),
+        path: pathFor(prefix, binding, forward.uri),
+        handler: binding.kind === 'model' ? 'forwardedModelBound' : 'forwardedMachineIdBound',
+        read: null,
+        childEventType: forward.childEventType,
+        childMachineId: forward.childMachineId,
+        endpointIndex: index,
+        binding,
+      },
+      forward.action,
+    );
   });
 
   // Reads bind like forwards: by model when the registration has one, else by machine id.
   const readBinding: RouteBinding = modelBinding ?? { kind: 'machineId', param: 'machineId' };
   for (const read of reads) {
-    routes.push({
-      ...base,
-      name: readRouteNameFor(name, read.name),
-      method: 'GET',
-      path: pathFor(prefix, readBinding, read.uri),
-      handler: 'read',
-      eventType: null,
-      read: read.name,
-      childEventType: null,
-      childMachineId: null,
-      endpointIndex: null,
-      binding: readBinding,
-      middleware: [...middleware, ...read.middleware],
-      output: read.output,
-      action: null,
-      status: read.status,
-      availableEvents: read.availableEvents,
-    });
+    add(
+      {
+        ...base,
+        name: readRouteNameFor(name, read.name),
+        method: 'GET',
+        path: pathFor(prefix, readBinding, read.uri),
+        handler: 'read',
+        eventType: null,
+        read: read.name,
+        childEventType: null,
+        childMachineId: null,
+        endpointIndex: null,
+        binding: readBinding,
+        middleware: [...middleware, ...read.middleware],
+        output: read.output,
+        action: null,
+        status: read.status,
+        availableEvents: read.availableEvents,
+      },
+      null,
+    );
   }
 
   const seen = new Map<string, string>();

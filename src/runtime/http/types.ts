@@ -129,6 +129,24 @@ export interface PlannedRoute {
   status: number;
   /** Whether responses list `availableEvents` (create never does). */
   availableEvents: boolean;
+  /**
+   * Where the request's data comes from: the query string (GET routes) or a JSON body (every
+   * other method; create parses its body but reads nothing from it).
+   */
+  payloadSource: 'query' | 'body';
+  /**
+   * The guards of the route's `auth` middleware, as the middleware receives them
+   * (`auth:admin,editor` → `['admin', 'editor']`, plain `auth` → `[]`); `null` when no `auth`
+   * middleware protects the route.
+   */
+  authGuards: string[] | null;
+  /**
+   * Every error status the route can answer, ascending: the runtime's (docs/http.md "Errors")
+   * and those the endpoint action declares (`actionStatuses`).
+   */
+  errorStatuses: number[];
+  /** Statuses the endpoint action declares, with their descriptions, by status. */
+  actionStatuses: Record<string, string>;
 }
 
 /**

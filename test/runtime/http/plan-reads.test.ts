@@ -57,6 +57,10 @@ describe('reads: planning', () => {
       action: null,
       status: 200,
       availableEvents: true,
+      payloadSource: 'query',
+      authGuards: null,
+      errorStatuses: [404, 500],
+      actionStatuses: {},
     });
   });
 

@@ -56,7 +56,15 @@ describe('planRoutes', () => {
       machineIdFor: ['SUBMIT', 'STATUS'],
       middleware: ['auth:api'],
     });
-    expect(routes).toEqual([
+    // What each route answers is planned by plan-route-answers.ts (see the tests below).
+    const withoutAnswers = ({
+      payloadSource: _source,
+      authGuards: _guards,
+      errorStatuses: _statuses,
+      actionStatuses: _declared,
+      ...route
+    }: (typeof routes)[number]) => route;
+    expect(routes.map(withoutAnswers)).toEqual([
       {
         name: 'order.create',
         registration: 'order',
@@ -353,5 +361,93 @@ describe('validateRegistration', () => {
         { middleware: ['auth'] },
       ),
     ).toEqual([]);
+  });
+});
+
+describe('planRoutes: what a route answers', () => {
+  /** Everything planRoutes derives a route's answers from, on one machine. */
+  function answers(options: RegistrationOptions) {
+    const { endpoints, forwards, issues } = normalizeEndpoints({
+      machineId: 'doc',
+      endpoints: [
+        { SIGN: { middleware: ['auth:admin,editor'] } },
+        {
+          PUBLISH: {
+            action: defineEndpointAction({
+              name: 'tenant',
+              statuses: { 403: 'The tenant header is missing.', 422: 'Refused by the tenant.' },
+              before: ({ abort }) => abort(403, 'The tenant header is missing.'),
+            }),
+          },
+        },
+        { PEEK: { method: 'GET' } },
+      ],
+      behavior: {},
+      eventTypes: new Set(['SIGN', 'PUBLISH', 'PEEK']),
+      events: new Map(),
+      delegatingStates: [],
+    });
+    expect(issues).toEqual([]);
+    const routes = planRoutes({ id: 'doc', endpoints, forwards }, options);
+    return Object.fromEntries(
+      routes.map((route) => [
+        route.name,
+        {
+          payloadSource: route.payloadSource,
+          authGuards: route.authGuards,
+          errorStatuses: route.errorStatuses,
+          actionStatuses: route.actionStatuses,
+        },
+      ]),
+    );
+  }
+
+  it('should list the guards of `auth:admin,editor` as the middleware receives them', () => {
+    const planned = answers({ prefix: 'docs', machineIdFor: ['SIGN', 'PUBLISH', 'PEEK'] });
+    expect(planned['doc.sign']!.authGuards).toEqual(['admin', 'editor']);
+    expect(planned['doc.publish']!.authGuards).toBeNull();
+    const plain = answers({ prefix: 'docs', middleware: ['auth'] });
+    expect(plain['doc.peek']!.authGuards).toEqual([]);
+  });
+
+  it('should plan the error statuses of each kind of route', () => {
+    const bound = answers({
+      prefix: 'docs',
+      create: true,
+      machineIdFor: ['SIGN', 'PUBLISH', 'PEEK'],
+    });
+    expect(bound['doc.create']).toEqual({
+      payloadSource: 'body',
+      authGuards: null,
+      errorStatuses: [400, 413, 415, 500],
+      actionStatuses: {},
+    });
+    expect(bound['doc.sign']!.errorStatuses).toEqual([400, 401, 404, 409, 413, 415, 422, 423, 500]);
+    // A GET reads its query and answers contention with 200, not 423.
+    expect(bound['doc.peek']).toMatchObject({
+      payloadSource: 'query',
+      errorStatuses: [404, 409, 422, 500],
+    });
+    const stateless = answers({ prefix: 'docs' });
+    expect(stateless['doc.sign']!.errorStatuses).toEqual([400, 401, 409, 413, 415, 422, 500]);
+  });
+
+  it('should add the statuses an endpoint action declares, with their descriptions', () => {
+    const planned = answers({ prefix: 'docs' });
+    expect(planned['doc.publish']).toEqual({
+      payloadSource: 'body',
+      authGuards: null,
+      errorStatuses: [400, 403, 409, 413, 415, 422, 500],
+      actionStatuses: { 403: 'The tenant header is missing.', 422: 'Refused by the tenant.' },
+    });
+  });
+
+  it('should refuse declared statuses that are not HTTP error statuses', () => {
+    expect(() => defineEndpointAction({ name: 'bad', statuses: { 200: 'Fine.' } })).toThrow(
+      /Endpoint action 'bad': 'statuses' key '200' is not an HTTP error status/,
+    );
+    expect(() => defineEndpointAction({ name: 'bad', statuses: { 403: '' } })).toThrow(
+      /'statuses' entry 403 needs a description/,
+    );
   });
 });

@@ -1,0 +1,57 @@
+/**
+ * What a planned route answers besides its success: where its data comes from, the guards of
+ * its `auth` middleware and every error status. Pure; planRoutes attaches it to each route, and
+ * the runtime, the OpenAPI document and the client all read it from there.
+ */
+import type { EndpointActionDefinition } from '../definition/types.js';
+import { parseMiddlewareName } from './middleware-registry.js';
+import type { PlannedRoute } from './types.js';
+
+/** The fields of a planned route this module derives. */
+export type RouteAnswers = Pick<
+  PlannedRoute,
+  'payloadSource' | 'authGuards' | 'errorStatuses' | 'actionStatuses'
+>;
+
+/** The route facts the answers follow from. */
+export type RouteFacts = Pick<PlannedRoute, 'method' | 'handler' | 'binding' | 'middleware'>;
+
+/** The answers of a route whose endpoint has `action` (null: none). */
+export function routeAnswers(
+  route: RouteFacts,
+  action: Pick<EndpointActionDefinition, 'statuses'> | null,
+): RouteAnswers {
+  const payloadSource = route.method === 'GET' ? 'query' : 'body';
+  const authGuards = authGuardsOf(route.middleware);
+  const hasBody = payloadSource === 'body';
+  const bound = route.binding.kind !== 'none';
+  const sendsEvent = route.handler !== 'create' && route.handler !== 'read';
+  const statuses = new Set<number>();
+  // A body is parsed before the handler runs: malformed (400), too large (413), not JSON (415).
+  if (hasBody) [400, 413, 415].forEach((status) => statuses.add(status));
+  if (authGuards !== null) statuses.add(401);
+  if (bound) statuses.add(404);
+  // No transition (409), payload or validation guard (422).
+  if (sendsEvent) [409, 422].forEach((status) => statuses.add(status));
+  // Contention: a write answers 423, a GET answers 200 with `isProcessing: true`.
+  if (bound && sendsEvent && hasBody) statuses.add(423);
+  statuses.add(500);
+  const actionStatuses: Record<string, string> = {};
+  for (const [status, description] of Object.entries(action?.statuses ?? {})) {
+    statuses.add(Number(status));
+    actionStatuses[status] = description;
+  }
+  return {
+    payloadSource,
+    authGuards,
+    errorStatuses: [...statuses].sort((a, b) => a - b),
+    actionStatuses,
+  };
+}
+
+/** The guards of every `auth` middleware of a route, deduplicated; `null` when none. */
+function authGuardsOf(middleware: readonly string[]): string[] | null {
+  const auth = middleware.map(parseMiddlewareName).filter(({ name }) => name === 'auth');
+  if (auth.length === 0) return null;
+  return [...new Set(auth.flatMap(({ args }) => args))];
+}
