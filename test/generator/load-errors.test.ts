@@ -84,6 +84,53 @@ describe('a config that cannot be loaded', () => {
     });
   });
 
+  it('should locate a syntax error in the config file itself', async () => {
+    write(
+      'machine-routes.config.ts',
+      `${CONFIG_HEAD}\nconst registrations = [;\nexport default defineConfig({ registrations } as unknown as MachineRoutesConfig);\n`,
+    );
+    const issue = await onlyIssue();
+    expect(issue.code).toBe('MR_INVALID_CONFIG_FILE');
+    expect(issue.at).toEqual({ file: 'machine-routes.config.ts', line: 4, column: 24 });
+  });
+
+  it('should locate a throw in the config file itself', async () => {
+    write(
+      'machine-routes.config.ts',
+      `${CONFIG_HEAD}const port: number = Number('x');\nif (Number.isNaN(port)) throw new Error('port is not a number');\nexport default defineConfig({ registrations: [] } as unknown as MachineRoutesConfig);\n`,
+    );
+    expect(await onlyIssue()).toEqual({
+      code: 'MR_INVALID_CONFIG_FILE',
+      message: 'Could not load machine-routes.config.ts: port is not a number',
+      at: { file: 'machine-routes.config.ts', line: 4, column: 31 },
+    });
+  });
+
+  it('should locate a package that is not installed at its import', async () => {
+    write(
+      'machine-routes.config.ts',
+      `${CONFIG_HEAD}import { nope } from 'no-such-package-here';\nexport default defineConfig({ registrations: [nope] } as unknown as MachineRoutesConfig);\n`,
+    );
+    const issue = await onlyIssue();
+    expect(issue.message).toMatch(/Cannot find module 'no-such-package-here'/);
+    expect(issue.at).toEqual({ file: 'machine-routes.config.ts', line: 3, column: 22 });
+  });
+
+  it('should locate errors the same way in an ESM project', async () => {
+    write('package.json', '{ "type": "module" }\n');
+    write(
+      'machines/order.ts',
+      `type Limits = { max: number };\nconst limits: Limits = { max: 3 };\nif (limits.max < 10) throw new Error('limits too low');\nexport const order = limits;\n`,
+    );
+    write(
+      'machine-routes.config.ts',
+      `${CONFIG_HEAD}import { order } from './machines/order.js';\nexport default defineConfig({ registrations: [order] } as unknown as MachineRoutesConfig);\n`,
+    );
+    expect((await onlyIssue()).at).toEqual({ file: 'machines/order.ts', line: 3, column: 28 });
+    write('machines/order.ts', `export const order = { limit: ( };\n`);
+    expect((await onlyIssue()).at).toEqual({ file: 'machines/order.ts', line: 1, column: 33 });
+  });
+
   it('should name the zod version when the project has zod 3', async () => {
     write('node_modules/zod/package.json', '{ "name": "zod", "version": "3.25.76" }\n');
     write(
