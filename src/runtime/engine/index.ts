@@ -26,5 +26,10 @@ export {
 } from './parallel-dispatch-config.js';
 export { startWorker, type RunningWorker, type StartWorkerOptions } from './worker.js';
 export { sweepTimers, type SweepOptions, type SweepReport } from './timer-sweep.js';
+export {
+  DEFAULT_LOCK_SWEEP_INTERVAL_MS,
+  LockSweeper,
+  type LockSweeperOptions,
+} from './lock-sweeper.js';
 export { TimerWorker, type TimerWorkerOptions } from './timer-worker.js';
 export { deliverDueFires, type DeliveryResult, type TimerHost } from './timer-delivery.js';

@@ -1,10 +1,13 @@
 /**
  * `startWorker`: the entry of `machine-routes worker`. Opens the durable queue of a database,
- * registers the job handlers and runs them until stopped.
+ * registers the job handlers and runs them until stopped, and sweeps the store's expired lock
+ * rows (left by killed processes) periodically.
  */
 import type { JobHandler } from '../jobs/job-queue.js';
 import { loadRuntimeConfig } from './config.js';
+import { openStore, parseStoreUrl } from '../persistence/open-store.js';
 import type { Store } from '../persistence/store.js';
+import { LockSweeper } from './lock-sweeper.js';
 import { openJobQueue } from '../jobs/open-job-queue.js';
 import type {
   DurableJobQueue,
@@ -37,6 +40,12 @@ export interface StartWorkerOptions extends Partial<JobQueueSettings> {
   handleSignals?: boolean;
   /** Environment read for defaults (default `process.env`). */
   env?: Record<string, string | undefined>;
+  /**
+   * Pause in ms between two sweeps of expired lock rows (default 60 000), or `false` for none.
+   * With `databaseUrl` the worker opens a store connection of its own for it (not for
+   * in-memory URLs, whose store would be a private one).
+   */
+  lockSweepIntervalMs?: number | false;
 }
 
 /** A running worker. */
@@ -62,19 +71,36 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Run
     onError = writeError,
     handleSignals = true,
     env = process.env,
+    lockSweepIntervalMs,
     ...settings
   } = options;
-  const queue = await openJobQueue(store ?? databaseUrl ?? loadRuntimeConfig({}, env).databaseUrl, {
+  const target = store ?? databaseUrl ?? loadRuntimeConfig({}, env).databaseUrl;
+  const queue = await openJobQueue(target, {
     ...settings,
     onError,
     ...(jobSchema !== undefined ? { jobSchema } : {}),
   });
+  let sweepStore: Store | null = null;
+  let sweeper: LockSweeper | null = null;
   try {
     for (const [name, handler] of Object.entries(handlers)) await queue.work(name, handler);
     await register?.(queue);
     await queue.start();
+    if (lockSweepIntervalMs !== false) {
+      if (typeof target !== 'string') sweepStore = target;
+      else if (!isPrivateStore(target)) sweepStore = await openStore(target);
+      if (sweepStore !== null) {
+        sweeper = new LockSweeper({
+          store: sweepStore,
+          ...(lockSweepIntervalMs !== undefined ? { intervalMs: lockSweepIntervalMs } : {}),
+          onError: (error) => onError(error, null),
+        });
+        sweeper.start();
+      }
+    }
   } catch (error) {
     await queue.close({ timeoutMs: 0 });
+    if (sweepStore !== null && sweepStore !== store) await sweepStore.close();
     throw error;
   }
 
@@ -89,8 +115,11 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Run
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       try {
+        await sweeper?.stop();
         await queue.close(stopOptions);
       } finally {
+        // A store opened for the sweep is the worker's own; a given one stays open.
+        if (sweepStore !== null && sweepStore !== store) await sweepStore.close();
         resolveStopped();
       }
     })();
@@ -101,6 +130,14 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Run
     process.once('SIGTERM', onSignal);
   }
   return { queue, stop, stopped };
+}
+
+/** In-memory URLs: a store opened for them would be a fresh, private one with nothing to sweep. */
+function isPrivateStore(url: string): boolean {
+  const location = parseStoreUrl(url);
+  return (
+    location.kind === 'memory' || (location.kind === 'sqlite' && location.filename === ':memory:')
+  );
 }
 
 function writeError(
