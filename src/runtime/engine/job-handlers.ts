@@ -8,6 +8,7 @@ import type { JobKind, JobPayloads, PlannedJob } from '../interpreter/job-payloa
 import type { JobInfo, JobQueue, JobRequest, Json } from '../jobs/job-queue.js';
 import { completeChildJob, startChild, timeoutChild } from './child-jobs.js';
 import type { EngineServices, JobRunner } from './engine-services.js';
+import { runListenerJob } from './listener-jobs.js';
 import { runSendJob } from './send-jobs.js';
 
 /** One job kind's entry. */
@@ -34,6 +35,7 @@ export const JOB_HANDLERS: JobHandlerTable = {
     name: 'machine-routes.job.outcome',
     run: (engine, payload) => engine.jobActors.applyLater(payload),
   },
+  'listener.run': { name: 'machine-routes.listener.run', run: runListenerJob },
 };
 
 /** The queue request of a planned job. */

@@ -116,12 +116,23 @@ export type SendEffect = {
   source: MachineTarget;
 };
 
-/** A queued listener (`[listener, { '@queue': true }]`), run later by a job. */
+/**
+ * A queued listener (`[listener, { '@queue': true }]`): a `listener.run` job written with the
+ * step's commit, which runs the listener on the instance's latest committed state.
+ */
 export type ListenerEffect = {
   kind: 'listener';
+  /** The instance whose listener it is (a synchronous child's own, when the child queued it). */
+  machineId: string;
+  id: string;
   phase: 'entry' | 'exit' | 'transition';
+  /** Position in `listen.<phase>`: the job finds the listener by it (names need not be unique). */
+  index: number;
   listener: string;
+  /** The tuple's named parameters, without `@` keys (for reading; the job takes them from the definition). */
   params: Record<string, unknown>;
+  /** The event of the step that queued it; the listener sees it as `event`. */
+  event: EventObject;
 };
 
 /** Every effect kind a macrostep produces. */

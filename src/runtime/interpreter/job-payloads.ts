@@ -5,6 +5,7 @@
  */
 import type { StartChildEffect, SendEffect, StartJobEffect } from './effects.js';
 import type { ChildError, JobOutcome } from './invoke-child.js';
+import type { QueuedListenerRun } from './queued-listener.js';
 
 /** Payload of each job kind. Payloads are JSON-serializable (durable queues store them). */
 export interface JobPayloads {
@@ -20,6 +21,8 @@ export interface JobPayloads {
   'job.run': Omit<StartJobEffect, 'kind' | 'timeoutSeconds'>;
   /** Applies a job actor's outcome whose parent was locked past the lock timeout. */
   'job.outcome': { jobId: string; outcome: JobOutcome };
+  /** Runs a queued listener (`[listener, { '@queue': true }]`) on the instance's latest state. */
+  'listener.run': QueuedListenerRun;
 }
 
 /** A job kind. */

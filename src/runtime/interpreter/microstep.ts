@@ -167,13 +167,19 @@ function runListeners(
         ? [records.listenExitStart, records.listenExitFinish]
         : [records.listenTransitionStart, records.listenTransitionFinish];
   macrostep.record(start);
-  for (const listener of listeners) {
+  for (const [index, listener] of listeners.entries()) {
     if (listener.queued) {
+      // The job runs it after the commit; the step only records that it was queued.
+      macrostep.record(queuedListenerRecord(macrostep.machineId, listener.name, 'dispatched'));
       macrostep.effects.push({
         kind: 'listener',
+        machineId: macrostep.machineId,
+        id: macrostep.id,
         phase,
+        index,
         listener: listener.name,
         params: listener.params,
+        event: macrostep.event,
       });
       continue;
     }
@@ -181,4 +187,13 @@ function runListeners(
     listener.run(macrostep.argsFor(listener));
   }
   macrostep.record(finish);
+}
+
+/** `<m>.listen.queue.<listener>.dispatched|started|completed`: a queued listener's history. */
+export function queuedListenerRecord(
+  machineId: string,
+  listener: string,
+  stage: 'dispatched' | 'started' | 'completed',
+): string {
+  return `${machineId}.listen.queue.${listener}.${stage}`;
 }

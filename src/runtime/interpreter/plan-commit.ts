@@ -9,6 +9,7 @@
  *   transaction, its row, and its own effects planned like the parent's;
  * - `cancelChild`: the delegating state's active rows cancelled;
  * - `send`: `async` becomes a send job, `sync` is delivered after the commit;
+ * - `listener` (a queued listener): a `listener.run` job;
  * - a child that reached its final state through its own event: its row completes and the
  *   parent's completion job is written with it.
  */
@@ -245,9 +246,12 @@ function planEffects(effects: readonly MacrostepEffect[], at: string, target: Pl
           target.plan.sends.push(effect);
         }
         break;
-      case 'listener':
-        // Queued listeners are recorded by the interpreter; no job runs them yet.
+      case 'listener': {
+        // Parameters stay out of the payload: the job takes them from the definition.
+        const { kind: _kind, params: _params, ...run } = effect;
+        target.plan.jobs.push({ kind: 'listener.run', payload: run });
         break;
+      }
     }
   }
 }

@@ -5,6 +5,7 @@ import {
   transition,
   type BehaviorArgs,
 } from '../../../src/runtime/index.js';
+import { planCommit } from '../../../src/runtime/interpreter/plan-commit.js';
 import { typesOf } from './helpers.js';
 
 const heard: string[] = [];
@@ -50,9 +51,13 @@ describe('transition (listeners)', () => {
     expect(effects).toEqual([
       {
         kind: 'listener',
+        machineId: 'l',
+        id: initial.id,
         phase: 'transition',
+        index: 1,
         listener: 'broadcast',
         params: { channel: 'orders' },
+        event: { type: 'GO' },
       },
     ]);
     expect(typesOf(history).filter((type) => type.startsWith('l.listen.'))).toEqual([
@@ -61,7 +66,29 @@ describe('transition (listeners)', () => {
       'l.listen.entry.start',
       'l.listen.entry.finish',
       'l.listen.transition.start',
+      'l.listen.queue.broadcast.dispatched',
       'l.listen.transition.finish',
+    ]);
+  });
+
+  it('should plan a queued listener as a listener.run job of the commit, parameters left to the definition', () => {
+    const initial = initialize(machine).snapshot;
+    const result = transition(machine, initial, 'GO');
+
+    const plan = planCommit({ main: { result, from: initial }, at: new Date() });
+
+    expect(plan.jobs).toEqual([
+      {
+        kind: 'listener.run',
+        payload: {
+          machineId: 'l',
+          id: initial.id,
+          phase: 'transition',
+          index: 1,
+          listener: 'broadcast',
+          event: { type: 'GO' },
+        },
+      },
     ]);
   });
 

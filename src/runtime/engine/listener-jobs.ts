@@ -1,0 +1,43 @@
+/**
+ * The `listener.run` job: runs a queued listener (`[listener, { '@queue': true }]`) after the
+ * commit of the step that queued it, on the instance's latest committed state, under the
+ * instance lock, and commits its records and context changes like any step.
+ *
+ * Delivery is at least once, as for every job: a listener that throws fails the attempt and the
+ * queue retries it (its `maxAttempts` and backoff), nothing of the failed attempt being
+ * committed; a worker killed after the commit but before the queue recorded the job as done
+ * runs it again. Listeners with outside effects should be idempotent.
+ */
+import type { JobPayloads } from '../interpreter/job-payloads.js';
+import { runQueuedListener } from '../interpreter/queued-listener.js';
+import { applyToParent } from './child-jobs.js';
+import type { EngineServices } from './engine-services.js';
+import { unknownMachine } from './machine-registry.js';
+
+/** `listener.run`: one queued listener on the instance it belongs to. */
+export async function runListenerJob(
+  engine: EngineServices,
+  job: JobPayloads['listener.run'],
+): Promise<void> {
+  const definition = engine.machines.resolve(job.machineId);
+  if (definition === undefined) {
+    engine.onError(unknownMachine(job.machineId), `queued listener ${job.listener} of ${job.id}`);
+    return;
+  }
+  const applied = await applyToParent(engine, {
+    definition,
+    parentId: job.id,
+    context: 'listener.run',
+    compute: (snapshot) => runQueuedListener(definition, snapshot, job, engine.macrostepOptions()),
+  });
+  // The instance stayed locked past the lock timeout: run it later rather than not at all.
+  if (!applied) {
+    await engine.enqueue([
+      {
+        kind: 'listener.run',
+        payload: job,
+        runAt: new Date(engine.now().getTime() + engine.sendRetry.delayMs),
+      },
+    ]);
+  }
+}
