@@ -81,6 +81,8 @@ function checkEventKey(node: StateNode, eventType: string, issues: IssueCollecto
     );
     return false;
   }
+  // Parallel dispatch's watchdog (`region_timeout`) routes these on a parallel state.
+  if ((eventType === '@fail' || eventType === '@timeout') && node.type === 'parallel') return true;
   if (isReservedEventType(eventType)) {
     if (eventType.startsWith('@done.') && node.delegation === null && delegating) {
       issues.add(

@@ -12,6 +12,7 @@ import type { Store, TimerFireClaim } from '../persistence/store.js';
 import type { PreparedCommit } from './commit-step.js';
 import type { JobActorRunner } from './job-actors.js';
 import type { MachineRegistry } from './machine-registry.js';
+import type { RegionJobs } from './region-jobs.js';
 
 /** Options of one `commit` call. */
 export interface CommitOptions {
@@ -64,6 +65,8 @@ export interface EngineServices {
   onError(error: unknown, context: string): void;
   /** The job actors running in this process (abort on cancel or timeout). */
   readonly jobActors: JobActorRunner;
+  /** Parallel dispatch's region jobs and their settings. */
+  readonly regionJobs: RegionJobs;
 }
 
 /** Runs one job kind (`info`: the queue's view of the job: attempt, attempts in all). */

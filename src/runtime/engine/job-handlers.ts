@@ -9,6 +9,7 @@ import type { JobInfo, JobQueue, JobRequest, Json } from '../jobs/job-queue.js';
 import { completeChildJob, startChild, timeoutChild } from './child-jobs.js';
 import type { EngineServices, JobRunner } from './engine-services.js';
 import { runListenerJob } from './listener-jobs.js';
+import type { RegionJobs } from './region-jobs.js';
 import { runSendJob } from './send-jobs.js';
 
 /** One job kind's entry. */
@@ -36,10 +37,26 @@ export const JOB_HANDLERS: JobHandlerTable = {
     run: (engine, payload) => engine.jobActors.applyLater(payload),
   },
   'listener.run': { name: 'machine-routes.listener.run', run: runListenerJob },
+  // Parallel dispatch: named after MACHINE_PARALLEL_DISPATCH_QUEUE when set (RegionJobs.nameOf).
+  'parallel.region': {
+    name: 'machine-routes.parallel.region',
+    run: async (engine, payload, info) => {
+      await engine.regionJobs.run(payload, info);
+    },
+  },
+  'parallel.timeout': {
+    name: 'machine-routes.parallel.timeout',
+    run: (engine, payload) => engine.regionJobs.timeout(payload),
+  },
 };
 
-/** The queue request of a planned job. */
-export function toJobRequest(job: PlannedJob): JobRequest {
+/**
+ * The queue request of a planned job. With `regionJobs`, parallel dispatch jobs get their own
+ * queue name, attempts, backoff and timeout (`MACHINE_PARALLEL_DISPATCH_*`).
+ */
+export function toJobRequest(job: PlannedJob, regionJobs?: RegionJobs): JobRequest {
+  const region = regionJobs?.request(job, toJson(job.payload)) ?? null;
+  if (region !== null) return region;
   return {
     name: JOB_HANDLERS[job.kind].name,
     payload: toJson(job.payload),
@@ -51,9 +68,8 @@ export function toJobRequest(job: PlannedJob): JobRequest {
 /** Registers every handler of the table on `queue`, bound to `engine`. */
 export async function registerJobHandlers(queue: JobQueue, engine: EngineServices): Promise<void> {
   for (const kind of jobKinds()) {
-    await queue.work(JOB_HANDLERS[kind].name, (payload, info) =>
-      runJob(engine, kind, payload, info),
-    );
+    const name = engine.regionJobs.nameOf(kind) ?? JOB_HANDLERS[kind].name;
+    await queue.work(name, (payload, info) => runJob(engine, kind, payload, info));
   }
 }
 

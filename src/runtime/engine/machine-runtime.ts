@@ -80,6 +80,7 @@ import { sendForwarded } from './forwarded-send.js';
 import { applyToParent } from './child-jobs.js';
 import { JobActorRunner } from './job-actors.js';
 import { JobDispatch } from './job-dispatch.js';
+import { RegionJobs } from './region-jobs.js';
 import { toJobRequest } from './job-handlers.js';
 import { MachineRegistry } from './machine-registry.js';
 import {
@@ -239,7 +240,10 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   readonly #now: () => Date;
   readonly #engine: MachineEngine;
   readonly #registry: MachineRegistry;
-  readonly #macrostepOptions: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'>;
+  readonly #macrostepOptions: Pick<
+    MacrostepOptions,
+    'now' | 'machines' | 'maxTransitionDepth' | 'parallelDispatch'
+  >;
   readonly #listeners: CommitListeners;
   readonly #dispatch: JobDispatch;
   readonly #port: CommitPort;
@@ -271,9 +275,21 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     this.#now = options.now ?? (() => new Date());
     this.#engine = options.engine ?? { initialize, transition };
     this.#registry = new MachineRegistry(options.machines);
+    const regionJobs = new RegionJobs(
+      {
+        store,
+        now: this.#now,
+        definition: this.#registry.resolve,
+        macrostepOptions: () => this.#macrostepOptions,
+        write: (input, commitOptions) => writeCommit(this.#port, input, commitOptions),
+        finish: (prepared) => finishCommit(this.#port, prepared),
+      },
+      this.parallelDispatch,
+    );
     this.#macrostepOptions = {
       now: this.#now,
       machines: this.#registry.resolve,
+      parallelDispatch: regionJobs.stepOption(),
       ...(options.maxTransitionDepth === undefined
         ? {}
         : { maxTransitionDepth: options.maxTransitionDepth }),
@@ -297,10 +313,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       commit: (input, commitOptions) => commitStep(this.#port, input, commitOptions),
       write: (input, commitOptions) => writeCommit(this.#port, input, commitOptions),
       finish: (prepared) => finishCommit(this.#port, prepared),
-      enqueue: (jobs) => this.#dispatch.enqueue(jobs.map(toJobRequest)),
+      enqueue: (jobs) => this.#dispatch.enqueue(jobs.map((job) => toJobRequest(job, regionJobs))),
       send: (definition, id, event) => this.send(definition, id, event),
       withLock: (id, fn, lockOptions) => this.withLock(id, () => fn(), lockOptions),
       onError,
+      regionJobs,
       jobActors: new JobActorRunner(
         {
           store,
@@ -321,7 +338,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       store,
       outbox: this.#dispatch.outbox,
       listeners: this.#listeners,
-      toJobRequest,
+      toJobRequest: (job) => toJobRequest(job, regionJobs),
       enqueue: (jobs) => this.#dispatch.enqueue(jobs),
       deliver: (sends) => deliverSends(services, sends),
       abortJob: (slot) => services.jobActors.abort(slot),

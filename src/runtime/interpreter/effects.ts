@@ -135,8 +135,38 @@ export type ListenerEffect = {
   event: EventObject;
 };
 
+/**
+ * Parallel dispatch (docs/parallel-dispatch.md): a region of a parallel state entered by this
+ * step whose entry actions did not run inline. The shell writes a region job in the step's
+ * commit; the job runs `states`' entry actions and merges the result into the instance
+ * (`interpreter/plan-region-dispatch.ts`).
+ */
+export type DispatchRegionEffect = {
+  kind: 'dispatchRegion';
+  machineId: string;
+  instanceId: string;
+  /** Full id of the parallel state. */
+  parallelStateId: string;
+  /** Full id of the region (a child of the parallel state). */
+  regionId: string;
+  /** Every region of the parallel state dispatched by this step (the watchdog waits for all). */
+  regionIds: string[];
+  /** States entered in the region whose entry actions the job runs, in document order. */
+  states: string[];
+  /**
+   * Sequence of the parallel state's `enter` record: names this entry of the parallel state, so
+   * a job of an earlier entry (the state was left and entered again) is told apart.
+   */
+  enteredAt: number;
+  /** The event that entered the parallel state (what entry actions see). */
+  trigger: EventObject;
+  /** `region_timeout` in seconds, `null` when the watchdog is off. */
+  timeoutSeconds: number | null;
+};
+
 /** Every effect kind a macrostep produces. */
 export type MacrostepEffect =
+  | DispatchRegionEffect
   | StartChildEffect
   | PersistChildEffect
   | CancelChildEffect

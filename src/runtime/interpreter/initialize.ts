@@ -55,6 +55,7 @@ export function initialize(
       parent: options.parent,
       machines: options.machines,
       maxTransitionDepth: options.maxTransitionDepth,
+      parallelDispatch: options.parallelDispatch,
     },
     event,
   );

@@ -3,7 +3,12 @@
  * engine's handler table (`engine/job-handlers.ts`) runs them. To add a job kind: add its
  * payload here, then its entry in that table (the compiler refuses a kind without a handler).
  */
-import type { StartChildEffect, SendEffect, StartJobEffect } from './effects.js';
+import type {
+  DispatchRegionEffect,
+  StartChildEffect,
+  SendEffect,
+  StartJobEffect,
+} from './effects.js';
 import type { ChildError, JobOutcome } from './invoke-child.js';
 import type { QueuedListenerRun } from './queued-listener.js';
 
@@ -23,6 +28,21 @@ export interface JobPayloads {
   'job.outcome': { jobId: string; outcome: JobOutcome };
   /** Runs a queued listener (`[listener, { '@queue': true }]`) on the instance's latest state. */
   'listener.run': QueuedListenerRun;
+  /** Runs a dispatched region's entry actions and merges them into the instance. */
+  'parallel.region': Omit<DispatchRegionEffect, 'kind' | 'timeoutSeconds'>;
+  /** `region_timeout`: fails a parallel state whose region jobs have not all merged. */
+  'parallel.timeout': ParallelTimeoutPayload;
+}
+
+/** The region watchdog's payload: one entry of one parallel state. */
+export interface ParallelTimeoutPayload {
+  machineId: string;
+  instanceId: string;
+  parallelStateId: string;
+  /** Regions dispatched by that entry. */
+  regionIds: string[];
+  enteredAt: number;
+  timeoutSeconds: number;
 }
 
 /** A job kind. */

@@ -37,6 +37,26 @@ export interface MacrostepStart {
   scenario?: ActiveScenario | null | undefined;
   /** The runtime's depth limit, for machines without their own `max_transition_depth`. */
   maxTransitionDepth?: number | undefined;
+  /** Parallel dispatch in force (`MacrostepOptions.parallelDispatch`). */
+  parallelDispatch?: { regionTimeoutSeconds: number | null } | null | undefined;
+}
+
+/** One entry of a parallel state under parallel dispatch: the sequence of its `enter` record. */
+export interface ParallelEntry {
+  enteredAt: number;
+}
+
+/** Where a deferred entry belongs. */
+export interface RegionDeferral {
+  parallel: StateNode;
+  region: StateNode;
+  entry: ParallelEntry;
+}
+
+/** A region whose entry actions a region job runs. */
+export interface DispatchedRegion extends RegionDeferral {
+  /** Entered states with entry actions, in document order. */
+  states: StateNode[];
 }
 
 /** `max_transition_depth` when neither the machine nor the runtime sets one. */
@@ -76,6 +96,16 @@ export class Macrostep {
   readonly maxTransitionDepth: number;
   /** A top-level final state was entered. */
   finished = false;
+  /** Parallel dispatch in force for this macrostep; `null` when off. */
+  readonly parallelDispatch: { regionTimeoutSeconds: number | null } | null;
+  /**
+   * Parallel dispatch: states about to be entered whose entry actions a region job runs
+   * (planned by `enterStates`), and each parallel state being entered with such regions.
+   */
+  readonly deferredEntries = new Map<StateNode, RegionDeferral>();
+  readonly parallelEntries = new Map<StateNode, ParallelEntry>();
+  /** Regions whose entry actions were deferred, in the order they were entered. */
+  readonly dispatchedRegions: DispatchedRegion[] = [];
   validationFailure: ValidationFailure | null = null;
 
   constructor(
@@ -95,6 +125,7 @@ export class Macrostep {
     this.machines = start.machines;
     this.scenario = start.scenario ?? null;
     this.time = start.time;
+    this.parallelDispatch = start.parallelDispatch ?? null;
     this.maxTransitionDepth =
       definition.options.maxTransitionDepth ??
       start.maxTransitionDepth ??

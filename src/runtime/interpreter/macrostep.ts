@@ -10,6 +10,7 @@ import type { EventObject } from '../definition/types.js';
 import type { Macrostep } from './macrostep-context.js';
 import { invokeChild } from './invoke-child.js';
 import { isInFinalState, runMicrostep } from './microstep.js';
+import { regionDispatchEffects } from './plan-region-dispatch.js';
 import { selectCompletion, selectTransitions } from './select-transitions.js';
 import type { MacrostepResult, MachineSnapshot } from './types.js';
 
@@ -105,6 +106,8 @@ export function finishMacrostep(
     }
     macrostep.record(definition.records.finish);
   }
+  if (macrostep.dispatchedRegions.length > 0 && macrostep.validationFailure === null)
+    macrostep.effects.push(...regionDispatchEffects(macrostep));
   macrostep.history.seal(macrostep.context);
   return {
     snapshot: macrostep.snapshot(status),

@@ -12,6 +12,7 @@ import {
   type StateNode,
 } from '../definition/state-node.js';
 import { leaveDelegatingState } from './invoke-child.js';
+import { deferEntry, planRegionDeferral } from './plan-region-dispatch.js';
 import type { Macrostep } from './macrostep-context.js';
 import type { SelectedTransition } from './select-transitions.js';
 
@@ -53,6 +54,7 @@ export function runMicrostep(macrostep: Macrostep, selected: readonly SelectedTr
 
 /** Enters `states` (document order), then runs entry and transition listeners. */
 export function enterStates(macrostep: Macrostep, states: readonly StateNode[]): void {
+  if (macrostep.parallelDispatch !== null) planRegionDeferral(macrostep, states);
   for (const state of states) enterState(macrostep, state);
   if (macrostep.leaves.every((leaf) => !leaf.transient)) {
     runListeners(macrostep, macrostep.definition.listeners.entry, 'entry');
@@ -76,7 +78,11 @@ function enterState(macrostep: Macrostep, state: StateNode): void {
   if (state.parent !== null && state.parent.type === 'parallel')
     macrostep.record(records.regionEnter);
   macrostep.record(records.enter);
-  if (state.entry.length > 0) {
+  const parallelEntry = macrostep.parallelEntries.get(state);
+  if (parallelEntry !== undefined) parallelEntry.enteredAt = macrostep.history.lastSequence;
+  const deferred = macrostep.deferredEntries.get(state);
+  if (deferred !== undefined) deferEntry(macrostep, state, deferred);
+  else if (state.entry.length > 0) {
     macrostep.record(records.entryStart);
     macrostep.runActions(state.entry);
     macrostep.record(records.entryFinish);

@@ -11,7 +11,9 @@
  * - `send`: `async` becomes a send job, `sync` is delivered after the commit;
  * - `listener` (a queued listener): a `listener.run` job;
  * - a child that reached its final state through its own event: its row completes and the
- *   parent's completion job is written with it.
+ *   parent's completion job is written with it;
+ * - `dispatchRegion` (parallel dispatch): the region job, and once per entry of the parallel
+ *   state the `region_timeout` watchdog job when it is on.
  */
 import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from './child-rows.js';
 import type { ChildSlot, JobSlot, MacrostepEffect, SendEffect } from './effects.js';
@@ -250,6 +252,32 @@ function planEffects(effects: readonly MacrostepEffect[], at: string, target: Pl
         // Parameters stay out of the payload: the job takes them from the definition.
         const { kind: _kind, params: _params, ...run } = effect;
         target.plan.jobs.push({ kind: 'listener.run', payload: run });
+        break;
+      }
+      case 'dispatchRegion': {
+        const { kind: _kind, timeoutSeconds, ...work } = effect;
+        target.plan.jobs.push({
+          kind: 'parallel.region',
+          payload: work,
+          key: `region:${work.instanceId}:${work.enteredAt}:${work.regionId}`,
+        });
+        const watchdogKey = `parallel-timeout:${work.instanceId}:${work.enteredAt}:${work.parallelStateId}`;
+        // One watchdog per entry of the parallel state, however many regions it dispatched.
+        if (timeoutSeconds !== null && !target.plan.jobs.some((job) => job.key === watchdogKey)) {
+          target.plan.jobs.push({
+            kind: 'parallel.timeout',
+            payload: {
+              machineId: work.machineId,
+              instanceId: work.instanceId,
+              parallelStateId: work.parallelStateId,
+              regionIds: work.regionIds,
+              enteredAt: work.enteredAt,
+              timeoutSeconds,
+            },
+            runAt: new Date(Date.parse(at) + timeoutSeconds * 1000),
+            key: watchdogKey,
+          });
+        }
         break;
       }
     }

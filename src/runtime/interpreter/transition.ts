@@ -56,6 +56,7 @@ export function transition(
       machines: options.machines,
       scenario: options.scenario,
       maxTransitionDepth: options.maxTransitionDepth,
+      parallelDispatch: options.parallelDispatch,
     },
     external,
   );

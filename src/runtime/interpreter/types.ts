@@ -104,6 +104,12 @@ export interface MacrostepOptions {
    * runtime's `maxTransitionDepth` setting, passed with every step rather than held globally.
    */
   maxTransitionDepth?: number | undefined;
+  /**
+   * Parallel dispatch (docs/parallel-dispatch.md): when set, entering a parallel state leaves
+   * each region's entry actions to a region job (`dispatchRegion` effects) instead of running
+   * them in this step. `regionTimeoutSeconds`: the watchdog's delay, `null` for none.
+   */
+  parallelDispatch?: { regionTimeoutSeconds: number | null } | null | undefined;
 }
 
 /** A scenario plan in force for one macrostep, with the request's validated `scenarioParams`. */
