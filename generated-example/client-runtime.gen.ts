@@ -11,6 +11,25 @@
 export type HeadersInit =
   Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
 
+/** `fetch`'s `credentials`: whether cookies go with the request (`include` for another origin). */
+export type Credentials = 'omit' | 'same-origin' | 'include';
+
+/**
+ * Retrying a 423 answer (the instance was processing another event, so this one was refused
+ * and not applied: sending it again is safe). Only a 423 whose snapshot says
+ * `isProcessing: true` is retried. The pause before retry `n` (from 0) is
+ * `min(maxDelay, delay * 2^n)`, its second half drawn at random so that clients refused
+ * together do not come back together; after `retries` retries the 423 is the answer.
+ */
+export interface RetryOnLocked {
+  /** Retries after the first try (default 3). */
+  retries?: number | undefined;
+  /** Pause before the first retry in ms (default 100), doubled at each retry. */
+  delay?: number | undefined;
+  /** Longest pause between two tries in ms (default 2000). */
+  maxDelay?: number | undefined;
+}
+
 /**
  * Options of a generated client. Optional fields also take `undefined`, so callers compiled
  * with exactOptionalPropertyTypes can pass a value that may be missing.
@@ -22,14 +41,33 @@ export interface ClientOptions {
   headers?: HeadersInit | undefined;
   /** Returns a bearer token; sent as `Authorization: Bearer <token>` when it returns one. */
   auth?: (() => string | null | undefined | Promise<string | null | undefined>) | undefined;
-  /** The fetch implementation (default: the global `fetch`). */
+  /** The fetch implementation (default: the global `fetch`, looked up at each request). */
   fetch?: typeof fetch | undefined;
+  /** `credentials` of every request (default: fetch's own, `same-origin`). */
+  credentials?: Credentials | undefined;
+  /**
+   * Throw {@link ClientResponseError} on every documented answer that is not 2xx (4xx, 423,
+   * 5xx) instead of resolving with it: methods then resolve with the success answers only.
+   * What a TanStack mutation needs for its `onError` to fire. Default false.
+   */
+  throwOnError?: boolean | undefined;
+  /** Retry 423 answers (`true`: the defaults of {@link RetryOnLocked}). Default false. */
+  retryOnLocked?: boolean | RetryOnLocked | undefined;
 }
 
-/** Per-call options of a client method. */
+/** Per-call options of a client method; each one set here wins over the client's. */
 export interface RequestOptions {
   signal?: AbortSignal | undefined;
-  headers?: Record<string, string> | undefined;
+  /** Headers of this call, sent after (and over) the client's. */
+  headers?: HeadersInit | undefined;
+  /** `credentials` of this call. */
+  credentials?: Credentials | undefined;
+  /** The fetch implementation of this call (e.g. the one a server-side renderer hands you). */
+  fetch?: typeof fetch | undefined;
+  /** Throw on a documented non-2xx answer (see {@link ClientOptions.throwOnError}). */
+  throwOnError?: boolean | undefined;
+  /** Retry 423 answers for this call; `false` turns the client's retry off. */
+  retryOnLocked?: boolean | RetryOnLocked | undefined;
 }
 
 /** A route as the generated client describes it. */
@@ -62,10 +100,43 @@ export interface ClientResponse<TStatus extends number, TBody> {
   body: TBody;
 }
 
-/** A client method: `(input, options?)`, or `(options?)` for a route that takes no input. */
-export type RouteMethod<TInput extends RouteInput | null, TResult> = TInput extends RouteInput
-  ? (input: TInput, options?: RequestOptions) => Promise<TResult>
-  : (options?: RequestOptions) => Promise<TResult>;
+/** The 2xx members of a result union: what a method resolves with when it throws on the rest. */
+export type SuccessOf<TResult> = Extract<TResult, { ok: true }>;
+
+/** The error thrown for each non-2xx member of a result union, its status and body typed. */
+export type ResponseErrorOf<TResult> = TResult extends {
+  ok: false;
+  status: infer TStatus extends number;
+  body: infer TBody;
+}
+  ? ClientResponseError<TStatus, TBody>
+  : never;
+
+type Outcome<TResult, TThrow extends boolean> = TThrow extends true ? SuccessOf<TResult> : TResult;
+
+/**
+ * A client method: `(input, options?)`, or `(options?)` for a route that takes no input. It
+ * resolves with every documented answer, or with the 2xx ones only when it throws on the
+ * others: per call (`{ throwOnError: true }`) or for the client (`TThrow`).
+ */
+export type RouteMethod<
+  TInput extends RouteInput | null,
+  TResult,
+  TThrow extends boolean = false,
+> = [TInput] extends [null]
+  ? {
+      (options: RequestOptions & { throwOnError: true }): Promise<SuccessOf<TResult>>;
+      (options: RequestOptions & { throwOnError: false }): Promise<TResult>;
+      (options?: RequestOptions): Promise<Outcome<TResult, TThrow>>;
+    }
+  : {
+      (
+        input: TInput,
+        options: RequestOptions & { throwOnError: true },
+      ): Promise<SuccessOf<TResult>>;
+      (input: TInput, options: RequestOptions & { throwOnError: false }): Promise<TResult>;
+      (input: TInput, options?: RequestOptions): Promise<Outcome<TResult, TThrow>>;
+    };
 
 /** The server answered with a status the route does not document, or with a non-JSON body. */
 export class UnexpectedResponseError extends Error {
@@ -78,6 +149,40 @@ export class UnexpectedResponseError extends Error {
     this.status = status;
     this.body = body;
   }
+}
+
+/**
+ * A documented answer that is not 2xx, thrown when the call throws on errors: `status` and the
+ * parsed `body` are typed per route (narrow on `status`: 422 carries field `errors`, 423 the
+ * instance's last committed state).
+ */
+export class ClientResponseError<TStatus extends number = number, TBody = unknown> extends Error {
+  readonly status: TStatus;
+  readonly body: TBody;
+
+  constructor(route: string, status: TStatus, body: TBody) {
+    const message = (body as { message?: unknown } | null)?.message;
+    super(`${route} answered ${status}` + (typeof message === 'string' ? `: ${message}` : ''));
+    this.name = 'ClientResponseError';
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** The response errors a type declares; any response error when it declares none (`Error`). */
+type ResponseErrorIn<TError> = [Extract<TError, ClientResponseError<number, unknown>>] extends [
+  never,
+]
+  ? Extract<ClientResponseError, TError>
+  : Extract<TError, ClientResponseError<number, unknown>>;
+
+/**
+ * Whether `error` is a {@link ClientResponseError}, keeping the statuses and bodies its type
+ * declares (an `instanceof` check on a union holding `Error` would lose them): then
+ * `error.status === 422` narrows `error.body`.
+ */
+export function isResponseError<TError>(error: TError): error is ResponseErrorIn<TError> {
+  return error instanceof ClientResponseError;
 }
 
 function appendQuery(url: URL, query: Record<string, unknown>): void {
@@ -93,25 +198,64 @@ function fillPath(path: string, input: RouteInput): string {
   return path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(input[name])));
 }
 
+interface RetryPolicy {
+  retries: number;
+  delay: number;
+  maxDelay: number;
+}
+
+const RETRY_DEFAULTS: RetryPolicy = { retries: 3, delay: 100, maxDelay: 2000 };
+
+function retryPolicy(setting: boolean | RetryOnLocked | undefined): RetryPolicy | null {
+  if (setting === undefined || setting === false) return null;
+  if (setting === true) return RETRY_DEFAULTS;
+  return {
+    retries: setting.retries ?? RETRY_DEFAULTS.retries,
+    delay: setting.delay ?? RETRY_DEFAULTS.delay,
+    maxDelay: setting.maxDelay ?? RETRY_DEFAULTS.maxDelay,
+  };
+}
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** A 423 whose snapshot says the instance is still processing: worth another try later. */
+function isProcessing(body: unknown): boolean {
+  return (body as { data?: { isProcessing?: unknown } } | null)?.data?.isProcessing === true;
+}
+
+async function headersOf(init: HeadersInit | undefined): Promise<Record<string, string>> {
+  return (typeof init === 'function' ? await init() : init) ?? {};
+}
+
 /**
  * Builds the method factory of a client: `method(spec)` returns the function that sends one
- * route's request and resolves with its documented answer.
+ * route's request and resolves with its documented answer. `TThrow` is the type of the
+ * client's `throwOnError`.
  */
-export function createRouteMethods(options: ClientOptions) {
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-
-  async function send(spec: RouteSpec, input: RouteInput, call: RequestOptions = {}) {
+export function createRouteMethods<TThrow extends boolean = false>(options: ClientOptions) {
+  async function sendOnce(spec: RouteSpec, input: RouteInput, call: RequestOptions) {
     // A relative base URL ('/api') resolves against the page in a browser.
     const page = (globalThis as { location?: { href: string } }).location?.href;
     const url = new URL(options.baseUrl.replace(/\/+$/, '') + fillPath(spec.path, input), page);
     const headers: Record<string, string> = { accept: 'application/json' };
-    Object.assign(
-      headers,
-      typeof options.headers === 'function' ? await options.headers() : options.headers,
-    );
+    Object.assign(headers, await headersOf(options.headers));
     const token = await options.auth?.();
     if (token) headers['authorization'] = `Bearer ${token}`;
-    Object.assign(headers, call.headers);
+    Object.assign(headers, await headersOf(call.headers));
     let body: string | undefined;
     if (spec.method === 'GET') {
       // GET endpoints read their payload from the query string.
@@ -133,6 +277,10 @@ export function createRouteMethods(options: ClientOptions) {
     const init: RequestInit = { method: spec.method, headers };
     if (body !== undefined) init.body = body;
     if (call.signal !== undefined) init.signal = call.signal;
+    const credentials = call.credentials ?? options.credentials;
+    if (credentials !== undefined) init.credentials = credentials;
+    // Looked up per request, so that a fetch installed after the client was made is used.
+    const fetchImpl = call.fetch ?? options.fetch ?? globalThis.fetch;
     const response = await fetchImpl(url, init);
     const text = await response.text();
     let parsed: unknown = null;
@@ -150,12 +298,32 @@ export function createRouteMethods(options: ClientOptions) {
     };
   }
 
+  async function send(spec: RouteSpec, input: RouteInput, call: RequestOptions = {}) {
+    const retry = retryPolicy(call.retryOnLocked ?? options.retryOnLocked);
+    for (let attempt = 0; ; attempt++) {
+      const answer = await sendOnce(spec, input, call);
+      if (
+        answer.status === 423 &&
+        retry !== null &&
+        attempt < retry.retries &&
+        isProcessing(answer.body)
+      ) {
+        const ceiling = Math.min(retry.maxDelay, retry.delay * 2 ** attempt);
+        await pause(ceiling / 2 + Math.random() * (ceiling / 2), call.signal);
+        continue;
+      }
+      if (!answer.ok && (call.throwOnError ?? options.throwOnError ?? false))
+        throw new ClientResponseError(`${spec.method} ${spec.path}`, answer.status, answer.body);
+      return answer;
+    }
+  }
+
   return function method<TInput extends RouteInput | null, TResult>(
     spec: RouteSpec,
-  ): RouteMethod<TInput, TResult> {
+  ): RouteMethod<TInput, TResult, TThrow> {
     const call = spec.input
       ? (input: RouteInput, options?: RequestOptions) => send(spec, input, options)
       : (options?: RequestOptions) => send(spec, {}, options);
-    return call as unknown as RouteMethod<TInput, TResult>;
+    return call as unknown as RouteMethod<TInput, TResult, TThrow>;
   };
 }

@@ -5,8 +5,20 @@ import {
   type ClientResponse,
 } from './client-runtime.gen.js';
 
-export { UnexpectedResponseError } from './client-runtime.gen.js';
-export type { ClientOptions, ClientResponse, RequestOptions } from './client-runtime.gen.js';
+export {
+  ClientResponseError,
+  isResponseError,
+  UnexpectedResponseError,
+} from './client-runtime.gen.js';
+export type {
+  ClientOptions,
+  ClientResponse,
+  Credentials,
+  RequestOptions,
+  ResponseErrorOf,
+  RetryOnLocked,
+  SuccessOf,
+} from './client-runtime.gen.js';
 
 export type CalculatorAddPayload = { a: number; b: number };
 export type CalculatorAvailableEvent = { type: 'ADD' | 'MULTIPLY'; source: 'parent' };
@@ -268,10 +280,14 @@ const STATUSES_6 = [200, 400, 401, 404, 409, 413, 415, 422, 423, 500];
 /**
  * A typed client of every route: one method per route, grouped by registration. Each method
  * resolves with a response whose `status` tells the body type apart, and throws
- * `UnexpectedResponseError` on a status the route does not document.
+ * `UnexpectedResponseError` on a status the route does not document. With
+ * `throwOnError: true` it throws `ClientResponseError` on every non-2xx answer and resolves
+ * with the 2xx ones only.
  */
-export function createClient(options: ClientOptions) {
-  const method = createRouteMethods(options);
+export function createClient<TThrow extends boolean = false>(
+  options: ClientOptions & { throwOnError?: TThrow | undefined },
+) {
+  const method = createRouteMethods<TThrow>(options);
   // One method per route, by registration: a table, laid out one route per line.
   // prettier-ignore
   return {
@@ -344,5 +360,8 @@ export function createClient(options: ClientOptions) {
   };
 }
 
-/** The client `createClient` returns. */
-export type Client = ReturnType<typeof createClient>;
+/** The client `createClient` returns, whatever its `throwOnError`. */
+export type Client = ReturnType<typeof createClient<boolean>>;
+
+/** The client `createClient({ throwOnError: true })` returns: methods resolve with 2xx answers only. */
+export type ThrowingClient = ReturnType<typeof createClient<true>>;

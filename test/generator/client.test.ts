@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createRouteMethods } from '../../src/client/runtime.js';
+import { createRouteMethods, type ClientResponse } from '../../src/client/runtime.js';
 import { createClient } from './__snapshots__/forwarding/client.gen.js';
 
 /** A fetch that records the request and answers 200 with an empty envelope. */
@@ -76,5 +76,67 @@ describe('createClient', () => {
     expect(calls[2]!.url).toBe(
       'http://api/orders/x/pay?n=1&scenario=declined&scenarioParams%5Breason%5D=expired',
     );
+  });
+
+  it('should retry only a 423 whose snapshot says the instance is processing, and only when asked', async () => {
+    const answers = (processing: boolean) => {
+      let calls = 0;
+      const fetchImpl: typeof fetch = async () => {
+        calls += 1;
+        return new Response(JSON.stringify({ data: { isProcessing: processing } }), {
+          status: 423,
+        });
+      };
+      return { fetchImpl, calls: () => calls };
+    };
+    const spec = {
+      method: 'POST',
+      path: '/orders/{machineId}/cancel',
+      event: 'CANCEL',
+      input: true,
+      statuses: [200, 423],
+    } as const;
+    const quick = { retries: 2, delay: 1, maxDelay: 1 };
+    type Answer = ClientResponse<200 | 423, unknown>;
+
+    const idle = answers(false);
+    const method = createRouteMethods({ baseUrl: 'http://api', fetch: idle.fetchImpl });
+    expect(
+      (
+        await method<{ machineId: string }, Answer>(spec)(
+          { machineId: 'x' },
+          { retryOnLocked: quick },
+        )
+      ).status,
+    ).toBe(423);
+    expect(idle.calls()).toBe(1);
+
+    const busy = answers(true);
+    const retrying = createRouteMethods({
+      baseUrl: 'http://api',
+      fetch: busy.fetchImpl,
+      retryOnLocked: quick,
+    });
+    expect((await retrying<{ machineId: string }, Answer>(spec)({ machineId: 'x' })).status).toBe(
+      423,
+    );
+    expect(busy.calls()).toBe(3);
+    // `false` per call turns the client's retry off.
+    await retrying(spec)({ machineId: 'x' }, { retryOnLocked: false });
+    expect(busy.calls()).toBe(4);
+  });
+
+  it("should send the client's credentials, and the call's over them", async () => {
+    const calls: Array<{ url: string; init: RequestInit }> = [];
+    const client = createClient({
+      baseUrl: 'http://api',
+      credentials: 'include',
+      fetch: recordingFetch(calls),
+    });
+    const input = { machineId: 'x' };
+    await client.checkout.cancel(input);
+    await client.checkout.cancel(input, { credentials: 'omit', headers: { accept: 'text/plain' } });
+    expect(calls.map((call) => call.init.credentials)).toEqual(['include', 'omit']);
+    expect((calls[1]!.init.headers as Record<string, string>)['accept']).toBe('text/plain');
   });
 });

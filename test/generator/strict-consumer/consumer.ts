@@ -3,7 +3,14 @@
  * that may be missing, narrowing on `status`. Compiled by client-strictness.test.ts under
  * `strict` and under the @tsconfig/strictest settings (exactOptionalPropertyTypes).
  */
-import { createClient, type ClientResponse } from '../../../generated-example/client.gen.js';
+import {
+  createClient,
+  isResponseError,
+  type ClientResponse,
+  type Credentials,
+  type OrderApproveResult,
+  type ResponseErrorOf,
+} from '../../../generated-example/client.gen.js';
 
 export async function submitOrder(
   baseUrl: string,
@@ -22,4 +29,27 @@ export async function submitOrder(
   return submitted.status === 200
     ? submitted.body.data.state.join(',')
     : `${answers.length} answers, last ${submitted.status}`;
+}
+
+/** Throwing on errors: the methods' types hold the 2xx answers only, errors are typed by route. */
+export async function approveOrder(
+  baseUrl: string,
+  machineId: string,
+  credentials: Credentials | undefined,
+): Promise<string> {
+  const client = createClient({ baseUrl, throwOnError: true, retryOnLocked: { retries: 5 } });
+  try {
+    const approved = await client.order.approve(
+      { machineId },
+      { credentials, fetch: globalThis.fetch, retryOnLocked: undefined },
+    );
+    return approved.body.data.state.join(',');
+  } catch (caught) {
+    // What a TanStack mutation of this route reports as its error.
+    const error = caught as ResponseErrorOf<OrderApproveResult> | Error;
+    if (isResponseError(error) && error.status === 422)
+      return Object.keys(error.body.errors).join(',');
+    if (isResponseError(caught)) return `answered ${caught.status}`;
+    throw caught;
+  }
 }
