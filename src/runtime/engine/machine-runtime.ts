@@ -463,6 +463,8 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       return finish(
         this.#engine.transition(definition, snapshot, event, {
           ...this.#macrostepOptions,
+          // Nothing is committed, so no region job could be written: regions run inline.
+          parallelDispatch: null,
           scenario: step?.active ?? null,
         }),
         step === null ? undefined : null,
