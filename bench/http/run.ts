@@ -26,7 +26,7 @@ const INSTANCES = 500;
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/machine_routes_test';
 const BODY = JSON.stringify({ payload: { by: 1 } });
 
-type Scenario = 'raw' | 'mr-stateless' | 'mr-machineid' | 'mr-machineid-x' | 'hw-machineid';
+type Scenario = 'raw' | 'mr-stateless' | 'mr-machineid' | 'hw-machineid' | 'hw-machineid-lock';
 interface ServerPlan {
   label: string;
   framework: 'fastify' | 'express';
@@ -43,8 +43,8 @@ const SCENARIO_LABELS: Record<Scenario, string> = {
   raw: 'raw framework, same JSON',
   'mr-stateless': 'machine-routes stateless',
   'mr-machineid': 'machine-routes machineId-bound',
-  'mr-machineid-x': 'same, exclusiveSends: false',
   'hw-machineid': 'hand-written XState + driver',
+  'hw-machineid-lock': 'same with a lock row (our guarantees)',
 };
 
 async function main(): Promise<void> {
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
       label: 'fastify / sqlite',
       framework: 'fastify',
       store: `sqlite:${join(dir, 'fastify.db')}`,
-      scenarios: ['raw', 'mr-stateless', 'mr-machineid', 'mr-machineid-x', 'hw-machineid'],
+      scenarios: ['raw', 'mr-stateless', 'mr-machineid', 'hw-machineid', 'hw-machineid-lock'],
     },
     {
       label: 'express / sqlite',
@@ -92,10 +92,9 @@ async function main(): Promise<void> {
         const base = `http://127.0.0.1:${server.port}`;
         const ids = {
           mr: plan.scenarios.includes('mr-machineid') ? await seed(`${base}/counters/create`) : [],
-          x: plan.scenarios.includes('mr-machineid-x')
-            ? await seed(`${base}/xcounters/create`)
+          hw: plan.scenarios.some((scenario) => scenario.startsWith('hw-'))
+            ? await seed(`${base}/hw/create`)
             : [],
-          hw: plan.scenarios.includes('hw-machineid') ? await seed(`${base}/hw/create`) : [],
         };
         const runs = new Map<Scenario, Figures[]>();
         // Warm-up: JIT, statement caches and connection pools before anything is measured.
@@ -131,23 +130,12 @@ async function main(): Promise<void> {
 async function load(
   base: string,
   scenario: Scenario,
-  ids: { mr: string[]; x: string[]; hw: string[] },
+  ids: { mr: string[]; hw: string[] },
   duration: number,
 ): Promise<Figures> {
-  const pool =
-    scenario === 'mr-machineid'
-      ? ids.mr
-      : scenario === 'mr-machineid-x'
-        ? ids.x
-        : scenario === 'hw-machineid'
-          ? ids.hw
-          : [];
+  const pool = scenario === 'mr-machineid' ? ids.mr : scenario.startsWith('hw-') ? ids.hw : [];
   const prefix =
-    scenario === 'mr-machineid'
-      ? '/counters'
-      : scenario === 'mr-machineid-x'
-        ? '/xcounters'
-        : '/hw';
+    scenario === 'mr-machineid' ? '/counters' : scenario === 'hw-machineid' ? '/hw' : '/hwl';
   const fixed = scenario === 'raw' ? '/raw/increment' : '/quotes/increment';
   let next = 0;
   const result = await autocannon({

@@ -4,12 +4,13 @@
  * - POST /raw/increment                      the framework answering the same JSON, nothing else
  * - POST /quotes/increment                   machine-routes, stateless
  * - POST /counters/create, /counters/{id}/increment   machine-routes, machineId-bound
- * - POST /xcounters/create, /xcounters/{id}/increment the same with `exclusiveSends: false`
- *   (SQLite: the lock-row path, two transactions per event; the default is exclusive sends,
- *   one; on PostgreSQL the option changes nothing)
  * - POST /hw/create, /hw/{id}/increment      (Fastify only) the hand-written baseline:
  *   Fastify + XState v5 + better-sqlite3 (or pg), load the current-state row, restore the
  *   actor, send, insert the history rows and upsert the current state in one transaction.
+ * - POST /hwl/{id}/increment                 (Fastify + SQLite) the hand-written baseline with
+ *   machine-routes' guarantees: a lock row taken with the load in one short transaction, the
+ *   transition outside any transaction, writes + lock release in a second one (another process
+ *   is refused with 423 instead of waiting, and never waits on a transition).
  */
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -34,17 +35,6 @@ const router = new MachineRouter({
 });
 router.register(counterMachine, { prefix: 'counters', create: true, machineIdFor: ['INCREMENT'] });
 router.register(counterMachine, { prefix: 'quotes', name: 'quote' });
-// The same machine on a runtime with `exclusiveSends: false` (SQLite: lock row, two transactions).
-const exclusive = new MachineRouter({
-  runtime: new MachineRuntime({ store, exclusiveSends: false }),
-  logger: { error: () => {} },
-});
-exclusive.register(counterMachine, {
-  prefix: 'xcounters',
-  name: 'xcounter',
-  create: true,
-  machineIdFor: ['INCREMENT'],
-});
 const raw = envelope('01J0000000000000000000RAW0', 1);
 
 // Ids as good hand-written code makes them: one monotonic factory over a pooled crypto-random
@@ -67,7 +57,6 @@ if (framework === 'fastify') {
   if (store instanceof SqliteStore) handWritten(app, store);
   if (store instanceof PostgresStore) await handWrittenPostgres(app, store);
   await mountFastify(app, router);
-  await mountFastify(app, exclusive);
   await app.listen({ host: '127.0.0.1', port: 0 });
   port = (app.server.address() as AddressInfo).port;
 } else {
@@ -76,7 +65,6 @@ if (framework === 'fastify') {
     response.json(raw);
   });
   mountExpress(app, router);
-  mountExpress(app, exclusive);
   port = await new Promise<number>((resolve) => {
     const server = app.listen(0, '127.0.0.1', () =>
       resolve((server.address() as AddressInfo).port),
@@ -137,6 +125,46 @@ function handWritten(app: FastifyInstance, sqlite: SqliteStore): void {
     write(id, row.seq, JSON.stringify({ by }), snapshot, 'INCREMENT');
     return snapshot;
   });
+  // The same guarantees as machine-routes: the lock row, not the database's write lock, keeps
+  // other writers of this instance out, so no writer of any process waits on a transition.
+  db.exec(`CREATE TABLE IF NOT EXISTS hw_locks (id TEXT PRIMARY KEY, owner TEXT NOT NULL,
+    expires_at INTEGER NOT NULL) WITHOUT ROWID`);
+  const takeLock = db.prepare(
+    `INSERT INTO hw_locks (id, owner, expires_at) VALUES (?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+     WHERE hw_locks.expires_at < ?`,
+  );
+  const dropLock = db.prepare('DELETE FROM hw_locks WHERE id = ? AND owner = ?');
+  const lockAndLoad = db.transaction((id: string, owner: string) => {
+    const row = load.get(id) as { snapshot: string; seq: number } | undefined;
+    if (!row) return null;
+    const now = Date.now();
+    return takeLock.run(id, owner, now + 60_000, now).changes === 1 ? row : 'locked';
+  });
+  const writeAndRelease = db.transaction(
+    (id: string, owner: string, seq: number, by: number, snapshot: { context: unknown }) => {
+      write(id, seq, JSON.stringify({ by }), snapshot, 'INCREMENT');
+      dropLock.run(id, owner);
+    },
+  );
+  app.post<{ Params: { id: string }; Body: { payload?: unknown } }>(
+    '/hwl/:id/increment',
+    async (request, reply) => {
+      const parsed = IncrementPayload.safeParse(request.body?.payload);
+      if (!parsed.success) return reply.code(422).send({ message: 'Invalid payload.' });
+      const id = request.params.id;
+      const owner = ulid();
+      const row = lockAndLoad.immediate(id, owner);
+      if (row === null) return reply.code(404).send({ message: 'Machine not found.' });
+      if (row === 'locked') return reply.code(423).send({ message: 'Machine is running.' });
+      const actor = createActor(xstateCounter, { snapshot: JSON.parse(row.snapshot) }).start();
+      actor.send({ type: 'INCREMENT', by: parsed.data.by });
+      const snapshot = actor.getPersistedSnapshot() as unknown as { context: { count: number } };
+      actor.stop();
+      writeAndRelease.immediate(id, owner, row.seq, parsed.data.by, snapshot);
+      return envelope(id, snapshot.context.count);
+    },
+  );
   app.post('/hw/create', async (_request, reply) => {
     const actor = createActor(xstateCounter).start();
     const snapshot = actor.getPersistedSnapshot() as unknown as { context: { count: number } };

@@ -9,15 +9,21 @@
  *
  * The plan travels as data from one phase to the next (`PreparedCommit`); nothing ties them
  * together behind the caller's back. `writeCommit` + `finishCommit` split the protocol for
- * callers that hold a lock until the write is done and run the follow-up after releasing it;
- * `prepareCommit` for the one caller that runs the store write inside a wider transaction
- * (SQLite exclusive sends). Everyone else calls `commitStep`.
+ * callers that hold a lock until the write is done and run the follow-up after releasing it.
+ * Everyone else calls `commitStep`. `commitTimerClaim` records a timer fire no state accepted
+ * (its claim alone, no step).
  */
 import type { JobSlot, SendEffect } from '../interpreter/effects.js';
 import type { PlannedJob } from '../interpreter/job-payloads.js';
 import { planCommit, type CommitInput, type CommitPlan } from '../interpreter/plan-commit.js';
 import type { JobOutbox, JobRequest } from '../jobs/job-queue.js';
-import { flattenCommit, type CommitRequest, type Store } from '../persistence/store.js';
+import type { MachineSnapshot } from '../interpreter/types.js';
+import {
+  flattenCommit,
+  type CommitRequest,
+  type Store,
+  type TimerFireClaim,
+} from '../persistence/store.js';
 import type { CommitListeners } from './commit-events.js';
 import type { CommitOptions } from './engine-services.js';
 
@@ -110,4 +116,26 @@ export async function commitStep(
   const prepared = await writeCommit(port, input, options);
   await finishCommit(port, prepared);
   return prepared.plan;
+}
+
+/**
+ * Commits a timer fire's claim alone: the instance row is rewritten as `snapshot` (unchanged,
+ * fenced on its sequence), no history, nothing follows. For a fire whose event no state
+ * accepts, so it is recorded once instead of retried forever. Throws `TimerFireConflictError`
+ * when another process claimed the fire first, `SequenceConflictError` when the instance moved.
+ */
+export async function commitTimerClaim(
+  store: Pick<Store, 'commit'>,
+  snapshot: MachineSnapshot,
+  timerFire: TimerFireClaim,
+  now: Date,
+): Promise<void> {
+  await store.commit({
+    snapshot,
+    history: [],
+    expectedSequence: snapshot.sequence,
+    previousValue: snapshot.value,
+    now,
+    timerFire,
+  });
 }

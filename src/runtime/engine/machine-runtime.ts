@@ -4,12 +4,12 @@
  * memory and commits it through `commitStep` (engine/commit-step.ts), the one commit protocol
  * of every writer.
  *
- * `send` order: lock (no waiting) -> load -> transition -> commit + release in one transaction
- * (or release alone when nothing is written). The lock is taken before loading, so the snapshot
- * read is the one the commit is fenced on; on contention the snapshot is read afterwards, which
- * makes it the latest committed state. On SQLite (`exclusiveSends`, the default there) the
- * database write lock stands in for the lock row: lock-row check, load, transition and commit
- * run in one `BEGIN IMMEDIATE` transaction.
+ * `send` order, the same on every store (docs/persistence.md "Locks"): lock + load in one
+ * short write transaction (no waiting; a lock this process holds is refused without touching
+ * the database) -> transition outside any transaction -> commit + lock release in a second
+ * short transaction, fenced on the sequence number read with the lock (or release alone when
+ * nothing is written). A refusal answers the snapshot read in the lock's transaction: the last
+ * committed state. No process waits on another's transition, only on its short writes.
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject, ForwardDefinition } from '../definition/types.js';
@@ -18,7 +18,6 @@ import { isInstanceId } from '../ids.js';
 import type { ChildRow } from '../interpreter/child-rows.js';
 import { resolveForward } from '../interpreter/forwarding.js';
 import { initialize } from '../interpreter/initialize.js';
-import type { CommitInput } from '../interpreter/plan-commit.js';
 import {
   keptAfter,
   planScenarioStep,
@@ -50,8 +49,6 @@ import { TimerWorker } from './timer-worker.js';
 import {
   SequenceConflictError,
   StoreBusyError,
-  isExclusiveStore,
-  type ExclusiveStore,
   type FindInStateOptions,
   type HistoryQuery,
   type InstanceInState,
@@ -70,7 +67,6 @@ import { CommitListeners, type CommitListener } from './commit-events.js';
 import {
   commitStep,
   finishCommit,
-  prepareCommit,
   writeCommit,
   type CommitPort,
 } from './commit-step.js';
@@ -131,25 +127,6 @@ export interface MachineRuntimeOptions {
   lockTtl?: number;
   /** Seconds `withLock` waits for a busy lock by default (default 30). */
   lockTimeout?: number;
-  /**
-   * On a synchronous store (SQLite file or `:memory:`): run each `send` as one `BEGIN IMMEDIATE`
-   * transaction (lock check, load, macrostep, commit) without writing a lock row. Default true
-   * on SQLite; ignored by other stores (PostgreSQL, memory), which always use lock rows. Set
-   * false for the lock-row path (a lock row taken in its own transaction, released by the
-   * commit).
-   *
-   * An event holds the database write lock for its transition, as the original's database
-   * transaction does: one write transaction per event instead of two, and no lock row written
-   * and deleted. Callers see the outcomes of the lock-row path: a live lock row held elsewhere
-   * (`withLock`, jobs, a process with `exclusiveSends: false`) still refuses the event with
-   * `MachineAlreadyRunningException` carrying the last committed snapshot, and so does another
-   * connection keeping the database locked past the store's busy timeout (`SQLITE_BUSY`; the
-   * snapshot is `null` if it cannot be read either). Differences: a stuck transition holds the
-   * database's write lock (other processes' writes wait for it) instead of one instance's lock
-   * row, and a process killed mid-transition leaves nothing behind: SQLite rolls the
-   * transaction back and the instance accepts events at once, not after the lock TTL.
-   */
-  exclusiveSends?: boolean;
   /** Clock for history times and state entry times (tests). */
   now?: () => Date;
   engine?: MachineEngine;
@@ -161,8 +138,7 @@ export interface MachineRuntimeOptions {
   parallelDispatch?: Partial<ParallelDispatchSettings>;
   /**
    * Scenarios (`MACHINE_SCENARIOS_ENABLED`, default false): `send` plays the requested or kept
-   * scenario and keeps continuations in `machine_current_states` (docs/scenarios.md). On, SQLite
-   * sends take the lock-row path (the kept scenario is read with an await).
+   * scenario and keeps continuations in `machine_current_states` (docs/scenarios.md).
    */
   scenarios?: boolean;
 }
@@ -248,7 +224,6 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   readonly #dispatch: JobDispatch;
   readonly #port: CommitPort;
   readonly #services: EngineServices;
-  readonly #exclusive: ExclusiveStore | null;
   readonly #jobsRegistered: Promise<void>;
   /** The queue `open` made for this runtime (stopped and closed by `close`). */
   #ownedJobs: DurableJobQueue | null = null;
@@ -265,11 +240,6 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     this.store = store;
     this.scenariosEnabled = options.scenarios === true;
     this.parallelDispatch = Object.freeze(loadParallelDispatchConfig(options.parallelDispatch));
-    // With scenarios on, the kept scenario is read with an await: the lock-row path.
-    this.#exclusive =
-      options.exclusiveSends !== false && isExclusiveStore(store) && !this.scenariosEnabled
-        ? store
-        : null;
     this.#locks = new LockManager(store, (options.lockTtl ?? 60) * 1000);
     this.#lockTimeoutMs = (options.lockTimeout ?? 30) * 1000;
     this.#now = options.now ?? (() => new Date());
@@ -470,86 +440,39 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         step === null ? undefined : null,
       );
     }
-    if (this.#exclusive !== null) {
-      const sent = await this.#sendExclusive(this.#exclusive, definition, id, event);
-      if (sent !== null) return sent;
+    let acquired;
+    try {
+      acquired = await this.#locks.tryAcquireAndLoad(id, 'send');
+    } catch (error) {
+      // Another connection kept the database locked past the busy timeout: contention.
+      if (!(error instanceof StoreBusyError)) throw error;
+      throw alreadyRunning(definition, id, await this.#committedAfterBusy(definition, id));
     }
-    const lock = await this.#locks.tryAcquire(id, 'send');
-    if (!lock) {
-      const snapshot = await this.restore(definition, id);
-      throw alreadyRunning(definition, id, snapshot);
+    const { lock, loaded } = acquired;
+    if (loaded !== null && (!loaded.snapshot || loaded.snapshot.machineId !== definition.id)) {
+      // Unknown id, or another machine's instance: the lock (if taken) goes back at once.
+      await lock?.release().catch(() => false);
+      throw notFound(definition, id);
+    }
+    if (lock === null) {
+      // Held by someone else (refused by the lock row, with the snapshot read in the same
+      // transaction) or by this process (refused without a database round trip).
+      throw alreadyRunning(definition, id, loaded?.snapshot ?? (await this.restore(definition, id)));
     }
     try {
-      return await this.#sendLocked(definition, id, event, lock, options.scenario);
+      return await this.#sendLocked(
+        definition,
+        id,
+        event,
+        lock,
+        options.scenario,
+        undefined,
+        loaded!.snapshot!,
+      );
     } finally {
       // A failed release must not hide the outcome: the row expires after the lock TTL.
       await lock.release().catch(() => false);
     }
-  }
-
-  /**
-   * `send` on a synchronous store (SQLite) as one `BEGIN IMMEDIATE` transaction: lock check,
-   * load, macrostep and commit run without an `await` in between, so no other call of this
-   * process interleaves, and other processes wait for the write lock. No lock row is written:
-   * a live row held by someone else (`withLock`, another process's send) refuses the event
-   * with the snapshot read in the same transaction; an expired one is deleted. `null` when the
-   * event is forwarded to a child (the general path handles it).
-   */
-  async #sendExclusive(
-    store: ExclusiveStore,
-    definition: MachineDefinition,
-    id: string,
-    event: EventObject,
-  ): Promise<InstanceResult | null> {
-    let step;
-    try {
-      step = this.#exclusiveStep(store, definition, id, event);
-    } catch (error) {
-      // Another connection kept the database locked past the busy timeout: contention, like a
-      // held lock row. The snapshot is read afterwards (WAL readers do not wait for writers).
-      if (!(error instanceof StoreBusyError)) throw error;
-      throw alreadyRunning(definition, id, await this.#committedAfterBusy(definition, id));
-    }
-    if (step === null) return null;
-    if (step.kind === 'locked') throw alreadyRunning(definition, id, step.snapshot);
-    try {
-      await step.committed;
-    } catch (error) {
-      // Fenced out (only possible when the commit did not run inside the transaction).
-      if (error instanceof SequenceConflictError) {
-        throw alreadyRunning(definition, id, await this.restore(definition, id));
-      }
-      throw error;
-    }
-    await finishCommit(this.#port, step.prepared);
-    return finish(step.result);
-  }
-
-  // The synchronous part of #sendExclusive: one BEGIN IMMEDIATE transaction.
-  #exclusiveStep(
-    store: ExclusiveStore,
-    definition: MachineDefinition,
-    id: string,
-    event: EventObject,
-  ) {
-    return store.exclusive((reads) => {
-      const snapshot = reads.load(id);
-      if (!snapshot || snapshot.machineId !== definition.id) throw notFound(definition, id);
-      if (reads.lockHeld(id)) return { kind: 'locked' as const, snapshot };
-      this.#registry.register(definition);
-      if (definition.forwards.length > 0 && resolveForward(definition, snapshot, event.type))
-        return null;
-      // Throws NoTransitionDefinitionFoundException: rolled back, nothing written.
-      const result = this.#engine.transition(definition, snapshot, event, this.#macrostepOptions);
-      const prepared = prepareCommit(this.#port, this.#stepInput(result, snapshot));
-      // Applied synchronously inside this transaction; its failure is awaited below.
-      const committed = this.store.commit(prepared.request);
-      return { kind: 'step' as const, result, prepared, committed };
-    });
-  }
-
-  #stepInput(result: MacrostepResult, from: MachineSnapshot | null): CommitInput {
-    return { main: { result, from }, at: this.#now() };
   }
 
   // The last committed snapshot after a busy database; `null` when the read fails as well
@@ -575,8 +498,10 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     lock?: LockHandle,
     scenarioRequest: ScenarioRequest = OMITTED,
     timerFire?: TimerFireClaim,
+    /** The snapshot read when the lock was taken (else read now). */
+    loaded?: MachineSnapshot,
   ): Promise<InstanceResult> {
-    const snapshot = await this.restore(definition, id);
+    const snapshot = loaded ?? (await this.restore(definition, id));
     this.#registry.register(definition);
     // A parent-facing event of a running child (forwarded endpoint): recorded on the parent,
     // sent to the child, one transaction.

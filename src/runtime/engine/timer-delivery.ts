@@ -19,6 +19,7 @@ import {
 } from '../definition/timer-registration.js';
 import { MachineValidationException, NoTransitionDefinitionFoundException } from '../errors.js';
 import { dueTimers, type DueFire } from '../interpreter/due-timers.js';
+import { commitTimerClaim } from './commit-step.js';
 import type { LockedInstance } from './machine-runtime.js';
 import { TimerFireConflictError, type Store, type TimerFireClaim } from '../persistence/store.js';
 
@@ -133,14 +134,7 @@ async function deliverOne(
     if (error instanceof NoTransitionDefinitionFoundException) {
       const snapshot = await instance.restore(definition);
       try {
-        await store.commit({
-          snapshot,
-          history: [],
-          expectedSequence: snapshot.sequence,
-          previousValue: snapshot.value,
-          now: new Date(),
-          timerFire,
-        });
+        await commitTimerClaim(store, snapshot, timerFire, new Date());
       } catch (claimError) {
         if (claimError instanceof TimerFireConflictError) return 'conflict';
         throw claimError;

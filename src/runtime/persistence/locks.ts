@@ -4,10 +4,15 @@
  * A lock is a `machine_locks` row with an owner ULID and an expiry. Expiry is the only recovery
  * from a crashed holder, so it must outlast any honest macrostep; a holder that overruns it is
  * still safe because commits are fenced on the instance's sequence number.
+ *
+ * Instances this manager holds are also kept in an in-process set: a second attempt from the
+ * same process is refused without a database round trip (no write transaction for a refusal).
+ * The set is marked before the first `await`, so two calls of this process never both reach the
+ * database for one instance.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newUlid } from '../ids.js';
-import type { Store } from './store.js';
+import type { LockedLoad, Store } from './store.js';
 
 /** A held lock. `release` is idempotent. */
 export interface LockHandle {
@@ -31,6 +36,8 @@ export interface AcquireOptions {
 export class LockManager {
   readonly #store: Store;
   readonly #ttlMs: number;
+  /** Instances held (or being acquired) through this manager. */
+  readonly #held = new Set<string>();
 
   /** @param ttlMs lifetime of every lock taken by this manager. */
   constructor(store: Store, ttlMs: number) {
@@ -40,14 +47,53 @@ export class LockManager {
 
   /** One attempt, never waiting: the handle, or `null` when someone else holds the lock. */
   async tryAcquire(rootEventId: string, context?: string): Promise<LockHandle | null> {
+    if (this.#held.has(rootEventId)) return null;
+    this.#held.add(rootEventId);
     const ownerId = newUlid();
-    const acquired = await this.#store.tryAcquireLock({
-      rootEventId,
-      ownerId,
-      ttlMs: this.#ttlMs,
-      context: context ?? null,
-    });
+    let acquired = false;
+    try {
+      acquired = await this.#store.tryAcquireLock({
+        rootEventId,
+        ownerId,
+        ttlMs: this.#ttlMs,
+        context: context ?? null,
+      });
+    } finally {
+      if (!acquired) this.#held.delete(rootEventId);
+    }
     return acquired ? this.#handle(rootEventId, ownerId) : null;
+  }
+
+  /**
+   * `tryAcquire` and the instance's last committed snapshot in one short write transaction
+   * (`Store.lockAndLoad`). `lock` is `null` when someone holds it or the instance does not
+   * exist; `snapshot` is `null` when it does not exist, or when this process holds the lock
+   * (refused without a database round trip: the caller reads the snapshot itself).
+   */
+  async tryAcquireAndLoad(
+    rootEventId: string,
+    context?: string,
+  ): Promise<{ lock: LockHandle | null; loaded: LockedLoad | null }> {
+    if (this.#held.has(rootEventId)) return { lock: null, loaded: null };
+    this.#held.add(rootEventId);
+    const ownerId = newUlid();
+    let loaded: LockedLoad | null = null;
+    try {
+      loaded = await this.#store.lockAndLoad({
+        rootEventId,
+        ownerId,
+        ttlMs: this.#ttlMs,
+        context: context ?? null,
+      });
+    } finally {
+      if (loaded?.acquired !== true) this.#held.delete(rootEventId);
+    }
+    return { lock: loaded.acquired ? this.#handle(rootEventId, ownerId) : null, loaded };
+  }
+
+  /** True while this manager holds (or is acquiring) the instance's lock. */
+  holds(rootEventId: string): boolean {
+    return this.#held.has(rootEventId);
   }
 
   /**
@@ -70,12 +116,19 @@ export class LockManager {
 
   #handle(rootEventId: string, ownerId: string): LockHandle {
     let released: Promise<boolean> | undefined;
+    const forget = () => {
+      this.#held.delete(rootEventId);
+    };
     return {
       rootEventId,
       ownerId,
-      release: () => (released ??= this.#store.releaseLock(rootEventId, ownerId)),
+      release: () =>
+        (released ??= this.#store.releaseLock(rootEventId, ownerId).finally(forget)),
       releasedByCommit: () => {
-        released ??= Promise.resolve(true);
+        if (released === undefined) {
+          released = Promise.resolve(true);
+          forget();
+        }
       },
     };
   }

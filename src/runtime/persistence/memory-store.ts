@@ -19,6 +19,7 @@ import {
   type FindInStateOptions,
   type HistoryQuery,
   type InstanceInState,
+  type LockedLoad,
   type LockRequest,
   type LockRow,
   type Store,
@@ -239,6 +240,10 @@ export class MemoryStore implements Store {
   }
 
   async tryAcquireLock(request: LockRequest): Promise<boolean> {
+    return this.#acquire(request);
+  }
+
+  #acquire(request: LockRequest): boolean {
     const now = this.#now();
     const held = this.#locks.get(request.rootEventId);
     if (held && !(Date.parse(held.expiresAt) < now)) return false;
@@ -250,6 +255,14 @@ export class MemoryStore implements Store {
       context: request.context ?? null,
     });
     return true;
+  }
+
+  async lockAndLoad(request: LockRequest): Promise<LockedLoad> {
+    // No await between the read and the lock: nothing commits in between.
+    const entry = this.#instances.get(request.rootEventId);
+    if (entry === undefined) return { acquired: false, snapshot: null };
+    const snapshot = structuredClone(entry.snapshot);
+    return { acquired: this.#acquire(request), snapshot };
   }
 
   async releaseLock(rootEventId: string, ownerId: string): Promise<boolean> {

@@ -47,6 +47,7 @@ import {
   type FindInStateOptions,
   type HistoryQuery,
   type InstanceInState,
+  type LockedLoad,
   type LockRequest,
   type LockRow,
   type Store,
@@ -121,6 +122,20 @@ const SQL = {
       expires_at = excluded.expires_at, context = excluded.context
     WHERE machine_locks.expires_at < excluded.acquired_at
     RETURNING owner_id`,
+  // A send's first round trip: the instance row, and its lock taken when the row exists. The
+  // data-modifying CTE runs whether or not it is read; its RETURNING says whether we got it.
+  lockAndLoad: `WITH instance AS (
+      SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
+        parent_machine_id, parent_root_event_id
+      FROM machine_instances WHERE root_event_id = $1),
+    taken AS (INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context)
+      SELECT $1, $2, clock_timestamp(), clock_timestamp() + $3 * interval '1 millisecond', $4
+      WHERE EXISTS (SELECT 1 FROM instance)
+      ON CONFLICT (root_event_id) DO UPDATE SET owner_id = excluded.owner_id, acquired_at = excluded.acquired_at,
+        expires_at = excluded.expires_at, context = excluded.context
+      WHERE machine_locks.expires_at < excluded.acquired_at
+      RETURNING owner_id)
+    SELECT instance.*, EXISTS (SELECT 1 FROM taken) AS acquired FROM instance`,
   releaseLock: `DELETE FROM machine_locks WHERE root_event_id = $1 AND owner_id = $2`,
   readLock: `SELECT * FROM machine_locks WHERE root_event_id = $1`,
   sweepLocks: `DELETE FROM machine_locks WHERE expires_at < clock_timestamp()`,
@@ -542,6 +557,20 @@ export class PostgresStore implements Store {
       request.context ?? null,
     ]);
     return result.rowCount === 1;
+  }
+
+  async lockAndLoad(request: LockRequest): Promise<LockedLoad> {
+    // One statement: its snapshot predates the lock. A holder committing while this waits for
+    // its lock row makes the snapshot stale; the commit's sequence fence then refuses the step.
+    const result = await this.#query<InstanceRow & { acquired: boolean }>('lockAndLoad', [
+      request.rootEventId,
+      request.ownerId,
+      request.ttlMs,
+      request.context ?? null,
+    ]);
+    const row = result.rows[0];
+    if (row === undefined) return { acquired: false, snapshot: null };
+    return { acquired: row.acquired, snapshot: snapshotFromRow(row) };
   }
 
   async releaseLock(rootEventId: string, ownerId: string): Promise<boolean> {

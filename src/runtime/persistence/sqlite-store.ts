@@ -53,13 +53,13 @@ import {
   type FindInStateOptions,
   type HistoryQuery,
   type InstanceInState,
-  type ExclusiveReads,
-  type ExclusiveStore,
+  type LockedLoad,
   type LockRequest,
   type LockRow,
   type TimerCandidate,
   type TimerCandidateQuery,
   type TimerFireClaim,
+  type Store,
   type TimerFireRow,
 } from './store.js';
 
@@ -132,8 +132,6 @@ const SQL = {
     WHERE machine_locks.expires_at < excluded.acquired_at`,
   releaseLock: `DELETE FROM machine_locks WHERE root_event_id = ? AND owner_id = ?`,
   readLock: `SELECT * FROM machine_locks WHERE root_event_id = ?`,
-  lockExpiry: `SELECT expires_at FROM machine_locks WHERE root_event_id = ?`,
-  deleteExpiredLock: `DELETE FROM machine_locks WHERE root_event_id = ? AND expires_at < ?`,
   sweepLocks: `DELETE FROM machine_locks WHERE expires_at < ?`,
 } as const;
 
@@ -176,7 +174,7 @@ function isBusy(error: unknown): boolean {
 const FAR_FUTURE = '9999-12-31T23:59:59.999Z';
 
 /** `Store` on a SQLite file (or `:memory:` database). */
-export class SqliteStore implements ExclusiveStore {
+export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly filename: string;
   readonly #db: Database.Database;
@@ -184,23 +182,7 @@ export class SqliteStore implements ExclusiveStore {
   /** History INSERTs by row count (1..EVENT_CHUNK), prepared on first use. */
   #insertEvents = new Map<number, Database.Statement>();
   readonly #commitTransaction: (request: CommitRequest) => void;
-  readonly #exclusiveTransaction: (fn: (reads: ExclusiveReads) => unknown) => unknown;
-  readonly #exclusiveReads: ExclusiveReads = {
-    load: (rootEventId) => {
-      const row = this.#sql.loadInstance.get(rootEventId) as InstanceRow | undefined;
-      return row ? snapshotFromRow(row) : null;
-    },
-    lockHeld: (rootEventId) => {
-      const row = this.#sql.lockExpiry.get(rootEventId) as { expires_at: string } | undefined;
-      if (row === undefined) return false;
-      const expiresAt = row.expires_at;
-      const now = new Date().toISOString();
-      // Same rule as acquireLock: a row is taken over once expires_at < now.
-      if (!(expiresAt < now)) return true;
-      this.#sql.deleteExpiredLock.run(rootEventId, now);
-      return false;
-    },
-  };
+  readonly #lockAndLoadTransaction: (request: LockRequest) => LockedLoad;
 
   constructor(options: SqliteStoreOptions) {
     this.filename = options.filename;
@@ -214,10 +196,12 @@ export class SqliteStore implements ExclusiveStore {
     // IMMEDIATE takes the write lock at BEGIN: a deferred transaction that upgrades later can
     // fail with SQLITE_BUSY without waiting when another process writes concurrently.
     this.#commitTransaction = (request) => commit.immediate(request);
-    const exclusive = this.#db.transaction((fn: (reads: ExclusiveReads) => unknown) =>
-      fn(this.#exclusiveReads),
-    );
-    this.#exclusiveTransaction = (fn) => exclusive.immediate(fn);
+    const lockAndLoad = this.#db.transaction((request: LockRequest): LockedLoad => {
+      const row = this.#sql.loadInstance.get(request.rootEventId) as InstanceRow | undefined;
+      if (row === undefined) return { acquired: false, snapshot: null };
+      return { acquired: this.#acquire(request), snapshot: snapshotFromRow(row) };
+    });
+    this.#lockAndLoadTransaction = (request) => lockAndLoad.immediate(request);
   }
 
   /** The underlying connection, for tools and the benchmark's hand-written baseline. */
@@ -272,16 +256,6 @@ export class SqliteStore implements ExclusiveStore {
   async load(rootEventId: string): Promise<MachineSnapshot | null> {
     const row = this.#sql.loadInstance.get(rootEventId) as InstanceRow | undefined;
     return row ? snapshotFromRow(row) : null;
-  }
-
-  exclusive<T>(fn: (reads: ExclusiveReads) => T): T {
-    try {
-      return this.#exclusiveTransaction(fn) as T;
-    } catch (error) {
-      // BEGIN IMMEDIATE (or COMMIT) gave up after busyTimeoutMs: rolled back, nothing applied.
-      if (isBusy(error)) throw new StoreBusyError(error);
-      throw error;
-    }
   }
 
   async commit(request: CommitRequest): Promise<void> {
@@ -444,6 +418,26 @@ export class SqliteStore implements ExclusiveStore {
   }
 
   async tryAcquireLock(request: LockRequest): Promise<boolean> {
+    try {
+      return this.#acquire(request);
+    } catch (error) {
+      if (isBusy(error)) throw new StoreBusyError(error);
+      throw error;
+    }
+  }
+
+  async lockAndLoad(request: LockRequest): Promise<LockedLoad> {
+    try {
+      return this.#lockAndLoadTransaction(request);
+    } catch (error) {
+      // Writers hold the database for one short transaction each, so this takes the whole
+      // busy timeout only when something else keeps it locked.
+      if (isBusy(error)) throw new StoreBusyError(error);
+      throw error;
+    }
+  }
+
+  #acquire(request: LockRequest): boolean {
     const now = Date.now();
     const result = this.#sql.acquireLock.run(
       request.rootEventId,

@@ -139,6 +139,14 @@ export interface LockRequest {
   context?: string | null;
 }
 
+/** Outcome of `Store.lockAndLoad`. */
+export interface LockedLoad {
+  /** True when the caller now holds the lock. */
+  acquired: boolean;
+  /** The last committed snapshot, `null` when the instance does not exist. */
+  snapshot: MachineSnapshot | null;
+}
+
 /** A row of `machine_locks`. */
 export interface LockRow {
   rootEventId: string;
@@ -181,6 +189,13 @@ export interface Store extends ChildStore {
   timerFires(rootEventId: string): Promise<TimerFireRow[]>;
   /** Takes the lock when it is free or expired; `false` when someone else holds it. Never waits. */
   tryAcquireLock(request: LockRequest): Promise<boolean>;
+  /**
+   * A send's first step, in one short write transaction (one statement on PostgreSQL): reads the
+   * instance and, when it exists, takes its lock as `tryAcquireLock` does. `snapshot` is the
+   * last committed state either way (the one a refusal answers with); no lock is taken for an
+   * unknown id.
+   */
+  lockAndLoad(request: LockRequest): Promise<LockedLoad>;
   /** Deletes the lock when `ownerId` still holds it; `false` when it was lost or never held. */
   releaseLock(rootEventId: string, ownerId: string): Promise<boolean>;
   /** The lock row of an instance, expired or not. */
@@ -189,38 +204,6 @@ export interface Store extends ChildStore {
   sweepExpiredLocks(): Promise<number>;
   /** Releases connections / file handles. */
   close(): Promise<void>;
-}
-
-/** The reads of an {@link ExclusiveStore.exclusive} transaction, synchronous. */
-export interface ExclusiveReads {
-  /** The last committed snapshot of an instance, or `null` when it does not exist. */
-  load(rootEventId: string): MachineSnapshot | null;
-  /**
-   * True when someone holds a live (unexpired) lock on the instance. An expired row is deleted
-   * in this transaction: its holder is presumed dead, and taking it over then releasing it with
-   * the commit (what `tryAcquireLock` plus `releaseLockOwner` do) leaves no row either.
-   */
-  lockHeld(rootEventId: string): boolean;
-}
-
-/**
- * A store whose driver is synchronous (SQLite): `exclusive` runs a whole send (lock check, load,
- * macrostep, commit) as one write transaction, without a lock row. Nothing else of this process
- * can run while it does (no `await` inside), and other processes wait at `BEGIN IMMEDIATE`.
- */
-export interface ExclusiveStore extends Store {
-  /**
-   * Runs `fn` inside one `BEGIN IMMEDIATE` transaction and returns its result. `fn` must not
-   * await: `commit` called from it applies synchronously (as a savepoint of this transaction).
-   * A throw rolls everything back. Throws `StoreBusyError` when another connection kept the
-   * database locked past the busy timeout (nothing applied).
-   */
-  exclusive<T>(fn: (reads: ExclusiveReads) => T): T;
-}
-
-/** True when `store` supports {@link ExclusiveStore.exclusive}. */
-export function isExclusiveStore(store: Store): store is ExclusiveStore {
-  return typeof (store as Partial<ExclusiveStore>).exclusive === 'function';
 }
 
 /**

@@ -44,9 +44,8 @@ export interface SendOptions {
 export interface InstanceRead {
   snapshot: MachineSnapshot;
   /**
-   * A live lock row is held (a send on the lock-row path, a job, `withLock`). Exclusive SQLite
-   * sends hold no lock row, and a read in the same process cannot run during one; their
-   * commits are seen whole or not at all.
+   * A live lock row is held (a send in any process, a job, `withLock`): an event is being
+   * processed and the snapshot is the last committed state before it.
    */
   isProcessing: boolean;
 }

@@ -1,8 +1,7 @@
 /**
  * The commit protocol is written once: outside the stores themselves, only
- * `engine/commit-step.ts` writes a step to the store (`store.commit`). The one other caller is
- * the SQLite exclusive send, which runs that write inside its own transaction with the request
- * `prepareCommit` built, and finishes with `finishCommit`.
+ * `engine/commit-step.ts` writes to the store (`store.commit`): steps (`writeCommit`) and a timer
+ * fire's claim recorded alone (`commitTimerClaim`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,7 +25,7 @@ function storeCommits(source: string): number {
 }
 
 describe('the commit protocol', () => {
-  it('should write steps to the store only in commit-step.ts (and the exclusive SQLite send)', () => {
+  it('should write steps to the store only in commit-step.ts', () => {
     const callers = Object.fromEntries(
       sources()
         .map(
@@ -36,11 +35,8 @@ describe('the commit protocol', () => {
     );
 
     expect(callers).toEqual({
-      'runtime/engine/commit-step.ts': 1,
-      'runtime/engine/machine-runtime.ts': 1,
-      // A timer fire whose event no state accepts is recorded alone (its claim, no step), so it
-      // is not retried forever; moving it behind commit-step is an open follow-up of issue 9.
-      'runtime/engine/timer-delivery.ts': 1,
+      // writeCommit, and commitTimerClaim (a fire no state accepts, recorded alone).
+      'runtime/engine/commit-step.ts': 2,
     });
   });
 

@@ -50,14 +50,14 @@ describe('MachineRuntime.send on a busy SQLite file', () => {
     const filename = join(dir, 'machines.db');
     const store = new SqliteStore({ filename, busyTimeoutMs: 20 });
     await store.migrate();
-    const runtime = new MachineRuntime({ store, exclusiveSends: false });
+    const runtime = new MachineRuntime({ store });
     const other = new SqliteStore({ filename });
     try {
       const { snapshot } = await runtime.create(counterMachine);
       // The lock row is taken before the other connection locks the database; the commit meets it.
-      const locked = vi.spyOn(store, 'tryAcquireLock').mockImplementation(async (request) => {
+      const locked = vi.spyOn(store, 'lockAndLoad').mockImplementation(async (request) => {
         locked.mockRestore();
-        const acquired = await store.tryAcquireLock(request);
+        const acquired = await store.lockAndLoad(request);
         other.database.prepare('BEGIN IMMEDIATE').run();
         return acquired;
       });

@@ -1,12 +1,8 @@
 /**
  * A process SIGKILLed in the middle of a transition leaves the instance at its last committed
- * state, with no partial rows.
- *
- * - SQLite (exclusive sends, the default): the transition ran inside the `BEGIN IMMEDIATE`
- *   transaction, which SQLite rolls back when its holder dies: no lock row is left and the
- *   instance accepts events at once.
- * - PostgreSQL, and SQLite with `exclusiveSends: false`: the dead process holds a lock row;
- *   once the lock TTL has passed the instance accepts events again.
+ * state, with no partial rows. The transition ran outside any transaction, holding the
+ * instance's lock row (SQLite and PostgreSQL alike): until the lock TTL has passed the instance
+ * refuses events with its last committed state, then accepts them again.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -74,38 +70,12 @@ describe.each(backends)('MachineRuntime after a crash ($name)', (backend) => {
   beforeAll(() => backend.setUp());
   afterAll(() => backend.tearDown());
 
-  // Only SQLite runs a transition inside a database transaction; registered, not skipped, there.
-  if (backend.name === 'sqlite file') {
-    it('should restore the last committed state, leave no lock row and accept events at once (exclusive sends)', async () => {
-      // A long TTL: accepting the next event must not depend on a lock expiring.
-      const runtime = new MachineRuntime({ store: await backend.open(), lockTtl: 600 });
-      try {
-        const before = await crashMidTransition(runtime, backend, ['--ttl', '600']);
-        expect(await runtime.store.readLock(before.snapshot.id)).toBeNull();
-        await expectAcceptsNext(runtime, before);
-      } finally {
-        await runtime.close();
-      }
-    }, 60_000);
-  }
-
-  const lockRowCase =
-    backend.name === 'postgres'
-      ? 'should restore the last committed state and accept events once the dead lock expires'
-      : 'should restore the last committed state and accept events once the dead lock expires (exclusiveSends: false)';
   it(
-    lockRowCase,
+    'should restore the last committed state and accept events once the dead lock expires',
     async () => {
-      // The crasher takes a lock row (`exclusiveSends: false` on SQLite); this runtime keeps its
-      // default, so on SQLite the exclusive path is what honours the dead process's row.
       const runtime = new MachineRuntime({ store: await backend.open(), lockTtl: 1 });
       try {
-        const before = await crashMidTransition(runtime, backend, [
-          '--ttl',
-          '1',
-          '--exclusive',
-          'false',
-        ]);
+        const before = await crashMidTransition(runtime, backend, ['--ttl', '1']);
         const id = before.snapshot.id;
 
         // The dead process still holds the lock until it expires.

@@ -1,8 +1,8 @@
 /**
- * `exclusiveSends` on SQLite (the default there): each send is one BEGIN IMMEDIATE transaction
- * without a lock row, with the outcomes of the lock-row path (same rows, refusal while someone
- * else holds a lock or the database write lock, expired locks taken over, nothing written on
- * errors).
+ * `send` on a SQLite file (docs/persistence.md "Locks"): lock row and load in one short write
+ * transaction, the transition outside any transaction, commit + release in a second one. A lock
+ * held elsewhere (another process, `withLock`, a job) or by this process refuses the event with
+ * the last committed snapshot; expired locks are taken over; nothing is written on errors.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,53 +20,61 @@ import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 import { counterMachine } from './fixtures/machines.js';
 
-describe('MachineRuntime with exclusiveSends (SQLite default)', () => {
+describe('MachineRuntime.send locks (SQLite file)', () => {
   let dir: string;
   let store: SqliteStore;
   let runtime: MachineRuntime;
-  let plain: MachineRuntime;
 
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'mr-exclusive-'));
+    dir = mkdtempSync(join(tmpdir(), 'mr-send-locks-'));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   beforeEach(() => {
     store = new SqliteStore({ filename: join(dir, `${ulid()}.db`) });
     runtime = new MachineRuntime({ store });
-    plain = new MachineRuntime({ store, exclusiveSends: false });
   });
   afterEach(async () => {
-    await plain.close().catch(() => {});
     await runtime.close();
   });
 
-  it('should commit in one transaction, write no lock row, and write the rows of the lock-row path', async () => {
-    const { snapshot: a } = await runtime.create(counterMachine);
-    const { snapshot: b } = await plain.create(counterMachine);
-    const tryAcquireLock = vi.spyOn(store, 'tryAcquireLock');
-    const exclusive = await runtime.send(counterMachine, a.id, { type: 'INC', actor: 'u' });
-    expect(tryAcquireLock).not.toHaveBeenCalled();
-    const reference = await plain.send(counterMachine, b.id, { type: 'INC', actor: 'u' });
-    expect(exclusive.snapshot).toMatchObject({ context: { count: 1 }, value: b.value });
-    expect(exclusive.snapshot.sequence).toBe(reference.snapshot.sequence);
-    expect(await runtime.restore(counterMachine, a.id)).toEqual(exclusive.snapshot);
-    const strip = (records: { type: string; source: string; sequence: number }[]) =>
-      records.map(({ type, source, sequence }) => ({ type, source, sequence }));
-    expect(strip(await store.history(a.id))).toEqual(strip(await store.history(b.id)));
-    expect((await store.history(a.id)).slice(a.sequence)).toEqual(exclusive.history);
-    expect(await store.readLock(a.id)).toBeNull();
+  it('should take the lock with the load, release it with the commit, and leave no lock row', async () => {
+    const { snapshot: created } = await runtime.create(counterMachine);
+    const lockAndLoad = vi.spyOn(store, 'lockAndLoad');
+    const load = vi.spyOn(store, 'load');
+    const release = vi.spyOn(store, 'releaseLock');
+    const sent = await runtime.send(counterMachine, created.id, { type: 'INC', actor: 'u' });
+    expect(lockAndLoad).toHaveBeenCalledTimes(1);
+    // The snapshot came with the lock; the commit deleted the row (no third write).
+    expect(load).not.toHaveBeenCalled();
+    expect(release).not.toHaveBeenCalled();
+    expect(sent.snapshot.context).toEqual({ count: 1 });
+    expect(await runtime.restore(counterMachine, created.id)).toEqual(sent.snapshot);
+    expect((await store.history(created.id)).slice(created.sequence)).toEqual(sent.history);
+    expect(await store.readLock(created.id)).toBeNull();
   });
 
-  it('should serialize concurrent sends of one process, gap-free', async () => {
+  it('should commit one of 20 concurrent sends of one process and refuse the others without a lock attempt', async () => {
     const { snapshot: created } = await runtime.create(counterMachine);
-    await Promise.all(
+    const lockAndLoad = vi.spyOn(store, 'lockAndLoad');
+    const outcomes = await Promise.allSettled(
       Array.from({ length: 20 }, () => runtime.send(counterMachine, created.id, { type: 'INC' })),
     );
+    const committed = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
+    expect(committed).toHaveLength(1);
+    for (const outcome of refused) {
+      expect(outcome.reason).toBeInstanceOf(MachineAlreadyRunningException);
+      expect((outcome.reason as MachineAlreadyRunningException).snapshot).toEqual(created);
+    }
+    // The in-process map refused them: one database lock attempt in all.
+    expect(lockAndLoad).toHaveBeenCalledTimes(1);
     const restored = await runtime.restore(counterMachine, created.id);
-    expect(restored.context.count).toBe(20);
+    expect(restored.context.count).toBe(1);
     const history = await store.history(created.id);
     expect(history.map((record) => record.sequence)).toEqual(history.map((_, i) => i + 1));
     expect(restored.sequence).toBe(history.length);
+    // Free again once the first has committed.
+    expect((await runtime.send(counterMachine, created.id, { type: 'INC' })).snapshot.context).toEqual({ count: 2 });
   });
 
   it('should refuse while someone else holds a live lock, with the committed snapshot, writing nothing', async () => {
@@ -135,7 +143,7 @@ describe('MachineRuntime with exclusiveSends (SQLite default)', () => {
     }
   });
 
-  it('should take over (delete) an expired lock and commit', async () => {
+  it('should take over an expired lock, commit and leave no row', async () => {
     const { snapshot: created } = await runtime.create(counterMachine);
     await store.tryAcquireLock({ rootEventId: created.id, ownerId: ulid(), ttlMs: 20 });
     await new Promise((resolve) => setTimeout(resolve, 40));
