@@ -24,6 +24,7 @@ import {
   type Store,
   type TimerFireClaim,
 } from '../persistence/store.js';
+import { chainHooks } from '../persistence/transaction.js';
 import type { CommitListeners } from './commit-events.js';
 import type { CommitOptions } from './engine-services.js';
 
@@ -66,7 +67,11 @@ export function prepareCommit(
   const request: CommitRequest = { ...plan.write };
   if (options.releaseLockOwner !== undefined) request.releaseLockOwner = options.releaseLockOwner;
   if (options.timerFire !== undefined) request.timerFire = options.timerFire;
-  if (outbox !== null) request.inTransaction = outbox.write(jobs);
+  const hooks = [
+    ...(options.inTransaction === undefined ? [] : [options.inTransaction]),
+    ...(outbox === null ? [] : [outbox.write(jobs)]),
+  ];
+  if (hooks.length > 0) request.inTransaction = hooks.length === 1 ? hooks[0] : chainHooks(hooks);
   return { plan, request, jobs, outboxed: outbox !== null };
 }
 

@@ -9,6 +9,7 @@ import type { CommitInput, CommitPlan } from '../interpreter/plan-commit.js';
 import type { MacrostepOptions } from '../interpreter/types.js';
 import type { JobInfo } from '../jobs/job-queue.js';
 import type { Store, TimerFireClaim } from '../persistence/store.js';
+import type { TransactionHook } from '../persistence/transaction.js';
 import type { PreparedCommit } from './commit-step.js';
 import type { JobActorRunner } from './job-actors.js';
 import type { MachineRegistry } from './machine-registry.js';
@@ -20,6 +21,8 @@ export interface CommitOptions {
   releaseLockOwner?: string;
   /** The timer fire this step delivers, claimed in the same transaction (`CommitRequest.timerFire`). */
   timerFire?: TimerFireClaim;
+  /** Runs in the commit's transaction after the store's writes (a model record's binding). */
+  inTransaction?: TransactionHook;
 }
 
 /** Retries of asynchronous sends. */

@@ -34,6 +34,7 @@ import type {
   StoredScenario,
 } from '../interpreter/types.js';
 import { toValidationException } from '../interpreter/validation-failure.js';
+import { RecordAlreadyBoundError, type TransactionHook } from '../persistence/transaction.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { OpenJobQueueOptions } from '../jobs/open-job-queue.js';
 import type { DurableJobQueue } from '../jobs/types.js';
@@ -402,6 +403,74 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     // Persisted even when `should_persist` is false: the create endpoint persists explicitly.
     await commitStep(this.#port, { main: { result, from: null }, at: this.#now() });
     return finish(result);
+  }
+
+  /**
+   * A model record's first event (see `MachineInstances.createAndSend`): initial step and event
+   * computed in memory, then committed as one step with `options.bind(id)` in its transaction.
+   * A refused event writes nothing: no machine is created for a request answered 409 or 422.
+   * An event forwarded to a child (which the fresh instance would have to start first) takes
+   * the two-step path: the instance is created and bound, then sent the event.
+   */
+  async createAndSend(
+    definition: MachineDefinition,
+    event: EventObject,
+    options: SendOptions & { bind?: (id: string) => TransactionHook } = {},
+  ): Promise<InstanceResult | null> {
+    this.#registry.register(definition);
+    const initial = this.#engine.initialize(definition, this.#macrostepOptions);
+    const bind = options.bind?.(initial.snapshot.id);
+    if (
+      definition.forwards.length > 0 &&
+      resolveForward(definition, initial.snapshot, event.type) !== null
+    ) {
+      try {
+        await commitStep(
+          this.#port,
+          { main: { result: initial, from: null }, at: this.#now() },
+          bind === undefined ? {} : { inTransaction: bind },
+        );
+      } catch (error) {
+        if (error instanceof RecordAlreadyBoundError) return null;
+        throw error;
+      }
+      return this.send(definition, initial.snapshot.id, event, options);
+    }
+    // A fresh instance keeps no scenario yet: the requested one plays, as on any first event.
+    const scenario = this.scenariosEnabled
+      ? planScenarioStep(definition, initial.snapshot, event.type, options.scenario ?? OMITTED, null)
+      : null;
+    // Throws NoTransitionDefinitionFoundException: nothing written.
+    const step = this.#engine.transition(definition, initial.snapshot, event, {
+      ...this.#macrostepOptions,
+      scenario: scenario?.active ?? null,
+    });
+    // A failed validation guard on a machine nobody has yet: refused, nothing kept.
+    if (step.validationFailure)
+      throw toValidationException(step.validationFailure, definition.id);
+    const result: MacrostepResult = {
+      ...step,
+      history: [...initial.history, ...step.history],
+      effects: [...initial.effects, ...step.effects],
+    };
+    try {
+      await commitStep(
+        this.#port,
+        {
+          main: {
+            result,
+            from: null,
+            ...(scenario === null ? {} : scenarioWrite(null, scenario)),
+          },
+          at: this.#now(),
+        },
+        bind === undefined ? {} : { inTransaction: bind },
+      );
+    } catch (error) {
+      if (error instanceof RecordAlreadyBoundError) return null;
+      throw error;
+    }
+    return finish(result, scenario === null ? undefined : keptAfter(null, scenario));
   }
 
   async restore(definition: MachineDefinition, id: string): Promise<MachineSnapshot> {

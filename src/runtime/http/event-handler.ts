@@ -148,7 +148,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       return validationResponse(validation.errors);
     }
     const event: EventObject = { type: eventType, payload: validation.payload };
-    const instance = found.kind === 'unbound' ? await instances.bind(found.record) : found;
+    // A record without a machine stays unbound until the send: its machine is created, with
+    // the event applied, only if the event is accepted (instances.sendFirst).
+    let instance: RouteInstance = found;
 
     // 4. before() with the pre-transition state.
     const action = target.action;
@@ -173,7 +175,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         throw new HttpError(status, message ?? '');
       },
     });
-    const preId = instance.kind === 'stateless' ? null : instance.id;
+    const preId = instance.kind === 'stateless' || instance.kind === 'unbound' ? null : instance.id;
     if (action?.before) await action.before(hookArgs(pre, preId));
 
     // 5. Send.
@@ -182,10 +184,21 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     let reached: MachineSnapshot | undefined;
     try {
       const options = scenario === undefined ? undefined : { scenario };
-      const result =
-        instance.kind === 'stateless'
-          ? await services.instances.sendStateless(definition, event, options)
-          : await services.instances.send(definition, instance.id, event, options);
+      let result;
+      if (instance.kind === 'stateless') {
+        result = await services.instances.sendStateless(definition, event, options);
+      } else if (instance.kind === 'unbound') {
+        result = await instances.sendFirst(instance.record, event, options);
+        if (result === null) {
+          // Another request bound the record first: this event goes to that machine.
+          instance = await instances.load(request);
+          if (instance.kind !== 'persisted')
+            throw new Error(`Route ${route.name}: the record lost its machine while binding.`);
+          result = await services.instances.send(definition, instance.id, event, options);
+        }
+      } else {
+        result = await services.instances.send(definition, instance.id, event, options);
+      }
       snapshot = result.snapshot;
       kept = result.scenario ?? null;
       reached = result.forwardedChild;

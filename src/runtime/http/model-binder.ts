@@ -4,6 +4,7 @@
  * table in the embedded SQLite or the PostgreSQL store, on the store's own connection.
  */
 import type { Store } from '../persistence/store.js';
+import { RecordAlreadyBoundError } from '../persistence/transaction.js';
 import type { ModelBinder } from './types.js';
 
 export type { ModelBinder };
@@ -51,6 +52,25 @@ export function tableModelBinder(options: TableModelBinderOptions): ModelBinder<
     readMachineId(record, attribute) {
       const value = record[attribute];
       return typeof value === 'string' && value !== '' ? value : null;
+    },
+    claimMachineId(record, attribute, id) {
+      // Only a record still without a machine is bound: a concurrent first request that
+      // committed first leaves 0 rows to update, and this commit rolls back.
+      const sql = `UPDATE ${table} SET ${column(attribute)} = ${run.placeholder(1)} WHERE ${key} = ${run.placeholder(2)} AND (${column(attribute)} IS NULL OR ${column(attribute)} = '')`;
+      const params = [id, record[options.key]];
+      const described = `${options.table}.${options.key} = ${String(record[options.key])}`;
+      return (transaction) => {
+        if (transaction.kind === 'sqlite') {
+          const changes = transaction.database.prepare(sql).run(...params).changes;
+          if (changes !== 1) throw new RecordAlreadyBoundError(described);
+          record[attribute] = id;
+          return;
+        }
+        return transaction.client.query(sql, params).then((result) => {
+          if (result.rowCount !== 1) throw new RecordAlreadyBoundError(described);
+          record[attribute] = id;
+        });
+      };
     },
     async writeMachineId(record, attribute, id) {
       await run.query(

@@ -3,8 +3,9 @@
  * stateless routes, the id in the path, or the machine stored on a model record, which gets one
  * on its first valid request.
  */
-import type { MachineDefinitionBase } from '../definition/types.js';
+import type { EventObject, MachineDefinitionBase } from '../definition/types.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
+import type { InstanceResult, SendOptions } from '../persistence/types.js';
 import type { HttpServices } from './http-services.js';
 import { HttpError } from './responses.js';
 import type { EndpointRequest, PlannedRoute } from './types.js';
@@ -28,6 +29,17 @@ export interface InstanceLoader {
    * only once the request passed validation, so a refused request writes nothing.
    */
   bind(record: unknown): Promise<RouteInstance & { kind: 'persisted' }>;
+  /**
+   * The record's first event (`MachineInstances.createAndSend`): the machine is created with
+   * the event applied and bound to the record in one commit, or not at all (a refused event
+   * writes nothing). `null` when another request bound the record first: the caller sends to
+   * that machine. Without `createAndSend` in the runtime: `bind`, then `send`.
+   */
+  sendFirst(
+    record: unknown,
+    event: EventObject,
+    options: SendOptions | undefined,
+  ): Promise<InstanceResult | null>;
 }
 
 /**
@@ -59,6 +71,23 @@ export function createInstanceLoader<D extends MachineDefinitionBase>(
         throw new HttpError(404, `${binding.model} not found.`);
       const stored = binder!.readMachineId(record, binding.attribute);
       return stored ? persisted(stored) : { kind: 'unbound', record };
+    },
+    async sendFirst(record, event, options) {
+      const attribute = binding.kind === 'model' ? binding.attribute : '';
+      const createAndSend = services.instances.createAndSend?.bind(services.instances);
+      if (createAndSend === undefined) {
+        const bound = await this.bind(record);
+        return services.instances.send(definition, bound.id, event, options);
+      }
+      const claim = binder!.claimMachineId?.bind(binder);
+      const result = await createAndSend(definition, event, {
+        ...options,
+        ...(claim === undefined ? {} : { bind: (id: string) => claim(record, attribute, id) }),
+      });
+      // A binder without an atomic claim writes the id after the commit (not atomic).
+      if (result !== null && claim === undefined)
+        await binder!.writeMachineId(record, attribute, result.snapshot.id);
+      return result;
     },
     async bind(record) {
       const attribute = binding.kind === 'model' ? binding.attribute : '';

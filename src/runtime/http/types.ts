@@ -3,6 +3,7 @@
  * framework-neutral request and response every handler speaks.
  */
 import type { EndpointResponse, EventReference, HttpMethod } from '../definition/types.js';
+import type { TransactionHook } from '../persistence/transaction.js';
 
 export type { EndpointResponse, HttpMethod };
 
@@ -185,4 +186,12 @@ export interface ModelBinder<TRecord = unknown> {
   readMachineId(record: TRecord, attribute: string): string | null | undefined;
   /** Stores a freshly created machine id on the record. */
   writeMachineId(record: TRecord, attribute: string, id: string): void | Promise<void>;
+  /**
+   * Optional, for atomic first use: a hook run inside the transaction creating machine `id`
+   * that stores it on the record only if the record still has none, and otherwise throws
+   * `RecordAlreadyBoundError` (the machine's commit then rolls back). With it, concurrent first
+   * requests on one record create exactly one machine; without it, `writeMachineId` runs after
+   * the commit and concurrent first requests may each create one (the last write wins).
+   */
+  claimMachineId?(record: TRecord, attribute: string, id: string): TransactionHook;
 }

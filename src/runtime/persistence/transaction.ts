@@ -20,3 +20,29 @@ export type StoreTransaction =
  * nothing (better-sqlite3 transactions cannot await); a hook that throws rolls the commit back.
  */
 export type TransactionHook = (transaction: StoreTransaction) => void | Promise<void>;
+
+/**
+ * Thrown by a model binder's transaction hook when the record got a machine from another
+ * request in the meantime: the commit creating a second machine rolls back whole, and the
+ * request continues on the record's machine. Internal: never reaches a client.
+ */
+export class RecordAlreadyBoundError extends Error {
+  constructor(record: string) {
+    super(`Record ${record} is already bound to a machine.`);
+    this.name = 'RecordAlreadyBoundError';
+  }
+}
+
+/** Runs `hooks` in order in one transaction (synchronously while none returns a promise). */
+export function chainHooks(hooks: readonly TransactionHook[]): TransactionHook {
+  return (transaction) => {
+    for (let index = 0; index < hooks.length; index += 1) {
+      const pending = hooks[index]!(transaction);
+      if (pending instanceof Promise) {
+        return pending.then(async () => {
+          for (const hook of hooks.slice(index + 1)) await hook(transaction);
+        });
+      }
+    }
+  };
+}

@@ -11,6 +11,7 @@ import type {
 } from '../interpreter/types.js';
 import type { MacrostepEffect } from '../interpreter/effects.js';
 import type { ScenarioRequest } from '../interpreter/scenarios.js';
+import type { TransactionHook } from './transaction.js';
 
 /** Result of creating an instance or sending it an event. */
 export interface InstanceResult {
@@ -87,6 +88,18 @@ export interface MachineInstances<D> {
    * ids: `MachineNotFoundException`.
    */
   read(definition: D, id: string): Promise<InstanceRead>;
+  /**
+   * Optional: a model record's first event. Creates the instance and applies `event` in one
+   * commit, running `options.bind(id)` (the record's binding) in the same transaction; nothing
+   * is written when the event is refused (`NoTransitionDefinitionFoundException`,
+   * `MachineValidationException`, a scenario refusal). `null` when the hook found the record
+   * bound meanwhile (`RecordAlreadyBoundError`): rolled back, the caller uses that machine.
+   */
+  createAndSend?(
+    definition: D,
+    event: EventObject,
+    options?: SendOptions & { bind?: (id: string) => TransactionHook },
+  ): Promise<InstanceResult | null>;
   /** A fresh instance per call, the event applied, nothing persisted (stateless endpoints). */
   sendStateless(definition: D, event: EventObject, options?: SendOptions): Promise<InstanceResult>;
   /** Optional: scenarios are enabled (the HTTP layer then reads and answers scenario fields). */
