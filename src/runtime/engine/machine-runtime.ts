@@ -65,12 +65,7 @@ import type {
 } from '../persistence/types.js';
 import { availableEventsWithChildren, forwardedChild } from './child-reads.js';
 import { CommitListeners, type CommitListener } from './commit-events.js';
-import {
-  commitStep,
-  finishCommit,
-  writeCommit,
-  type CommitPort,
-} from './commit-step.js';
+import { commitStep, finishCommit, writeCommit, type CommitPort } from './commit-step.js';
 import type { MachineRuntimeConfig } from './config.js';
 import type { EngineServices, SendRetry } from './engine-services.js';
 import { sendForwarded } from './forwarded-send.js';
@@ -438,7 +433,13 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     }
     // A fresh instance keeps no scenario yet: the requested one plays, as on any first event.
     const scenario = this.scenariosEnabled
-      ? planScenarioStep(definition, initial.snapshot, event.type, options.scenario ?? OMITTED, null)
+      ? planScenarioStep(
+          definition,
+          initial.snapshot,
+          event.type,
+          options.scenario ?? OMITTED,
+          null,
+        )
       : null;
     // Throws NoTransitionDefinitionFoundException: nothing written.
     const step = this.#engine.transition(definition, initial.snapshot, event, {
@@ -446,8 +447,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       scenario: scenario?.active ?? null,
     });
     // A failed validation guard on a machine nobody has yet: refused, nothing kept.
-    if (step.validationFailure)
-      throw toValidationException(step.validationFailure, definition.id);
+    if (step.validationFailure) throw toValidationException(step.validationFailure, definition.id);
     const result: MacrostepResult = {
       ...step,
       history: [...initial.history, ...step.history],
@@ -526,7 +526,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     if (lock === null) {
       // Held by someone else (refused by the lock row, with the snapshot read in the same
       // transaction) or by this process (refused without a database round trip).
-      throw alreadyRunning(definition, id, loaded?.snapshot ?? (await this.restore(definition, id)));
+      throw alreadyRunning(
+        definition,
+        id,
+        loaded?.snapshot ?? (await this.restore(definition, id)),
+      );
     }
     try {
       return await this.#sendLocked(

@@ -122,8 +122,7 @@ export class LockManager {
     return {
       rootEventId,
       ownerId,
-      release: () =>
-        (released ??= this.#store.releaseLock(rootEventId, ownerId).finally(forget)),
+      release: () => (released ??= this.#store.releaseLock(rootEventId, ownerId).finally(forget)),
       releasedByCommit: () => {
         if (released === undefined) {
           released = Promise.resolve(true);

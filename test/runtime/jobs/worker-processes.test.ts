@@ -51,7 +51,7 @@ describe.each(backends)('job worker processes on $name', (backend) => {
       const runs: JobInfo[] = [];
       await queue.work('crash', async (_payload, job) => {
         runs.push(job);
-        await recorder.record(job.id, 'fresh worker');
+        await recorder.record(job.id, 'fresh worker', job.attempt);
       });
       await queue.start();
       await queue.drain({ timeoutMs: 15_000 });
@@ -62,6 +62,8 @@ describe.each(backends)('job worker processes on $name', (backend) => {
       expect(await recorder.summary()).toEqual({
         runs: 1,
         duplicates: 0,
+        attemptClashes: 0,
+        jobs: 1,
         byWorker: { 'fresh worker': 1 },
       });
     } finally {
@@ -69,7 +71,11 @@ describe.each(backends)('job worker processes on $name', (backend) => {
     }
   }, 90_000);
 
-  it(`should run each of ${JOBS} jobs exactly once across two worker processes`, async () => {
+  // Delivery is at least once (docs/persistence.md "Jobs"): a claim is a lease of the job's
+  // timeout, and a run that overstays it (a handler or a worker starved of CPU for longer than
+  // the timeout, 250 ms here) is claimed again by another worker. So the property is: every job
+  // ran and was completed, and no claim was run twice (a second run is a later attempt).
+  it(`should run each of ${JOBS} jobs, never one claim twice, across two worker processes`, async () => {
     const workers = [startWorkerProcess('bulk', 'record'), startWorkerProcess('bulk', 'record')];
     const queue = await openJobQueue(backend.url(), backend.settings);
     try {
@@ -92,7 +98,16 @@ describe.each(backends)('job worker processes on $name', (backend) => {
       worker.startsWith('pid-'),
     );
     expect(perWorker.reduce((sum, [, runs]) => sum + runs, 0)).toBe(JOBS);
-    expect(summary.duplicates).toBe(0);
+    expect(summary.attemptClashes).toBe(0);
+    if (summary.duplicates > 0)
+      console.info(`${backend.name}: ${summary.duplicates} re-runs after an expired lease`);
+    // Nothing left: every job was completed (a re-run's completion deleted the row).
+    const check = await openJobQueue(backend.url(), backend.settings);
+    try {
+      expect(await check.failedJobs('bulk')).toEqual([]);
+    } finally {
+      await check.close();
+    }
     // Both processes took part.
     expect(perWorker).toHaveLength(2);
   }, 90_000);

@@ -70,31 +70,27 @@ describe.each(backends)('MachineRuntime after a crash ($name)', (backend) => {
   beforeAll(() => backend.setUp());
   afterAll(() => backend.tearDown());
 
-  it(
-    'should restore the last committed state and accept events once the dead lock expires',
-    async () => {
-      const runtime = new MachineRuntime({ store: await backend.open(), lockTtl: 1 });
-      try {
-        const before = await crashMidTransition(runtime, backend, ['--ttl', '1']);
-        const id = before.snapshot.id;
+  it('should restore the last committed state and accept events once the dead lock expires', async () => {
+    const runtime = new MachineRuntime({ store: await backend.open(), lockTtl: 1 });
+    try {
+      const before = await crashMidTransition(runtime, backend, ['--ttl', '1']);
+      const id = before.snapshot.id;
 
-        // The dead process still holds the lock until it expires.
-        const lock = await runtime.store.readLock(id);
-        expect(lock).not.toBeNull();
-        if (Date.parse(lock!.expiresAt) - Date.now() > 250) {
-          const refused = await runtime
-            .send(counterMachine, id, { type: 'INC' })
-            .catch((error: unknown) => error);
-          expect(refused).toBeInstanceOf(MachineAlreadyRunningException);
-          expect((refused as MachineAlreadyRunningException).snapshot).toEqual(before.snapshot);
-        }
-        await sleep(Math.max(0, Date.parse(lock!.expiresAt) - Date.now()) + 100);
-
-        await expectAcceptsNext(runtime, before);
-      } finally {
-        await runtime.close();
+      // The dead process still holds the lock until it expires.
+      const lock = await runtime.store.readLock(id);
+      expect(lock).not.toBeNull();
+      if (Date.parse(lock!.expiresAt) - Date.now() > 250) {
+        const refused = await runtime
+          .send(counterMachine, id, { type: 'INC' })
+          .catch((error: unknown) => error);
+        expect(refused).toBeInstanceOf(MachineAlreadyRunningException);
+        expect((refused as MachineAlreadyRunningException).snapshot).toEqual(before.snapshot);
       }
-    },
-    60_000,
-  );
+      await sleep(Math.max(0, Date.parse(lock!.expiresAt) - Date.now()) + 100);
+
+      await expectAcceptsNext(runtime, before);
+    } finally {
+      await runtime.close();
+    }
+  }, 60_000);
 });

@@ -74,7 +74,9 @@ describe('MachineRuntime.send locks (SQLite file)', () => {
     expect(history.map((record) => record.sequence)).toEqual(history.map((_, i) => i + 1));
     expect(restored.sequence).toBe(history.length);
     // Free again once the first has committed.
-    expect((await runtime.send(counterMachine, created.id, { type: 'INC' })).snapshot.context).toEqual({ count: 2 });
+    expect(
+      (await runtime.send(counterMachine, created.id, { type: 'INC' })).snapshot.context,
+    ).toEqual({ count: 2 });
   });
 
   it('should refuse while someone else holds a live lock, with the committed snapshot, writing nothing', async () => {

@@ -1,7 +1,9 @@
 /**
  * A handler's side effect, observable from every process: one row per job id in a table with a
  * unique key. A second run of the same job cannot add a row; it is written to a duplicates
- * table instead, so a test can count both.
+ * table instead, so a test can count both. Each run records its attempt number: two runs with
+ * one attempt number would be one claim run twice (never allowed), while a later attempt is a
+ * re-run after the earlier attempt's lease expired (at-least-once delivery).
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -10,6 +12,10 @@ import pg from 'pg';
 export interface RecorderSummary {
   runs: number;
   duplicates: number;
+  /** (job, attempt) pairs run more than once: one claim handed out twice. */
+  attemptClashes: number;
+  /** Distinct jobs run. */
+  jobs: number;
   /** Runs per worker label. */
   byWorker: Record<string, number>;
 }
@@ -18,15 +24,19 @@ export interface RecorderSummary {
 export interface Recorder {
   /** Creates the tables (idempotent). */
   setUp(): Promise<void>;
-  record(jobId: string, worker: string): Promise<'recorded' | 'duplicate'>;
+  record(jobId: string, worker: string, attempt?: number): Promise<'recorded' | 'duplicate'>;
   summary(): Promise<RecorderSummary>;
   close(): Promise<void>;
 }
 
 const TABLES = [
-  'CREATE TABLE IF NOT EXISTS test_job_runs (job_id TEXT PRIMARY KEY, worker TEXT NOT NULL)',
-  'CREATE TABLE IF NOT EXISTS test_job_duplicates (job_id TEXT NOT NULL, worker TEXT NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS test_job_runs (job_id TEXT PRIMARY KEY, worker TEXT NOT NULL, attempt INTEGER NOT NULL)',
+  'CREATE TABLE IF NOT EXISTS test_job_duplicates (job_id TEXT NOT NULL, worker TEXT NOT NULL, attempt INTEGER NOT NULL)',
 ];
+
+const CLASHES = `SELECT count(*) AS n FROM (SELECT job_id, attempt FROM
+  (SELECT job_id, attempt FROM test_job_runs UNION ALL SELECT job_id, attempt FROM test_job_duplicates) AS runs
+  GROUP BY job_id, attempt HAVING count(*) > 1) AS clashes`;
 
 /** Opens the recorder on a `sqlite:<file>` or `postgres://...?schema=` URL. */
 export function openRecorder(url: string): Recorder {
@@ -42,16 +52,19 @@ function sqliteRecorder(filename: string): Recorder {
     async setUp() {
       for (const sql of TABLES) db.exec(sql);
     },
-    async record(jobId, worker) {
+    async record(jobId, worker, attempt = 0) {
       try {
-        db.prepare('INSERT INTO test_job_runs (job_id, worker) VALUES (?, ?)').run(jobId, worker);
+        db.prepare('INSERT INTO test_job_runs (job_id, worker, attempt) VALUES (?, ?, ?)').run(
+          jobId,
+          worker,
+          attempt,
+        );
         return 'recorded';
       } catch (error) {
         if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw error;
-        db.prepare('INSERT INTO test_job_duplicates (job_id, worker) VALUES (?, ?)').run(
-          jobId,
-          worker,
-        );
+        db.prepare(
+          'INSERT INTO test_job_duplicates (job_id, worker, attempt) VALUES (?, ?, ?)',
+        ).run(jobId, worker, attempt);
         return 'duplicate';
       }
     },
@@ -66,7 +79,8 @@ function sqliteRecorder(filename: string): Recorder {
         .prepare('SELECT count(*) FROM test_job_duplicates')
         .pluck()
         .get() as number;
-      return summarize(rows, duplicates);
+      const clashes = (db.prepare(CLASHES).get() as { n: number }).n;
+      return summarize(rows, duplicates, clashes);
     },
     async close() {
       db.close();
@@ -87,19 +101,19 @@ function postgresRecorder(url: string): Recorder {
     async setUp() {
       for (const sql of TABLES) await pool.query(sql);
     },
-    async record(jobId, worker) {
+    async record(jobId, worker, attempt = 0) {
       try {
-        await pool.query('INSERT INTO test_job_runs (job_id, worker) VALUES ($1, $2)', [
-          jobId,
-          worker,
-        ]);
+        await pool.query(
+          'INSERT INTO test_job_runs (job_id, worker, attempt) VALUES ($1, $2, $3)',
+          [jobId, worker, attempt],
+        );
         return 'recorded';
       } catch (error) {
         if ((error as { code?: string }).code !== '23505') throw error;
-        await pool.query('INSERT INTO test_job_duplicates (job_id, worker) VALUES ($1, $2)', [
-          jobId,
-          worker,
-        ]);
+        await pool.query(
+          'INSERT INTO test_job_duplicates (job_id, worker, attempt) VALUES ($1, $2, $3)',
+          [jobId, worker, attempt],
+        );
         return 'duplicate';
       }
     },
@@ -110,7 +124,10 @@ function postgresRecorder(url: string): Recorder {
       const duplicates = await pool.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM test_job_duplicates',
       );
-      return summarize(rows.rows, duplicates.rows[0]!.n);
+      const clashes = await pool.query<{ n: number }>(
+        CLASHES.replace('count(*) AS n', 'count(*)::int AS n'),
+      );
+      return summarize(rows.rows, duplicates.rows[0]!.n, clashes.rows[0]!.n);
     },
     async close() {
       await pool.end();
@@ -118,12 +135,16 @@ function postgresRecorder(url: string): Recorder {
   };
 }
 
-function summarize(rows: { worker: string; n: number }[], duplicates: number): RecorderSummary {
+function summarize(
+  rows: { worker: string; n: number }[],
+  duplicates: number,
+  attemptClashes: number,
+): RecorderSummary {
   const byWorker: Record<string, number> = {};
   let runs = 0;
   for (const row of rows) {
     byWorker[row.worker] = row.n;
     runs += row.n;
   }
-  return { runs, duplicates, byWorker };
+  return { runs, duplicates, attemptClashes, jobs: runs, byWorker };
 }
