@@ -204,6 +204,25 @@ ALTER TABLE machine_instances ADD COLUMN parent_root_event_id text;`,
     sqlite: `ALTER TABLE machine_timer_fires ADD COLUMN state_entered_at TEXT;`,
     postgres: `ALTER TABLE machine_timer_fires ADD COLUMN state_entered_at timestamptz;`,
   },
+  // Every send writes and deletes a lock row (docs/persistence.md "Locks"): one B-tree instead
+  // of three (SQLite: the primary key is the table; no expiry index on either backend). The
+  // table only holds locks in use and the few a crash left, so the sweep's scan stays short.
+  // (Version 5 is left to the idempotency keys of issue 16, developed in parallel.)
+  {
+    version: 6,
+    name: 'lean lock rows',
+    sqlite: `CREATE TABLE machine_locks_lean (
+  root_event_id TEXT PRIMARY KEY,
+  owner_id      TEXT NOT NULL,
+  acquired_at   TEXT NOT NULL,
+  expires_at    TEXT NOT NULL,
+  context       TEXT
+) WITHOUT ROWID;
+INSERT INTO machine_locks_lean SELECT root_event_id, owner_id, acquired_at, expires_at, context FROM machine_locks;
+DROP TABLE machine_locks;
+ALTER TABLE machine_locks_lean RENAME TO machine_locks;`,
+    postgres: `DROP INDEX IF EXISTS machine_locks_expires_idx;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */
