@@ -294,6 +294,40 @@ describe.each(backends)('Store ($name)', (backend) => {
       expect(results.filter(Boolean)).toHaveLength(1);
     });
 
+    it('should lock and load in one step: the lock with the snapshot, a refusal with it, nothing for an unknown id', async () => {
+      const created = makeStep({ machineId, value: ['m.a'], context: { n: 1 } });
+      await store.commit(created);
+      const id = created.snapshot.id;
+      const owner = ulid();
+      expect(await store.lockAndLoad({ rootEventId: id, ownerId: owner, ttlMs: 60_000 })).toEqual({
+        acquired: true,
+        snapshot: created.snapshot,
+      });
+      expect((await store.readLock(id))?.ownerId).toBe(owner);
+      // Held: refused, with the last committed snapshot; the holder keeps its row.
+      expect(await store.lockAndLoad({ rootEventId: id, ownerId: ulid(), ttlMs: 60_000 })).toEqual({
+        acquired: false,
+        snapshot: created.snapshot,
+      });
+      expect((await store.readLock(id))?.ownerId).toBe(owner);
+      // Unknown: no snapshot and no lock row.
+      const unknown = ulid();
+      expect(
+        await store.lockAndLoad({ rootEventId: unknown, ownerId: ulid(), ttlMs: 60_000 }),
+      ).toEqual({ acquired: false, snapshot: null });
+      expect(await store.readLock(unknown)).toBeNull();
+      // Expired: taken over.
+      await store.releaseLock(id, owner);
+      await store.tryAcquireLock({ rootEventId: id, ownerId: ulid(), ttlMs: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const next = ulid();
+      expect(
+        (await store.lockAndLoad({ rootEventId: id, ownerId: next, ttlMs: 60_000 })).acquired,
+      ).toBe(true);
+      expect((await store.readLock(id))?.ownerId).toBe(next);
+      await store.releaseLock(id, next);
+    });
+
     it('should release the lock of the committing owner in the commit transaction', async () => {
       const created = makeStep({ machineId, value: ['m.a'], context: {} });
       await store.commit(created);
