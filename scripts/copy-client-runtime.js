@@ -1,8 +1,10 @@
-// Build step: the client emitter copies the client runtime's TypeScript source beside the
+// Build step: the client emitter copies the client runtime (and the TanStack bindings' runtime)'s TypeScript source beside the
 // generated client, so the compiled package ships that source next to its compiled form.
 import { copyFileSync } from 'node:fs';
 
-copyFileSync(
-  new URL('../src/client/runtime.ts', import.meta.url),
-  new URL('../dist/client/runtime.ts', import.meta.url),
-);
+for (const file of ['runtime.ts', 'query-runtime.ts']) {
+  copyFileSync(
+    new URL(`../src/client/${file}`, import.meta.url),
+    new URL(`../dist/client/${file}`, import.meta.url),
+  );
+}

@@ -61,6 +61,13 @@ export interface OutputConfig {
 export interface ClientConfig {
   /** Base URL `createClient` uses when none is given (e.g. `'/api'` for a same-origin frontend). */
   baseUrl?: string;
+  /**
+   * Also emit TanStack Query bindings of the client (`query.gen.ts`): query keys per
+   * instance, a query per read, a mutation per event writing its answer to the instance's
+   * cache. They import types from `@tanstack/query-core` (an optional peer dependency) and no
+   * framework adapter (docs/client.md). Default false.
+   */
+  tanstackQuery?: boolean;
 }
 
 /** The `machine-routes.config.ts` default export. */

@@ -54,7 +54,10 @@ export function emitOptionsOf(loaded: LoadedConfig): EmitOptions {
         ? {}
         : { servers: loaded.config.openapi.servers.map((server) => ({ ...server })) }),
     },
-    client: { baseUrl: loaded.config.client?.baseUrl ?? null },
+    client: {
+      baseUrl: loaded.config.client?.baseUrl ?? null,
+      tanstackQuery: loaded.config.client?.tanstackQuery ?? false,
+    },
     docs: loaded.config.docs?.enabled === true ? { prefix: loaded.config.docs.prefix ?? '' } : null,
   };
 }

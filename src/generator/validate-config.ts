@@ -49,6 +49,14 @@ export function validateConfig(config: MachineRoutesConfig): MachineRoutesError[
       ),
     );
   }
+  if (config.client?.tanstackQuery === true && kinds !== undefined && !kinds.includes('client')) {
+    issues.push(
+      new InvalidRouterConfigException(
+        `client.tanstackQuery emits bindings of the generated client, but output.kinds (${kinds.join(', ')}) leaves the client out. Add 'client' to output.kinds, or set client.tanstackQuery to false.`,
+        { key: 'client' },
+      ),
+    );
+  }
   return issues;
 }
 

@@ -44,7 +44,7 @@ export const KNOWN_KEYS = {
   /** `docs` of the config (the served API reference). */
   docs: ['enabled', 'prefix'],
   /** `client` of the config. */
-  client: ['baseUrl'],
+  client: ['baseUrl', 'tanstackQuery'],
   /** `server` of the config and of the generated `buildApp`. */
   server: ['bodyLimit', 'payloadLimit', 'headersTimeout', 'requestTimeout'],
 } as const satisfies Record<string, readonly string[]>;

@@ -32,6 +32,18 @@ describe('emitClient', () => {
     expect(matching(graph, SERVER_CODE)).toEqual([]);
   });
 
+  it('should emit TanStack bindings that load only the client (query-core types are erased)', () => {
+    const graph = importGraph(path.join(ROOT, 'generated-example/query.gen.ts'), {
+      dynamic: true,
+    });
+    expect(graph.map((file) => path.relative(ROOT, file))).toEqual([
+      'generated-example/query.gen.ts',
+      'generated-example/query-runtime.gen.ts',
+      'generated-example/client-runtime.gen.ts',
+    ]);
+    expect(matching(graph, [...SERVER_CODE, /tanstack/])).toEqual([]);
+  });
+
   it('should flag server code when the graph reaches it', () => {
     const graph = importGraph(path.join(ROOT, 'generated-example/app.gen.ts'), { dynamic: true });
     expect(matching(graph, SERVER_CODE)).not.toEqual([]);

@@ -16,6 +16,7 @@ const strictest = createRequire(import.meta.url)('@tsconfig/strictest/tsconfig.j
 const FILES = [
   'test/generator/strict-consumer/consumer.ts',
   'generated-example/client.gen.ts',
+  'generated-example/query.gen.ts',
   'test/generator/__snapshots__/forwarding/client.gen.ts',
   'test/generator/__snapshots__/express/client.gen.ts',
 ].map((file) => path.join(ROOT, file));

@@ -23,6 +23,7 @@ import {
   routeTypeName,
   scenarioSlugSchemaName,
 } from './openapi.js';
+import { emitTanstackQuery } from './tanstack.js';
 import type { EmitOptions } from './types.js';
 
 const CLIENT_RUNTIME = new URL('../../client/runtime.ts', import.meta.url);
@@ -78,7 +79,7 @@ function resultType(route: ManifestRoute): string {
     .join(' | ');
 }
 
-function methodView(
+export function methodView(
   route: ManifestRoute,
   statusSet: (statuses: number[]) => string,
 ): { result: TypeView; method: MethodView } {
@@ -174,7 +175,10 @@ function methodTable(groups: ReturnType<typeof buildClientView>['groups']): stri
   return ['{', ...lines, '  }'].join('\n');
 }
 
-/** Emits `client.gen.ts` and `client-runtime.gen.ts`. */
+/**
+ * Emits `client.gen.ts` and `client-runtime.gen.ts`, and the TanStack Query bindings beside
+ * them when the config asks for them (`client.tanstackQuery`).
+ */
 export function emitClient(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
   const runtime = readFileSync(CLIENT_RUNTIME, 'utf8');
   const { groups, ...view } = buildClientView(manifest);
@@ -191,5 +195,6 @@ export function emitClient(manifest: RouteManifest, options: EmitOptions): Gener
       verbatim: [methodTable(groups)],
     },
     { path: 'client-runtime.gen.ts', contents: `${GENERATED_HEADER}\n${runtime}` },
+    ...(options.client.tanstackQuery === true ? emitTanstackQuery(manifest) : []),
   ];
 }

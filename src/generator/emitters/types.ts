@@ -24,8 +24,11 @@ export interface EmitOptions {
   };
   /** The served API reference (config `docs`); `null` when not enabled. */
   docs?: { prefix: string } | null;
-  /** Base URL the client defaults to; `null`: callers must pass one. */
-  client: { baseUrl: string | null };
+  /**
+   * Base URL the client defaults to (`null`: callers must pass one); whether the TanStack
+   * Query bindings are emitted beside it (absent: no).
+   */
+  client: { baseUrl: string | null; tanstackQuery?: boolean };
 }
 
 /** Turns the manifest into files; never formats (format.ts does) and never writes. */

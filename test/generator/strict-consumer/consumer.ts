@@ -3,6 +3,7 @@
  * that may be missing, narrowing on `status`. Compiled by client-strictness.test.ts under
  * `strict` and under the @tsconfig/strictest settings (exactOptionalPropertyTypes).
  */
+import { MutationObserver, type QueryClient } from '@tanstack/query-core';
 import {
   createClient,
   isResponseError,
@@ -11,6 +12,7 @@ import {
   type OrderApproveResult,
   type ResponseErrorOf,
 } from '../../../generated-example/client.gen.js';
+import { createQueries } from '../../../generated-example/query.gen.js';
 
 export async function submitOrder(
   baseUrl: string,
@@ -52,4 +54,32 @@ export async function approveOrder(
     if (isResponseError(caught)) return `answered ${caught.status}`;
     throw caught;
   }
+}
+
+/** The TanStack Query bindings as a strict frontend uses them, through query-core alone. */
+export async function orderStateThroughQueries(
+  queryClient: QueryClient,
+  baseUrl: string,
+  machineId: string,
+): Promise<string> {
+  const queries = createQueries(createClient({ baseUrl }), queryClient);
+  const envelope = await queryClient.fetchQuery(queries.order.instance({ machineId }));
+  const fieldErrors: string[] = [];
+  const submit = new MutationObserver(queryClient, {
+    ...queries.order.submit({ credentials: 'include', retryOnLocked: true }),
+    onError: (error) => {
+      if (isResponseError(error) && error.status === 422)
+        fieldErrors.push(...Object.keys(error.body.errors));
+    },
+  });
+  const submitted = await submit.mutate({ machineId, payload: { amount: 1 } });
+  const cached = queryClient.getQueryData(queries.order.instance({ machineId }).queryKey);
+  const summary = await queryClient.fetchQuery(queries.order.read.summary({ machineId }));
+  return [
+    ...envelope.data.state,
+    ...submitted.data.state,
+    ...(cached?.data.state ?? []),
+    ...summary.data.state,
+    ...fieldErrors,
+  ].join(',');
 }
