@@ -185,14 +185,14 @@ describe('machine-routes generate', () => {
   it('should report generated-example/ as up to date', async () => {
     expect(await run(['generate', '--check', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
-      stdout: 'generated-example/ is up to date (21 files).',
+      stdout: 'generated-example/ is up to date (23 files).',
       stderr: '',
     });
   });
 
   it('should write every file, then list stale, missing and extra files with --check', async () => {
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 21 files to out/ (21 new, 0 changed, 0 removed).',
+      'Wrote 23 files to out/ (23 new, 0 changed, 0 removed).',
     );
     expect((await run(['generate', '--check'], dir)).code).toBe(0);
 
@@ -200,7 +200,7 @@ describe('machine-routes generate', () => {
     const out = path.join(dir, 'out');
     const written = statSync(path.join(out, 'app.gen.ts')).mtimeMs;
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect((await run(['generate'], dir)).stdout).toBe('out/ is up to date (21 files).');
+    expect((await run(['generate'], dir)).stdout).toBe('out/ is up to date (23 files).');
     expect(statSync(path.join(out, 'app.gen.ts')).mtimeMs).toBe(written);
 
     writeFileSync(
@@ -221,7 +221,7 @@ describe('machine-routes generate', () => {
     });
 
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 21 files to out/ (1 new, 1 changed, 1 removed).',
+      'Wrote 23 files to out/ (1 new, 1 changed, 1 removed).',
     );
     expect(existsSync(path.join(out, 'old.routes.gen.ts'))).toBe(false);
     expect(readFileSync(path.join(out, 'notes.md'), 'utf8')).toBe('not generated\n');
@@ -260,11 +260,11 @@ describe('machine-routes generate --watch', () => {
       expect(stdout.join('\n')).toContain(text);
     };
     await printed('Watching ./ for changes');
-    expect(stdout[0]).toBe('Wrote 21 files to out/ (21 new, 0 changed, 0 removed).');
+    expect(stdout[0]).toBe('Wrote 23 files to out/ (23 new, 0 changed, 0 removed).');
 
     writeFileSync(path.join(dir, 'machine-routes.config.ts'), config('fastify'));
     await printed('machine-routes.config.ts changed: generating.');
-    await printed('Wrote 21 files to out/ (0 new, 1 changed, 0 removed).');
+    await printed('Wrote 23 files to out/ (0 new, 1 changed, 0 removed).');
     expect(readFileSync(path.join(dir, 'out/app.gen.ts'), 'utf8')).toContain(
       "from 'machine-routes/fastify'",
     );
