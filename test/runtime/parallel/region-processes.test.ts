@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
-import type { HistoryRecord } from '../../../src/runtime/interpreter/types.js';
+import { MachineAlreadyRunningException } from '../../../src/runtime/errors.js';
+import type { HistoryRecord, MachineSnapshot } from '../../../src/runtime/interpreter/types.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 import { shipmentMachine } from './fixtures/machines.js';
@@ -136,6 +137,32 @@ describe.each(backends)('parallel dispatch with worker processes on $name', (bac
     );
     expect(median).toBeLessThan(500);
     expect(pids.filter(Boolean).length).toBeGreaterThanOrEqual(3);
+  }, 120_000);
+
+  it('should answer contention while a region job holds the instance', async () => {
+    await Promise.all([startWorker(), startWorker()]);
+    const { snapshot: created } = await runtime.create(shipmentMachine);
+    await runtime.send(shipmentMachine, created.id, {
+      type: 'START',
+      payload: { workMs: 50, mergeMs: 2000 },
+    });
+    // Billing's merge holds the lock for 2 s: reads see it, events are refused (HTTP 423 / GET 200).
+    await vi.waitFor(
+      async () =>
+        expect((await runtime.store.readLock(created.id))?.context).toBe(
+          'parallel-region shipment.working.billing',
+        ),
+      { timeout: 30_000, interval: 10 },
+    );
+    expect((await runtime.read(shipmentMachine, created.id)).isProcessing).toBe(true);
+    const refused = await runtime
+      .send(shipmentMachine, created.id, { type: 'RESTART' })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(MachineAlreadyRunningException);
+    const seen = (refused as MachineAlreadyRunningException).snapshot as MachineSnapshot;
+    expect(seen.value[0]).toMatch(/^shipment\.working\./);
+    await settled(created.id, 'shipment.shipped');
+    expect((await runtime.read(shipmentMachine, created.id)).isProcessing).toBe(false);
   }, 120_000);
 
   it('should retry a region job SIGKILLed mid-run and merge its work once', async () => {
