@@ -453,14 +453,17 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       history: [...initial.history, ...step.history],
       effects: [...initial.effects, ...step.effects],
     };
+    // `should_persist: false`: the instance is persisted as created (as `create` does), the
+    // event is computed from it and not written back (as `send` does).
+    const persist = definition.options.shouldPersist;
     try {
       await commitStep(
         this.#port,
         {
           main: {
-            result,
+            result: persist ? result : initial,
             from: null,
-            ...(scenario === null ? {} : scenarioWrite(null, scenario)),
+            ...(scenario === null || !persist ? {} : scenarioWrite(null, scenario)),
           },
           at: this.#now(),
         },
@@ -470,7 +473,10 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       if (error instanceof RecordAlreadyBoundError) return null;
       throw error;
     }
-    return finish(result, scenario === null ? undefined : keptAfter(null, scenario));
+    return finish(
+      result,
+      scenario === null ? undefined : persist ? keptAfter(null, scenario) : null,
+    );
   }
 
   async restore(definition: MachineDefinition, id: string): Promise<MachineSnapshot> {

@@ -21,33 +21,38 @@ const backends = (await allBackends('model-binding-race')).filter(
   (b) => b.name === 'sqlite file' || b.name === 'postgres',
 );
 
-const orderMachine = defineMachine({
-  config: {
-    id: 'bound_order',
-    initial: 'draft',
-    context: { total: 0 },
-    states: {
-      draft: { on: { ADD: { guards: 'amountIsPositive', actions: 'add' }, SUBMIT: 'submitted' } },
-      submitted: { on: { SHIP: 'shipped' } },
-      shipped: { type: 'final' },
-    },
-  },
-  behavior: {
-    guards: {
-      amountIsPositive: defineValidationGuard({
-        check: ({ event }) => Number(event.payload?.amount) > 0,
-        message: 'Amount must be positive',
-        field: 'payload.amount',
-      }),
-    },
-    actions: {
-      add: ({ context, event }) => {
-        context.total = Number(context.total) + Number(event.payload?.amount);
+const machineOf = (id: string, persist: boolean) =>
+  defineMachine({
+    config: {
+      id,
+      ...(persist ? {} : { should_persist: false }),
+      initial: 'draft',
+      context: { total: 0 },
+      states: {
+        draft: { on: { ADD: { guards: 'amountIsPositive', actions: 'add' }, SUBMIT: 'submitted' } },
+        submitted: { on: { SHIP: 'shipped' } },
+        shipped: { type: 'final' },
       },
     },
-  },
-  endpoints: ['ADD', 'SUBMIT', 'SHIP'],
-});
+    behavior: {
+      guards: {
+        amountIsPositive: defineValidationGuard({
+          check: ({ event }) => Number(event.payload?.amount) > 0,
+          message: 'Amount must be positive',
+          field: 'payload.amount',
+        }),
+      },
+      actions: {
+        add: ({ context, event }) => {
+          context.total = Number(context.total) + Number(event.payload?.amount);
+        },
+      },
+    },
+    endpoints: ['ADD', 'SUBMIT', 'SHIP'],
+  });
+const orderMachine = machineOf('bound_order', true);
+/** Never written back on send (`should_persist: false`): created on first use, as `create` does. */
+const sketchMachine = machineOf('bound_sketch', false);
 
 async function rows(store: Store, sql: string): Promise<Record<string, unknown>[]> {
   if (store instanceof SqliteStore) return store.database.prepare(sql).all() as never;
@@ -66,7 +71,7 @@ describe.each(backends)('model-bound first requests ($name)', (backend) => {
     await backend.setUp();
     store = await backend.open();
     const create = 'CREATE TABLE shop_orders (id TEXT PRIMARY KEY, machine_id TEXT)';
-    const insert = `INSERT INTO shop_orders (id, machine_id) VALUES ('race', NULL), ('refused', NULL), ('early', NULL)`;
+    const insert = `INSERT INTO shop_orders (id, machine_id) VALUES ('race', NULL), ('refused', NULL), ('early', NULL), ('sketch', NULL)`;
     if (store instanceof SqliteStore) store.database.exec(`${create}; ${insert}`);
     else await (store as PostgresStore).pool.query(`${create}; ${insert}`);
     runtime = new MachineRuntime({ store });
@@ -98,6 +103,12 @@ describe.each(backends)('model-bound first requests ($name)', (backend) => {
       model: 'Order',
       attribute: 'machine_id',
       modelFor: ['ADD', 'SUBMIT', 'SHIP'],
+    });
+    router.register(sketchMachine, {
+      prefix: 'sketch',
+      model: 'Order',
+      attribute: 'machine_id',
+      modelFor: ['ADD'],
     });
     app = Fastify({ logger: false });
     await mountFastify(app, router);
@@ -159,5 +170,15 @@ describe.each(backends)('model-bound first requests ($name)', (backend) => {
     expect(accepted.status).toBe(200);
     const [record] = await rows(store, `SELECT machine_id FROM shop_orders WHERE id = 'refused'`);
     expect(record!.machine_id).toBe(((await accepted.json()) as { data: { id: string } }).data.id);
+  });
+
+  it('should persist a non-persisting machine as created and answer the event without writing it', async () => {
+    const response = await post('/sketch/sketch/add', { payload: { amount: 3 } });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { data: { id: string; output: unknown } };
+    expect(body.data.output).toEqual({ total: 3 });
+    const [record] = await rows(store, `SELECT machine_id FROM shop_orders WHERE id = 'sketch'`);
+    expect(record!.machine_id).toBe(body.data.id);
+    expect((await runtime.restore(sketchMachine, body.data.id)).context).toEqual({ total: 0 });
   });
 });
