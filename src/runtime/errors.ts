@@ -110,19 +110,27 @@ export class NoParentMachineException extends MachineRoutesError {
   readonly code = 'MR_NO_PARENT_MACHINE';
 }
 
-/** A typed child input cannot be resolved from the parent context. */
+/**
+ * A typed child input cannot be resolved from the parent context: the parent's `input` names a
+ * key its context lacks, or the mapped input fails the child's input schema. At run time the
+ * values come from the requests that built the parent's context: 422 when it escapes one
+ * (docs/delegation.md, "Typed contracts").
+ */
 export class MachineInputValidationException extends MachineRoutesError {
   readonly code = 'MR_MACHINE_INPUT_VALIDATION';
+  override readonly statusCode = 422;
 }
 
-/** A typed output cannot be resolved. */
+/** A typed output cannot be built from the context (422 when it escapes a request). */
 export class MachineOutputResolutionException extends MachineRoutesError {
   readonly code = 'MR_MACHINE_OUTPUT_RESOLUTION';
+  override readonly statusCode = 422;
 }
 
-/** A typed failure cannot be resolved. */
+/** A typed failure cannot be built from a failed child's error (422 when it escapes a request). */
 export class MachineFailureResolutionException extends MachineRoutesError {
   readonly code = 'MR_MACHINE_FAILURE_RESOLUTION';
+  override readonly statusCode = 422;
 }
 
 /** Field errors keyed by field path (`payload.amount`), each with one or more messages. */

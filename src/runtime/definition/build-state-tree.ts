@@ -16,7 +16,15 @@ import {
   type TransitionDefinition,
 } from './state-node.js';
 import { normalizeTransitions } from './transitions.js';
-import type { MachineConfig, OutputConfig, OutputDefinition, StateConfig } from './types.js';
+import type {
+  MachineConfig,
+  OutputConfig,
+  OutputDefinition,
+  StateConfig,
+  StateOutputDefinition,
+} from './types.js';
+import { contractKeys } from './typed-contracts.js';
+import { isZodSchema } from './validate-config.js';
 import { isPlainObject, stateTypeOf, validateStateConfig } from './validate-config.js';
 
 /** The built tree and its id map. */
@@ -42,7 +50,8 @@ export function buildStateTree(
   issues: IssueCollector,
 ): StateTree {
   const context: BuildContext = { machineId: config.id, registry, issues, nodes: [] };
-  const root = buildNode(config, config.id, null, '', context);
+  // The root's `input` is the machine's typed input (a schema), never a child mapping.
+  const root = buildNode(config as unknown as StateConfig, config.id, null, '', context);
   for (const node of context.nodes) {
     node.on = normalizeTransitions(node, { root, registry, issues });
     const done = node.on.get('@done');
@@ -143,7 +152,7 @@ function normalizeStateOutput(
   parent: StateNode | null,
   registry: BehaviorRegistry,
   issues: IssueCollector,
-): OutputDefinition | null {
+): StateOutputDefinition | null {
   const output = node.config.output;
   if (output === undefined) return null;
   const where = { path: node.route, key: 'output' };
@@ -165,7 +174,12 @@ function normalizeStateOutput(
     );
     return null;
   }
-  return normalizeOutput(output, registry, where);
+  if (isZodSchema(output)) {
+    // Not a zod object: reported by checkTypedContracts.
+    const keys = contractKeys(output);
+    return keys === null ? null : { kind: 'typed', schema: output, keys: keys.all };
+  }
+  return normalizeOutput(output as OutputConfig, registry, where);
 }
 
 /** A state's or endpoint's `output`: a list of context keys, or an output behavior. */

@@ -20,6 +20,7 @@ import { requiresChildOutput } from './child-output.js';
 import { isMachineDefinition } from './invocation.js';
 import { eventTypeOf, isEventReference, isUserEventType, toEventDefinition } from './event-type.js';
 import { IssueCollector } from './issues.js';
+import { checkTypedContracts, declaredContextKeys, rootContract } from './typed-contracts.js';
 import type {
   ListenerDefinitions,
   MachineDefinition,
@@ -113,6 +114,15 @@ export function defineMachine<TContext extends Context = Context>(
   const eventTypes = collectEventTypes(tree);
   const events = normalizeEvents(behavior, eventTypes, issues);
   const createContext = contextFactory(config.context, issues);
+  const typedInput = rootContract(config, 'input', issues);
+  const typedFailure = rootContract(config, 'failure', issues);
+  checkTypedContracts(
+    machineId,
+    tree.nodes,
+    declaredContextKeys(config),
+    computed.map(([name]) => name),
+    issues,
+  );
 
   const normalized = normalizeEndpoints({
     machineId,
@@ -151,6 +161,8 @@ export function defineMachine<TContext extends Context = Context>(
     scenarios: scenarios.scenarios,
     records: recordTypes(machineId),
     createContext,
+    typedInput,
+    typedFailure,
     invalid: issues.issues.length > 0,
   };
   if (issues.issues.length > 0) {

@@ -3,7 +3,7 @@
  * `@fail` / `@timeout` transitions): definition-time checks and the normalized form the
  * interpreter reads when such a state is entered or left.
  */
-import { InvalidStateConfigException } from '../errors.js';
+import { InvalidStateConfigException, MachineInputValidationException } from '../errors.js';
 import type { IssueCollector } from './issues.js';
 import type { MachineDefinition } from './machine-definition.js';
 import type { StateNode } from './state-node.js';
@@ -96,6 +96,8 @@ export function normalizeInvocation(
   }
   if (config.machine === undefined) {
     for (const key of ['input', 'queue'] as const) {
+      // The root's `input` is the machine's typed input (typed-contracts.ts).
+      if (key === 'input' && node.depth === 0) continue;
       if (config[key] !== undefined) {
         issues.add(
           InvalidStateConfigException,
@@ -141,7 +143,11 @@ export function normalizeInvocation(
     problem('queue', `${label} has invalid 'queue' value. Use true or a queue name.`);
   }
   const async = queue !== undefined && queue !== false;
-  const mapInput = normalizeInput(config.input, label, problem);
+  const mapInput = normalizeInput(config.input, label, problem, {
+    machineId,
+    route: node.route,
+    child: child?.id ?? String(reference),
+  });
 
   const doneKeys = [...node.on.keys()].filter((type) => type.startsWith('@done.'));
   const hasCatchAll = node.on.has('@done');
@@ -296,6 +302,11 @@ export function normalizeInput(
   input: ChildInputConfig | undefined,
   label: string,
   problem: (key: string, message: string, fix?: string) => void,
+  /**
+   * The delegation of a child machine: a key list or map naming a key the parent's context
+   * lacks then throws MachineInputValidationException (a job's input skips missing keys).
+   */
+  strict?: { machineId: string; route: string; child: string },
 ): ChildInputMapper {
   if (input === undefined) return EMPTY_INPUT;
   if (typeof input === 'function') {
@@ -309,15 +320,12 @@ export function normalizeInput(
     const keys = input as readonly unknown[];
     if (keys.every((key) => typeof key === 'string')) {
       const list = [...(keys as string[])];
-      return (context) =>
-        pick(
-          context,
-          list.map((key) => [key, key]),
-        );
+      const pairs = list.map((key): [string, string] => [key, key]);
+      return (context) => pick(context, pairs, strict);
     }
   } else if (isPlainObject(input) && Object.values(input).every((key) => typeof key === 'string')) {
     const pairs = Object.entries(input as Record<string, string>);
-    return (context) => pick(context, pairs);
+    return (context) => pick(context, pairs, strict);
   }
   problem(
     'input',
@@ -327,10 +335,21 @@ export function normalizeInput(
 }
 
 /** Copies `[childKey, parentKey]` pairs present in the parent context (deep copies, JSON-like). */
-function pick(context: Context, pairs: readonly (readonly [string, string])[]): Context {
+function pick(
+  context: Context,
+  pairs: readonly (readonly [string, string])[],
+  strict?: { machineId: string; route: string; child: string },
+): Context {
   const result: Context = {};
   for (const [childKey, parentKey] of pairs) {
     if (Object.hasOwn(context, parentKey)) result[childKey] = structuredClone(context[parentKey]);
+    else if (strict !== undefined) {
+      throw new MachineInputValidationException(
+        `Machine '${strict.machineId}', state '${strict.route}': 'input' passes context key '${parentKey}' to child machine '${strict.child}', but the context has no '${parentKey}'. ` +
+          `Set '${parentKey}' before the state is entered, or remove it from 'input'.`,
+        { machine: strict.machineId, path: strict.route, key: parentKey },
+      );
+    }
   }
   return result;
 }

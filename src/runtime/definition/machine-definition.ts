@@ -1,6 +1,7 @@
 /**
  * The normalized machine: what `defineMachine` returns and the interpreter reads.
  */
+import type { ZodType } from 'zod';
 import type { ResolvedBehavior } from './behavior-registry.js';
 import type { ScenarioDefinition } from './scenarios.js';
 import type { StateNode } from './state-node.js';
@@ -45,6 +46,10 @@ export interface MachineDefinition extends MachineDefinitionBase {
   readonly records: MachineRecordTypes;
   /** A fresh initial context (a copy of `config.context`, or the zod schema's defaults). */
   createContext(): Context;
+  /** Root `input`: the typed input a parent must pass when it starts this machine (typed-contracts.ts). */
+  readonly typedInput: ZodType | null;
+  /** Root `failure`: the typed failure a parent's `@fail` carries when this machine fails as a child. */
+  readonly typedFailure: ZodType | null;
   /**
    * True when `defineMachine` ran inside `collectDefinitionIssues` and found problems: the
    * definition is only good for reporting, never for running.

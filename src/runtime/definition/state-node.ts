@@ -6,7 +6,7 @@
 import type { ResolvedBehavior } from './behavior-registry.js';
 import type { InvocationDefinition } from './invocation.js';
 import type { TimerDefinition } from './timers.js';
-import type { OutputDefinition, StateConfig, StateType } from './types.js';
+import type { StateConfig, StateOutputDefinition, StateType } from './types.js';
 
 /** One guarded alternative of a transition. */
 export interface TransitionBranch {
@@ -84,7 +84,7 @@ export interface StateNode {
   readonly transient: boolean;
   readonly entry: readonly ResolvedBehavior[];
   readonly exit: readonly ResolvedBehavior[];
-  readonly output: OutputDefinition | null;
+  readonly output: StateOutputDefinition | null;
   /** Transitions this state declares, by event type (reserved types included). */
   readonly on: ReadonlyMap<string, TransitionDefinition>;
   /** Leaves only: own and inherited transitions by event type (the nearest declaration wins). */

@@ -167,6 +167,12 @@ export type TransitionsConfig = string | null | TransitionConfig | readonly Tran
 /** `output` of a state or endpoint: a behavior (key, reference, tuple) or a context-key filter. */
 export type OutputConfig = BehaviorEntry | readonly string[];
 
+/**
+ * A state's `output`: an `OutputConfig`, or a typed output (`z.object(...)`, built from the
+ * context by its keys and parsed; a child's `@done` carries it).
+ */
+export type StateOutputConfig = OutputConfig | ZodType;
+
 export type StateType = 'atomic' | 'compound' | 'parallel' | 'final';
 
 export interface StateConfig {
@@ -183,7 +189,7 @@ export interface StateConfig {
   onDone?: TransitionsConfig;
   entry?: BehaviorList;
   exit?: BehaviorList;
-  output?: OutputConfig;
+  output?: StateOutputConfig;
   description?: string;
   meta?: Record<string, unknown>;
   // Delegation (child machines, forwarded endpoints): see docs/delegation.md.
@@ -236,9 +242,24 @@ export interface ListenConfig {
   transition?: BehaviorList;
 }
 
-export interface MachineConfig<TContext extends Context = Context> extends StateConfig {
+export interface MachineConfig<TContext extends Context = Context> extends Omit<
+  StateConfig,
+  'input'
+> {
   /** Definition id: prefix of every state id and default route name. */
   id: string;
+  /**
+   * The machine's typed input (`z.object(...)`): what a parent must pass in its delegating
+   * state's `input` when it starts this machine as a child (checked at definition time where
+   * the parent's mapping is known, parsed when the child starts).
+   */
+  input?: ZodType;
+  /**
+   * The machine's typed failure (`z.object(...)`): when it fails as a child, the parent's `@fail`
+   * carries `failure`, built from the error (`message`, `code`, `name`, its own fields) and the
+   * child's input.
+   */
+  failure?: ZodType;
   /** Initial context, or a zod object schema whose defaults build it. */
   context?: TContext | ZodType<TContext>;
   listen?: ListenConfig;
@@ -365,6 +386,10 @@ export type EndpointActionReference = string | EndpointActionDefinition;
 export type OutputDefinition =
   | { kind: 'keys'; keys: readonly string[] }
   | { kind: 'behavior'; name: string; run: OutputFunction; params: Record<string, unknown> };
+
+/** A state's normalized `output`: an `OutputDefinition`, or a typed output with its schema keys. */
+export type StateOutputDefinition =
+  OutputDefinition | { kind: 'typed'; schema: ZodType; keys: readonly string[] };
 
 /** A normalized endpoint: every option resolved to its default. */
 export interface EndpointDefinition {

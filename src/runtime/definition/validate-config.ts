@@ -31,6 +31,7 @@ const STATE_KEYS = [
 const ROOT_KEYS = [
   'id',
   'context',
+  'failure',
   'listen',
   'max_transition_depth',
   'should_persist',

@@ -110,13 +110,9 @@ export async function completeChildJob(
     const childDefinition = engine.machines.resolve(row.childMachineId);
     const child = await store.load(job.childId);
     if (childDefinition === undefined || child === null || child.status !== 'done') return;
-    completion = {
-      parentStateId: row.parentStateId,
-      outcome: 'done',
-      childId: job.childId,
-      finalStateId: child.value[0] ?? '',
-      output: resolveOutput(childDefinition, child),
-    };
+    completion = doneOrUnresolved(row.parentStateId, job.childId, child, () =>
+      resolveOutput(childDefinition, child),
+    );
   }
   const applied = await applyToParent(engine, {
     definition: parentDefinition,
@@ -128,6 +124,29 @@ export async function completeChildJob(
   // The parent stayed locked past the lock timeout: try again later rather than lose the outcome.
   if (!applied)
     await engine.enqueue([{ kind: 'child.complete', payload: job, runAt: later(engine) }]);
+}
+
+/**
+ * A finished child's `@done`, or its `@fail` when its typed output cannot be built (the
+ * MachineOutputResolutionException as the error): the parent gets no invalid output.
+ */
+function doneOrUnresolved(
+  parentStateId: string,
+  childId: string,
+  child: MachineSnapshot,
+  output: () => unknown,
+): ChildCompletion {
+  try {
+    return {
+      parentStateId,
+      outcome: 'done',
+      childId,
+      finalStateId: child.value[0] ?? '',
+      output: output(),
+    };
+  } catch (error) {
+    return { parentStateId, outcome: 'fail', childId, error: describeError(error) };
+  }
 }
 
 /** `child.timeout`: routes `@timeout` in the parent of a child still active. */

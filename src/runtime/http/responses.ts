@@ -4,6 +4,9 @@
  */
 import {
   ForwardTargetUnavailableException,
+  MachineFailureResolutionException,
+  MachineInputValidationException,
+  MachineOutputResolutionException,
   MachineNotFoundException,
   MachineValidationException,
   NoTransitionDefinitionFoundException,
@@ -185,6 +188,13 @@ export function errorToResponse(
     return errorResponse(422, error.message || body.message, { errors: error.errors });
   }
   if (error instanceof MachineNotFoundException) return errorResponse(404, 'Machine not found.');
+  // Typed contracts broken by the values requests put in the context (docs/delegation.md).
+  if (
+    error instanceof MachineInputValidationException ||
+    error instanceof MachineOutputResolutionException ||
+    error instanceof MachineFailureResolutionException
+  )
+    return errorResponse(422, error.message);
   // Unknown slug 404, source state or event mismatch 422: `{ message }` (docs/scenarios.md).
   if (error instanceof ScenarioNotFoundException || error instanceof ScenarioFailedException)
     return errorResponse(error.statusCode, error.message);

@@ -9,6 +9,7 @@ import { nextRecordId } from './history.js';
 import { Macrostep } from './macrostep-context.js';
 import { finishMacrostep, settle } from './macrostep.js';
 import { enterStates } from './microstep.js';
+import { childInput } from './typed-contracts.js';
 import type { MacrostepOptions, MacrostepResult } from './types.js';
 
 const initialEntrySets = new WeakMap<MachineDefinition, readonly StateNode[]>();
@@ -41,7 +42,13 @@ export function initialize(
   const time = options.now === undefined ? Date.now() : options.now().getTime();
   const id = options.id ?? nextRecordId(time);
   const context = definition.createContext();
-  if (options.context !== undefined) Object.assign(context, options.context);
+  if (options.context !== undefined)
+    Object.assign(
+      context,
+      options.parent === undefined
+        ? options.context
+        : childInput(definition, options.context, options.parent.machineId),
+    );
   const event: EventObject = { type: definition.records.start, actor: options.actor ?? null };
   const macrostep = new Macrostep(
     definition,

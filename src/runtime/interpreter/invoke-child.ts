@@ -20,7 +20,7 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { Handler, StateNode } from '../definition/state-node.js';
-import type { EventObject } from '../definition/types.js';
+import type { Context, EventObject } from '../definition/types.js';
 import {
   isMachineDefinition,
   type InvocationDefinition,
@@ -47,6 +47,7 @@ import { initialize } from './initialize.js';
 import type { Macrostep } from './macrostep-context.js';
 import { runMicrostep } from './microstep.js';
 import { resolveOutput } from './output.js';
+import { childFailure } from './typed-contracts.js';
 import { selectCompletion } from './select-transitions.js';
 import type { MacrostepResult } from './types.js';
 
@@ -56,6 +57,8 @@ export interface ChildError {
   /** Catalogue code (`MR_...`), `null` for other errors. */
   code: string | null;
   message: string;
+  /** The thrown error's own JSON fields (a typed failure is built from them). */
+  fields?: Record<string, unknown>;
 }
 
 /** What became of a child machine. */
@@ -75,8 +78,21 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
   const invocation = state.invocation as InvocationDefinition;
   const settled = macrostep.settledChildren.indexOf(state);
   if (settled >= 0) macrostep.settledChildren.splice(settled, 1);
-  const input = invocation.mapInput(macrostep.context, macrostep.event);
   const childId = nextRecordId(macrostep.time);
+  let input: Context;
+  try {
+    input = invocation.mapInput(macrostep.context, macrostep.event);
+  } catch (error) {
+    // The child cannot start: its outcome is a failure (thrown on when nothing handles @fail).
+    const start = invocation.kind === 'job' ? { jobId: childId } : { childId };
+    macrostep.record(invocation.records.start, start);
+    const outcome =
+      invocation.kind === 'job'
+        ? { outcome: 'fail' as const, jobId: childId, error: describeError(error) }
+        : { outcome: 'fail' as const, childId, error: describeError(error) };
+    routeChildOutcome(macrostep, state, outcome, error);
+    return;
+  }
   const override = macrostep.scenario?.plan.children.get(state.id);
   if (override?.kind === 'outcome') {
     // The scenario decides the outcome: no child (or job) runs, the outcome is routed at once.
@@ -138,6 +154,7 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
       state,
       { outcome: 'fail', childId, error: describeError(error) },
       error,
+      input,
     );
     return;
   }
@@ -165,11 +182,24 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
   macrostep.effects.push(persist);
   // Not finished in its first macrostep: the child stays, tracked like an asynchronous one.
   if (!done) return;
+  let output: unknown;
+  try {
+    output = resolveOutput(child, result.snapshot);
+  } catch (error) {
+    // Finished, but its typed output cannot be built: the parent gets no valid output.
+    routeChildOutcome(
+      macrostep,
+      state,
+      { outcome: 'fail', childId, error: describeError(error) },
+      error,
+    );
+    return;
+  }
   routeChildOutcome(macrostep, state, {
     outcome: 'done',
     childId,
     finalState: finalStateKey(child.id, result.snapshot.value[0] ?? ''),
-    output: resolveOutput(child, result.snapshot),
+    output,
   });
 }
 
@@ -185,6 +215,8 @@ export function routeChildOutcome(
   state: StateNode,
   outcome: ChildOutcome | JobOutcome,
   rethrow?: unknown,
+  /** The input the child was started with, when known (a typed failure may read it). */
+  input: Context = {},
 ): void {
   const invocation = state.invocation as InvocationDefinition;
   const common =
@@ -208,7 +240,7 @@ export function routeChildOutcome(
   } else if (outcome.outcome === 'fail') {
     type = '@fail';
     record = invocation.records.fail;
-    payload = { ...common, error: outcome.error };
+    payload = { ...common, ...failurePayload(macrostep, invocation, outcome.error, input) };
   } else {
     type = '@timeout';
     record = invocation.records.timeout;
@@ -275,6 +307,33 @@ function forcedOutcome(
   );
 }
 
+const CONTRACT_CODES = ['MR_MACHINE_INPUT_VALIDATION', 'MR_MACHINE_OUTPUT_RESOLUTION'];
+
+/**
+ * `error`, and `failure` when the child declares a typed failure. A failure that cannot be
+ * built replaces the error with the MachineFailureResolutionException that says why.
+ */
+function failurePayload(
+  macrostep: Macrostep,
+  invocation: InvocationDefinition,
+  error: ChildError,
+  input: Context,
+): { error: ChildError; failure?: Record<string, unknown> } {
+  // A broken input or output contract is no failure of the child's own: no typed failure.
+  if (invocation.kind !== 'machine' || CONTRACT_CODES.includes(error.code ?? '')) return { error };
+  const child =
+    typeof invocation.machine === 'string'
+      ? macrostep.machines?.(invocation.machine)
+      : invocation.machine;
+  if (!isMachineDefinition(child)) return { error };
+  try {
+    const failure = childFailure(child, error, input);
+    return failure === undefined ? { error } : { error, failure };
+  } catch (unresolved) {
+    return { error: describeError(unresolved) };
+  }
+}
+
 /** A delegating state is being exited: cancel its child unless it has nothing left to cancel. */
 export function leaveDelegatingState(macrostep: Macrostep, state: StateNode): void {
   const invocation = state.invocation as InvocationDefinition;
@@ -329,8 +388,24 @@ export function finalStateKey(childMachineId: string, stateId: string): string {
 export function describeError(error: unknown): ChildError {
   if (error instanceof MachineRoutesError)
     return { name: error.name, code: error.code, message: error.message };
-  if (error instanceof Error) return { name: error.name, code: null, message: error.message };
+  if (error instanceof Error) {
+    const described: ChildError = { name: error.name, code: null, message: error.message };
+    const fields = ownFields(error);
+    if (fields !== null) described.fields = fields;
+    return described;
+  }
   return { name: 'Error', code: null, message: String(error) };
+}
+
+/** An error's own enumerable fields as JSON (`null` without any, or when they are not JSON). */
+function ownFields(error: Error): Record<string, unknown> | null {
+  const own = Object.fromEntries(Object.entries(error).filter(([key]) => key !== 'stack'));
+  if (Object.keys(own).length === 0) return null;
+  try {
+    return JSON.parse(JSON.stringify(own)) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
 }
 
 /** The child machine's id, or the job's name. */

@@ -4,7 +4,13 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { StateNode } from '../definition/state-node.js';
-import type { Context, EventObject, OutputDefinition } from '../definition/types.js';
+import type {
+  Context,
+  EventObject,
+  OutputDefinition,
+  StateOutputDefinition,
+} from '../definition/types.js';
+import { MachineOutputResolutionException } from '../errors.js';
 import { NO_MESSAGING } from './messaging.js';
 import { leavesOf } from './macrostep-context.js';
 import { LiveStateView } from './state-view.js';
@@ -48,6 +54,7 @@ export function resolveOutput(
   const chosen = output ?? stateOutput(definition, leavesOf(definition, snapshot.value));
   const context = responseContext(definition, snapshot);
   if (chosen === null) return context;
+  if (chosen.kind === 'typed') return typedOutput(definition, snapshot, chosen, context);
   if (chosen.kind === 'keys') {
     const filtered: Context = {};
     for (const key of chosen.keys) if (Object.hasOwn(context, key)) filtered[key] = context[key];
@@ -73,14 +80,14 @@ export function resolveOutput(
 export function stateOutputOf(
   definition: MachineDefinition,
   snapshot: MachineSnapshot,
-): OutputDefinition | null {
+): StateOutputDefinition | null {
   return stateOutput(definition, leavesOf(definition, snapshot.value));
 }
 
 function stateOutput(
   definition: MachineDefinition,
   leaves: readonly StateNode[],
-): OutputDefinition | null {
+): StateOutputDefinition | null {
   const first = leaves[0];
   if (first === undefined) return null;
   const parallel = first.ancestors.find((ancestor) => ancestor.type === 'parallel');
@@ -90,4 +97,34 @@ function stateOutput(
     if (output !== undefined && output !== null) return output;
   }
   return null;
+}
+
+/**
+ * A typed output: the schema's keys taken from the context (and computed values), parsed.
+ * Throws `MachineOutputResolutionException` naming the machine, the state and the keys when
+ * the context cannot build it (a required key missing, a value of the wrong type).
+ */
+function typedOutput(
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+  output: Extract<StateOutputDefinition, { kind: 'typed' }>,
+  context: Context,
+): unknown {
+  const source: Context = {};
+  for (const key of output.keys) if (Object.hasOwn(context, key)) source[key] = context[key];
+  const parsed = output.schema.safeParse(source);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues
+    .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+    .join('; ');
+  const first = parsed.error.issues[0]?.path[0];
+  throw new MachineOutputResolutionException(
+    `Machine '${definition.id}' instance '${snapshot.id}': the typed output of '${snapshot.value.join(', ')}' cannot be built from the context (${problems}). ` +
+      `Set those context keys before the state is reached, or make them optional in the output schema.`,
+    {
+      machine: definition.id,
+      path: snapshot.value.join(','),
+      ...(first === undefined ? {} : { key: String(first) }),
+    },
+  );
 }
