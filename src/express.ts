@@ -3,6 +3,9 @@
  * apart from `machine-routes/runtime` so Fastify servers never load Express (an optional peer).
  */
 export {
+  machineRoutesRouter,
+  notFoundHandler,
+  withFallback,
   mountExpress,
   expressHandler,
   jsonBody,

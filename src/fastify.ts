@@ -3,8 +3,11 @@
  * `machine-routes/runtime` so Express servers never load Fastify (an optional peer).
  */
 export {
+  encapsulatedPlugin,
+  machineRoutes,
   mountFastify,
   fastifyHandler,
   type FastifyMountOptions,
+  type MachineRoutesPluginOptions,
 } from './runtime/http/adapters/fastify.js';
 export type { MountOptions, MountSource } from './runtime/http/adapters/shared.js';

@@ -20,3 +20,4 @@ export {
   type SettingKey,
 } from './environment.js';
 export { redactStoreUrl } from './store-url.js';
+export { stderrLogger, type Logger } from './logger.js';

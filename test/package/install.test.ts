@@ -18,8 +18,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNode, type FixtureProcess } from '../support/child-process.js';
 import { ROOT } from '../generator/support.js';
+import { createTestSchema } from '../support/postgres.js';
 
 const INSTALL_TIMEOUT = 300_000;
+/** A Node executable of a maintained version (22+), see the last test. */
+const EXTRA_NODE = process.env['MACHINE_ROUTES_NODE22'] || undefined;
 
 /** The TypeScript blocks of the README's "A first machine" that start with `// <path>`. */
 function readmeFiles(): Map<string, string> {
@@ -78,6 +81,8 @@ function createProject(type: 'commonjs' | 'module', installed: string | null): s
   const install = (...args: string[]) =>
     sh(project, 'npm', ['install', '--prefer-offline', '--ignore-scripts', ...args]);
   install(tarball, 'zod@^4', 'fastify@^5');
+  // PostgreSQL's drivers are optional peers: only the Node 22 test below uses them.
+  if (EXTRA_NODE !== undefined) install('pg@^8', 'pg-boss@^10');
   install('-D', 'typescript', '@types/node@^20');
   const modules = path.join(project, 'node_modules');
   const ours = path.join(ROOT, 'node_modules');
@@ -115,6 +120,8 @@ describe('the packed tarball', () => {
 describe.each(['commonjs', 'module'] as const)('a fresh npm project (type %s)', (type) => {
   let project: string;
   let server: FixtureProcess | undefined;
+  let own: FixtureProcess | undefined;
+  let extra: FixtureProcess | undefined;
 
   beforeAll(() => {
     project = createProject(type, type === 'module' ? path.join(work, 'commonjs') : null);
@@ -126,6 +133,7 @@ describe.each(['commonjs', 'module'] as const)('a fresh npm project (type %s)', 
 
   afterAll(() => {
     server?.child.kill();
+    own?.child.kill();
   });
 
   it(
@@ -144,6 +152,22 @@ describe.each(['commonjs', 'module'] as const)('a fresh npm project (type %s)', 
           },
           include: ['machines', 'src', 'machine-routes.config.ts'],
         }),
+      );
+      // The plugin form in an application of the user's own, compiled with the rest.
+      writeFileSync(
+        path.join(project, 'src/own-app.ts'),
+        [
+          "import Fastify from 'fastify';",
+          "import { machineRoutes } from './generated/app.gen.js';",
+          'async function main(): Promise<void> {',
+          '  const app = Fastify();',
+          "  await app.register(machineRoutes, { prefix: '/api' });",
+          "  app.get('/health', async () => ({ ok: true }));",
+          "  console.log(`own app listening on ${await app.listen({ port: 0, host: '127.0.0.1' })}`);",
+          '}',
+          'void main();',
+          '',
+        ].join('\n'),
       );
       sh(project, 'npx', ['tsc', '--strict']);
 
@@ -168,6 +192,60 @@ describe.each(['commonjs', 'module'] as const)('a fresh npm project (type %s)', 
       expect(((await submitted.json()) as { data: { state: string[] } }).data.state).toEqual([
         'order.submitted',
       ]);
+      server.child.kill();
+
+      own = startNode(['build/src/own-app.js'], {
+        cwd: project,
+        env: { MACHINE_DATABASE_URL: `sqlite:${path.join(project, 'machines.db')}` },
+      });
+      const ownLine = await own.waitForLine((text) => text.includes('listening on'), 60_000);
+      const ownUrl = /listening on (\S+)/.exec(ownLine)![1]!;
+      expect(await (await fetch(`${ownUrl}/health`)).json()).toEqual({ ok: true });
+      const viaPlugin = await fetch(`${ownUrl}/api/orders/create`, { method: 'POST' });
+      expect(viaPlugin.status).toBe(201);
+    },
+    INSTALL_TIMEOUT,
+  );
+
+  // A maintained Node beside the one running the suite (Node 20, end of life): .ci/run fetches
+  // Node 22 from the npm registry's `node` package and names it here. better-sqlite3 has no
+  // prebuilt binary for it on this network (it would compile for minutes), so the server runs
+  // on PostgreSQL, which needs no native module.
+  it.runIf(EXTRA_NODE !== undefined || process.env['CI'] !== undefined)(
+    'should check and serve on PostgreSQL under the maintained Node of MACHINE_ROUTES_NODE22',
+    async () => {
+      if (EXTRA_NODE === undefined) throw new Error('CI must set MACHINE_ROUTES_NODE22');
+      const version = execFileSync(EXTRA_NODE, ['--version'], { encoding: 'utf8' }).trim();
+      expect(Number(/^v(\d+)/.exec(version)![1])).toBeGreaterThanOrEqual(22);
+      const cli = path.join(project, 'node_modules/machine-routes/bin/machine-routes.js');
+      expect(sh(project, EXTRA_NODE, [cli, 'check'])).toContain('No problems: 1 machine');
+      const schema = await createTestSchema(`install_${type}`);
+      try {
+        sh(project, EXTRA_NODE, [cli, 'migrate', '--database', schema.url]);
+        extra = startNode(['build/src/generated/server.gen.js'], {
+          cwd: project,
+          node: EXTRA_NODE,
+          env: { PORT: '0', MACHINE_DATABASE_URL: schema.url },
+        });
+        const line = await extra.waitForLine((text) => text.includes('listening on'), 60_000);
+        const url = /listening on (\S+)/.exec(line)![1]!;
+        const created = await fetch(`${url}/orders/create`, { method: 'POST' });
+        expect(created.status).toBe(201);
+        const { data } = (await created.json()) as { data: { id: string } };
+        const submitted = await fetch(`${url}/orders/${data.id}/submit`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ payload: { amount: 250 } }),
+        });
+        expect(submitted.status).toBe(200);
+        expect(((await submitted.json()) as { data: { state: string[] } }).data.state).toEqual([
+          'order.submitted',
+        ]);
+      } finally {
+        extra?.child.kill();
+        await extra?.exited;
+        await schema.drop();
+      }
     },
     INSTALL_TIMEOUT,
   );

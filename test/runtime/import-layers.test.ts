@@ -27,6 +27,7 @@ function layerOf(relative: string): { name: string; rank: number } | null {
         'environment.ts',
         'store-url.ts',
         'naming.ts',
+        'logger.ts',
         'known-keys.ts',
       ].includes(first!)
     )

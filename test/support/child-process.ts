@@ -28,13 +28,16 @@ export function startFixture(
   });
 }
 
-/** Starts plain `node <args>` (no loader), e.g. on a compiled script, in `cwd`. */
+/**
+ * Starts plain `node <args>` (no loader), e.g. on a compiled script, in `cwd`; `node` names
+ * another Node executable than the one running the tests.
+ */
 export function startNode(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; name?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; name?: string; node?: string } = {},
 ): FixtureProcess {
   const script = options.name ?? args.join(' ');
-  const child = spawn(process.execPath, args, {
+  const child = spawn(options.node ?? process.execPath, args, {
     env: { ...process.env, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),

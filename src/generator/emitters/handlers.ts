@@ -119,7 +119,6 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
       contents: renderTemplate('app', {
         fastify,
         framework: fastify ? 'Fastify' : 'Express',
-        mountName: fastify ? 'mountFastify' : 'mountExpress',
         docs:
           (options.docs ?? null) === null
             ? false
@@ -127,7 +126,6 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
                 titleLiteral: JSON.stringify(options.openapi.title),
                 prefixLiteral: JSON.stringify(options.docs?.prefix ?? ''),
               },
-        frameworkModule: options.framework,
         configModule: manifest.configModule,
         registrations: registrations.map(({ file, view }) => ({
           routesName: view.routesName,

@@ -81,6 +81,7 @@ import {
 } from './parallel-dispatch-config.js';
 import { openRuntimeParts } from './open-runtime.js';
 import { deliverSends } from './send-jobs.js';
+import { stderrLogger, type Logger } from '../logger.js';
 
 /** The interpreter functions the runtime drives (the real ones unless a test wraps them). */
 export interface MachineEngine {
@@ -107,8 +108,13 @@ export interface MachineRuntimeOptions {
   machines?: readonly MachineDefinition[];
   /** Async sends: tries (25), non-retryable failures tolerated (3), delay between tries (1000 ms). */
   sendRetry?: Partial<SendRetry>;
-  /** Failures of deferred work nobody awaits (a send given up, ...). Default: console.error. */
+  /** Failures of deferred work nobody awaits (a send given up, ...). Default: `logger`. */
   onDeferredError?: (error: unknown, context: string) => void;
+  /**
+   * The application's logger (pino-style: Fastify's `app.log`), for what nobody awaits: failed
+   * deferred work, jobs and timer sweeps. Default: JSON lines on stderr (`stderrLogger`).
+   */
+  logger?: Logger;
   /**
    * How often a running job actor checks that its state was not left in another process, in ms
    * (default 1000). Left in this process, its signal fires at once.
@@ -198,6 +204,8 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
   clock?: Clock;
   /** Parallel dispatch settings given in code (they win over `env`'s `MACHINE_PARALLEL_DISPATCH_*`). */
   parallelDispatch?: Partial<ParallelDispatchSettings>;
+  /** See `MachineRuntimeOptions.logger`: also receives failed job attempts and timer sweeps. */
+  logger?: Logger;
 }
 
 /** Runs machines against a `Store`: one writer per instance at a time, one transaction per event. */
@@ -262,7 +270,8 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     };
     const onError =
       options.onDeferredError ??
-      ((error: unknown, context: string) => console.error(`machine-routes: ${context}`, error));
+      ((error: unknown, context: string) =>
+        (options.logger ?? stderrLogger).error({ err: error }, `machine-routes: ${context} failed`));
     this.#listeners = new CommitListeners(onError);
     const sendRetry: SendRetry = {
       tries: options.sendRetry?.tries ?? 25,
@@ -337,11 +346,12 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       timerIntervalMs,
       clock,
       parallelDispatch,
+      logger,
       ...overrides
     } = options;
     // Read before anything is opened: a malformed setting fails the start.
     const dispatch = loadParallelDispatchConfig(parallelDispatch, env);
-    const parts = await openRuntimeParts({ overrides, migrate, env, jobs, jobQueue });
+    const parts = await openRuntimeParts({ overrides, migrate, env, jobs, jobQueue, logger });
     try {
       const runtime = new MachineRuntime({
         store: parts.store,
@@ -354,6 +364,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         ...(jobAbortPollMs === undefined ? {} : { jobAbortPollMs }),
         machines: [...(machines ?? []), ...timers.map((registration) => registration.machine)],
         ...(clock === undefined ? {} : { now: () => clock.now() }),
+        ...(logger === undefined ? {} : { logger }),
       });
       runtime.#ownedJobs = parts.ownedJobs;
       if (parts.ownedJobs !== null && worker) {
@@ -366,6 +377,12 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
           registrations: timers,
           ...(clock === undefined ? {} : { clock }),
           ...(timerIntervalMs === undefined ? {} : { intervalMs: timerIntervalMs }),
+          ...(logger === undefined
+            ? {}
+            : {
+                onError: (error: unknown, where: string) =>
+                  logger.error({ err: error }, `machine-routes: ${where} failed`),
+              }),
         });
         runtime.#timers.start();
       }

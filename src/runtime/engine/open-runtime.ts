@@ -9,6 +9,7 @@ import type { DurableJobQueue } from '../jobs/types.js';
 import { openStore } from '../persistence/open-store.js';
 import type { Store } from '../persistence/store.js';
 import { loadRuntimeConfig, type MachineRuntimeConfig } from './config.js';
+import { stderrLogger, type Logger } from '../logger.js';
 
 /** What `openRuntimeParts` reads. */
 export interface RuntimePartsOptions {
@@ -22,6 +23,8 @@ export interface RuntimePartsOptions {
   jobs?: JobQueue | undefined;
   /** Settings of the default queue. */
   jobQueue?: OpenJobQueueOptions | undefined;
+  /** Where failed job attempts are logged (default: JSON lines on stderr). */
+  logger?: Logger | undefined;
 }
 
 /** The opened parts; `ownedJobs` is the queue opened here (the runtime closes it). */
@@ -47,7 +50,7 @@ export async function openRuntimeParts(options: RuntimePartsOptions): Promise<Ru
     // The in-process worker must not keep a process alive that is otherwise done.
     const owned = await openJobQueue(store, {
       keepAlive: false,
-      onError: reportJobError,
+      onError: (error, job) => reportJobError(options.logger ?? stderrLogger, error, job),
       ...options.jobQueue,
     });
     return { config, store, jobs: owned, ownedJobs: owned };
@@ -57,9 +60,13 @@ export async function openRuntimeParts(options: RuntimePartsOptions): Promise<Ru
   }
 }
 
-// Failed job attempts of the runtime's own queue: one line on stderr (the job is retried or
-// kept as failed in the queue).
-function reportJobError(error: unknown, job: { name: string; id: string } | null): void {
+// Failed job attempts of the runtime's own queue, to the application's logger (the job is
+// retried or kept as failed in the queue).
+function reportJobError(
+  logger: Logger,
+  error: unknown,
+  job: { name: string; id: string } | null,
+): void {
   const where = job === null ? 'job worker' : `job ${job.name} ${job.id}`;
-  console.error(`machine-routes: ${where} failed:`, error);
+  logger.error({ err: error }, `machine-routes: ${where} failed`);
 }

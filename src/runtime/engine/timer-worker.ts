@@ -4,6 +4,7 @@
  * the work through the instance locks and the fire claims, so a fire is delivered once whatever
  * the number of workers.
  */
+import { stderrLogger } from '../logger.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { TimerRegistration } from '../definition/timer-registration.js';
 import type { TimerHost } from './timer-delivery.js';
@@ -89,5 +90,5 @@ export class TimerWorker {
 }
 
 function reportError(error: unknown, where: string): void {
-  console.error(`machine-routes: ${where} failed:`, error);
+  stderrLogger.error({ err: error }, `machine-routes: ${where} failed`);
 }

@@ -55,7 +55,8 @@ export interface HttpServices<D extends MachineDefinitionBase> {
   ): { output: unknown; child: { state: readonly string[]; output: unknown } | null };
   middleware: MiddlewareRegistry;
   models: Readonly<Record<string, ModelBinder>>;
-  logger: HttpLogger;
+  /** The router's own logger; absent, the request's framework logger is used (see `guarded`). */
+  logger: HttpLogger | undefined;
   /** Largest event payload in bytes (serialised JSON) when the event sets no `payloadLimit`. */
   payloadLimit: number;
   /**

@@ -43,6 +43,8 @@ export {
 } from './model-binder.js';
 export {
   consoleLogger,
+  defaultHttpLogger,
+  httpLoggerOf,
   createdEnvelope,
   errorResponse,
   errorToResponse,

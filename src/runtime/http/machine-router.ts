@@ -18,7 +18,6 @@ import type { MiddlewareRegistry } from './middleware-registry.js';
 import { forwardedOutput } from './forwarded-output.js';
 import { planRegistration } from './plan-routes.js';
 import { createRouteHandler, type HttpServices } from './request-lifecycle.js';
-import { consoleLogger } from './responses.js';
 import type { ScenarioServices } from './scenario-fields.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_PAYLOAD_LIMIT } from './request-parsing.js';
 import type {
@@ -38,7 +37,10 @@ export interface MachineRouterOptions {
   middleware?: MiddlewareRegistry;
   /** Model binders by model name (the registrations' `model` option). */
   models?: Readonly<Record<string, ModelBinder>>;
-  /** Where unexpected errors are logged (their details never reach the response). */
+  /**
+   * Where unexpected errors are logged (their details never reach the response). Default: the
+   * framework's logger of each request (Fastify's `request.log`, pino-http's `req.log`).
+   */
   logger?: HttpLogger;
   /** Largest accepted request body in bytes (default 1 MiB); larger ones get 413. */
   bodyLimit?: number;
@@ -108,7 +110,7 @@ export class MachineRouter {
           : {}),
       middleware: options.middleware ?? {},
       models: options.models ?? {},
-      logger: options.logger ?? consoleLogger,
+      logger: options.logger,
       payloadLimit: options.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
       ...((options.scenarios ?? runtime.scenariosEnabled === true)
         ? { scenarios: scenarioServices(runtime) }

@@ -25,6 +25,7 @@ import type {
   RouteHandler,
 } from './types.js';
 import { validationErrorBody } from './validation-errors.js';
+import { stderrLogger, type Logger } from '../logger.js';
 
 /** The `data` object of an event endpoint's response, in the spec's field order. */
 export interface MachineEnvelopeData {
@@ -211,24 +212,39 @@ export function errorToResponse(
   return errorResponse(500, STATUS_MESSAGES[500]!);
 }
 
-/** Wraps a route's handling so that it never throws: an escaped error becomes its response. */
+/**
+ * Wraps a route's handling so that it never throws: an escaped error becomes its response.
+ * Unexpected errors go to `logger` (the router's own), else to the request's framework logger,
+ * else to stderr as one JSON line.
+ */
 export function guarded(
   route: PlannedRoute,
-  logger: HttpLogger,
+  logger: HttpLogger | undefined,
   handle: (request: EndpointRequest) => Promise<EndpointResponse>,
 ): RouteHandler {
   return async (request) => {
     try {
       return await handle(request);
     } catch (error) {
-      return errorToResponse(error, logger, route.name);
+      return errorToResponse(error, logger ?? request.log ?? defaultHttpLogger, route.name);
     }
   };
 }
 
-/** A logger that writes to stderr; replace it through `MachineRouter`'s `logger` option. */
-export const consoleLogger: HttpLogger = {
-  error(message, meta) {
-    console.error(message, meta.error);
-  },
-};
+/** An `HttpLogger` writing to a pino-style logger: `log.error({ err, route }, message)`. */
+export function httpLoggerOf(log: Logger): HttpLogger {
+  return {
+    error(message, meta) {
+      log.error({ err: meta.error, ...(meta.route === undefined ? {} : { route: meta.route }) }, message);
+    },
+  };
+}
+
+/** The HTTP layer's logger when neither the application nor the framework gives one. */
+export const defaultHttpLogger: HttpLogger = httpLoggerOf(stderrLogger);
+
+/**
+ * @deprecated Use `defaultHttpLogger`, or better the framework's logger (`httpLoggerOf(app.log)`).
+ * Kept for code written against earlier versions; it writes JSON lines to stderr now.
+ */
+export const consoleLogger: HttpLogger = defaultHttpLogger;

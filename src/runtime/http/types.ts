@@ -165,6 +165,11 @@ export interface EndpointRequest {
   body: unknown;
   /** Request headers, lower-cased names. */
   headers: Record<string, string | undefined>;
+  /**
+   * The framework's logger of this request (Fastify's `request.log`, pino-http's `req.log`):
+   * unexpected errors are logged there when the router was given no `logger` of its own.
+   */
+  log?: HttpLogger;
 }
 
 /** A framework-neutral route handler. Never throws: every failure becomes a JSON response. */

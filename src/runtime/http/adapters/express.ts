@@ -12,7 +12,15 @@ import express, {
   type Router,
 } from 'express';
 import type { EndpointResponse } from '../../definition/types.js';
-import { consoleLogger, errorResponse, errorToResponse, HttpError } from '../responses.js';
+import {
+  defaultHttpLogger,
+  errorResponse,
+  errorToResponse,
+  HttpError,
+  httpLoggerOf,
+} from '../responses.js';
+import type { Logger } from '../../logger.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonContentType, parseJsonBody, parseQueryString } from '../request-parsing.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
 import { toColonPath } from '../../definition/uri.js';
@@ -26,36 +34,44 @@ import {
   type MountSource,
 } from './shared.js';
 
-/** Options of {@link mountExpress}. */
+/** Options of {@link mountExpress} and {@link machineRoutesRouter}. */
 export interface ExpressMountOptions extends MountOptions {
+  /**
+   * Where unexpected errors are logged. Default: the request's `req.log` when the application
+   * uses pino-http (Express has no logger of its own), else JSON lines on stderr.
+   */
   logger?: HttpLogger;
 }
 
-const parents = new WeakMap<Express | Router, Router>();
-
 /**
- * Mounts every route of `source` on `app`. May be called once per registration: every call
- * adds to one router mounted on the app's first call. With `notFound` (default, read on the
- * first call), a JSON 404 follows that router, so routes the application adds after the first
- * call are shadowed: add them before, or pass `notFound: false` and handle 404s yourself.
+ * The routes of a router as one `express.Router`, to `app.use()` where the application wants
+ * them (`app.use('/api', machineRoutesRouter(router))`). It answers its own routes (and 405 for
+ * their other methods) and nothing else: other URLs go on to whatever the application added
+ * before or after it. For the layer's JSON 404 on the URLs nobody answers, end the application
+ * with {@link notFoundHandler} or serve it through {@link withFallback}.
  *
  * @example
  * const app = express();
- * mountExpress(app, router);
- * app.listen(3000);
+ * app.use(machineRoutesRouter(router));
+ * app.get('/health', (_req, res) => res.json({ ok: true })); // after: still answers
+ * createServer(withFallback(app)).listen(3000);
  */
-export function mountExpress(
-  app: Express | Router,
+export function machineRoutesRouter(
   source: MountSource,
-  options: ExpressMountOptions = {},
+  options: Omit<ExpressMountOptions, 'notFound'> = {},
 ): Router {
   const { routes, bodyLimit } = sourceRoutes(source);
-  const logger = options.logger ?? consoleLogger;
   const router = express.Router();
   const readBody = jsonBody(bodyLimit);
+  // Requests one of these routes took: only their errors are answered here.
+  const ours = new WeakSet<Request>();
+  const claim: RequestHandler = (request, _response, next) => {
+    ours.add(request);
+    next();
+  };
   for (const { route, handler } of routes) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](toColonPath(route.path), readBody, expressHandler(handler));
+    router[method](toColonPath(route.path), claim, readBody, expressHandler(handler));
   }
   for (const { path, allowed, refused } of methodsByPath(routes)) {
     if (refused.length === 0) continue;
@@ -65,8 +81,79 @@ export function mountExpress(
     });
   }
   router.use((error: unknown, request: Request, response: Response, next: NextFunction) => {
-    if (response.headersSent) return next(error);
+    // Errors of the application's own handlers are the application's: only ours are answered.
+    // A path parameter that cannot be decoded fails while Express matches routes, before any
+    // handler of ours runs: a client error (400), answered in the layer's JSON too.
+    const status = (error as { status?: unknown } | null)?.status;
+    const matching = error instanceof URIError && status === 400;
+    if (response.headersSent || !(ours.has(request) || matching)) return next(error);
+    const logger = options.logger ?? requestLogger(request) ?? defaultHttpLogger;
     sendResponse(response, expressErrorResponse(error, logger, request.route?.path));
+  });
+  return router;
+}
+
+/** The layer's JSON 404, as the last handler of an application. */
+export function notFoundHandler(): RequestHandler {
+  return (_request, response) => sendResponse(response, errorResponse(404, 'Not Found.'));
+}
+
+/**
+ * The application as a `node:http` request listener whose last resort is the layer's JSON
+ * answer: 404 for URLs no route answers, 500 (logged) for an error no handler took. Unlike an
+ * `app.use(notFoundHandler())` at build time, routes the application adds later still answer.
+ */
+export function withFallback(
+  app: Express,
+  options: { logger?: HttpLogger } = {},
+): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    const handle = app as unknown as (
+      request: IncomingMessage,
+      response: ServerResponse,
+      done: (error?: unknown) => void,
+    ) => void;
+    handle(request, response, (error?: unknown) => {
+      const res = response as Response;
+      if (res.headersSent) {
+        response.end();
+        return;
+      }
+      const logger =
+        options.logger ?? requestLogger(request as Request) ?? defaultHttpLogger;
+      sendResponse(
+        res,
+        error === undefined || error === null
+          ? errorResponse(404, 'Not Found.')
+          : expressErrorResponse(error, logger, undefined),
+      );
+    });
+  };
+}
+
+/** pino-http's `req.log`, when the application installed it. */
+function requestLogger(request: Request): HttpLogger | undefined {
+  const log = (request as { log?: unknown }).log;
+  return typeof log === 'object' && log !== null && typeof (log as Logger).error === 'function'
+    ? httpLoggerOf(log as Logger)
+    : undefined;
+}
+
+const parents = new WeakMap<Express | Router, Router>();
+
+/**
+ * Mounts every route of `source` on `app` (a {@link machineRoutesRouter} per call). May be called
+ * once per registration. With `notFound` (default, read on the first call), a JSON 404 follows
+ * the routes, so routes the application adds after the first call are shadowed: prefer
+ * `app.use(machineRoutesRouter(router))` with {@link withFallback}, which composes in any order.
+ */
+export function mountExpress(
+  app: Express | Router,
+  source: MountSource,
+  options: ExpressMountOptions = {},
+): Router {
+  const router = machineRoutesRouter(source, {
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   // One parent router per app, mounted once and followed by the 404: routes of later calls go
   // into it, so they still come before the 404 (Express matches in registration order).
@@ -75,11 +162,7 @@ export function mountExpress(
     parent = express.Router();
     parents.set(app, parent);
     app.use(parent);
-    if (options.notFound !== false) {
-      app.use((_request: Request, response: Response) =>
-        sendResponse(response, errorResponse(404, 'Not Found.')),
-      );
-    }
+    if (options.notFound !== false) app.use(notFoundHandler());
   }
   parent.use(router);
   return router;
@@ -105,6 +188,7 @@ export function toEndpointRequest(request: Request): EndpointRequest {
       body: (request as { body?: unknown }).body,
     },
     request.headers,
+    () => requestLogger(request),
   );
 }
 

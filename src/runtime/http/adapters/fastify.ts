@@ -1,10 +1,18 @@
 /**
- * Fastify adapter: mounts a router's planned routes on an application, inside an
- * encapsulated plugin so that its JSON parser and error handler touch only these routes.
+ * Fastify adapter: a router's planned routes as an encapsulated Fastify plugin
+ * ({@link machineRoutes}), so that its JSON parser and error handler touch only these routes.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyPluginOptions,
+  FastifyReply,
+  FastifyRequest,
+} from 'fastify';
+import fp from 'fastify-plugin';
 import type { EndpointResponse } from '../../definition/types.js';
-import { errorResponse, errorToResponse, HttpError, consoleLogger } from '../responses.js';
+import { errorResponse, errorToResponse, HttpError, httpLoggerOf } from '../responses.js';
 import { parseJsonBody, parseQueryString } from '../request-parsing.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
 import { toColonPath } from '../../definition/uri.js';
@@ -20,14 +28,72 @@ import {
 
 /** Options of {@link mountFastify}. */
 export interface FastifyMountOptions extends MountOptions {
-  /** Where errors of request parsing that are not the client's are logged. */
+  /**
+   * Where unexpected errors are logged. Default: the framework's logger of each request
+   * (`request.log`, pino), so they land where the application's own logs go.
+   */
   logger?: HttpLogger;
+}
+
+/** Options of the {@link machineRoutes} plugin (`app.register(machineRoutes, { router, prefix })`). */
+export interface MachineRoutesPluginOptions extends FastifyPluginOptions {
+  /** The routes: a `MachineRouter` (or routes plus a body limit). */
+  router: MountSource;
+  /** Prefix of every route (Fastify's own register option). */
+  prefix?: string;
+  /**
+   * Answer unknown URLs under `prefix` with the layer's JSON 404 (default: true with a prefix,
+   * false without one, so the application's own not-found handling stays in charge).
+   */
+  notFound?: boolean;
+  /** See {@link FastifyMountOptions.logger}. */
+  logger?: HttpLogger;
+}
+
+/**
+ * The routes of a router as a Fastify plugin. Encapsulated (fastify-plugin with
+ * `encapsulate: true`, for its name and Fastify version check): its JSON parser, error handler
+ * and not-found handler apply to its own routes only, `prefix` works as for any plugin, and the
+ * application's hooks and decorators still reach its routes. Errors are logged through
+ * `request.log`, i.e. the application's pino logger.
+ *
+ * @example
+ * const app = Fastify({ logger: true });
+ * await app.register(machineRoutes, { router, prefix: '/api' });
+ * app.get('/health', async () => ({ ok: true })); // before or after: both answer
+ * await app.listen({ port: 3000 });
+ */
+export const machineRoutes = fp<MachineRoutesPluginOptions>(
+  async (scope, options) => {
+    registerRoutes(scope, options.router, options.logger);
+    if (options.notFound ?? (options.prefix !== undefined && options.prefix !== '')) {
+      scope.setNotFoundHandler((_request, reply) =>
+        sendResponse(reply, errorResponse(404, 'Not Found.')),
+      );
+    }
+  },
+  { name: 'machine-routes', fastify: '5.x', encapsulate: true },
+);
+
+/**
+ * Makes an application's own plugin the way {@link machineRoutes} is made: encapsulated (so
+ * `prefix` applies and its parsers stay inside), named, and checked against Fastify 5. Generated
+ * `app.gen.ts` builds its `machineRoutes` plugin (runtime, router, API reference) with it, so the
+ * user's project needs no fastify-plugin of its own.
+ */
+export function encapsulatedPlugin<Options extends FastifyPluginOptions>(
+  plugin: FastifyPluginAsync<Options>,
+  name: string,
+): FastifyPluginAsync<Options> {
+  return fp(plugin, { name, fastify: '5.x', encapsulate: true });
 }
 
 const withNotFound = new WeakSet<FastifyInstance>();
 
 /**
  * Mounts every route of `source` on `app`. Await it (or `app.ready()`) before listening.
+ * `app.register(machineRoutes, { router, prefix })` is the same as a plugin; this form also
+ * sets the layer's JSON 404 for the whole application (`notFound`, default true).
  *
  * Bodies are parsed by the layer's own JSON parser (400 malformed, 413 over the limit, 415
  * other content types, `__proto__` keys dropped) and every error body is the layer's JSON.
@@ -42,50 +108,10 @@ export async function mountFastify(
   source: MountSource,
   options: FastifyMountOptions = {},
 ): Promise<void> {
-  const { routes, bodyLimit } = sourceRoutes(source);
-  const logger = options.logger ?? consoleLogger;
-  await app.register(async (scope) => {
-    // Encapsulated: these parsers and this error handler apply to the routes below only.
-    scope.removeAllContentTypeParsers();
-    const parseJson = (
-      _request: FastifyRequest,
-      body: string,
-      done: (error: Error | null, body?: unknown) => void,
-    ) => {
-      try {
-        done(null, parseJsonBody(body));
-      } catch (error) {
-        done(error as Error, undefined);
-      }
-    };
-    scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, parseJson);
-    scope.addContentTypeParser(
-      /^application\/[^;]+\+json$/,
-      { parseAs: 'string', bodyLimit },
-      parseJson,
-    );
-    scope.setErrorHandler((error: FastifyError, request, reply) => {
-      void sendResponse(reply, fastifyErrorResponse(error, logger, request.routeOptions.url));
-    });
-    for (const { route, handler } of routes) {
-      scope.route({
-        method: route.method,
-        url: toColonPath(route.path),
-        bodyLimit,
-        handler: fastifyHandler(handler),
-      });
-    }
-    // 405 with Allow for the other methods of a known path (Fastify answers 404 otherwise).
-    for (const { path, allowed, refused } of methodsByPath(routes)) {
-      if (refused.length === 0) continue;
-      const allow = allowHeader(allowed);
-      scope.route({
-        method: refused,
-        url: toColonPath(path),
-        handler: async (_request, reply) =>
-          sendResponse(reply, errorResponse(405, 'Method Not Allowed.', { headers: { allow } })),
-      });
-    }
+  await app.register(machineRoutes, {
+    router: source,
+    notFound: false,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   if (options.notFound !== false && !withNotFound.has(app)) {
     // Fastify accepts one not-found handler per instance: set it on the first mount only.
@@ -93,6 +119,53 @@ export async function mountFastify(
     app.setNotFoundHandler((_request, reply) =>
       sendResponse(reply, errorResponse(404, 'Not Found.')),
     );
+  }
+}
+
+/** The routes, their body parsers and error handler, in the (encapsulated) `scope`. */
+function registerRoutes(
+  scope: FastifyInstance,
+  source: MountSource,
+  logger: HttpLogger | undefined,
+): void {
+  const { routes, bodyLimit } = sourceRoutes(source);
+  // Encapsulated: these parsers and this error handler apply to the routes below only.
+  scope.removeAllContentTypeParsers();
+  const parseJson = (
+    _request: FastifyRequest,
+    body: string,
+    done: (error: Error | null, body?: unknown) => void,
+  ) => {
+    try {
+      done(null, parseJsonBody(body));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  };
+  scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, parseJson);
+  scope.addContentTypeParser(/^application\/[^;]+\+json$/, { parseAs: 'string', bodyLimit }, parseJson);
+  scope.setErrorHandler((error: FastifyError, request, reply) => {
+    const log = logger ?? httpLoggerOf(request.log);
+    void sendResponse(reply, fastifyErrorResponse(error, log, request.routeOptions.url));
+  });
+  for (const { route, handler } of routes) {
+    scope.route({
+      method: route.method,
+      url: toColonPath(route.path),
+      bodyLimit,
+      handler: fastifyHandler(handler),
+    });
+  }
+  // 405 with Allow for the other methods of a known path (Fastify answers 404 otherwise).
+  for (const { path, allowed, refused } of methodsByPath(routes)) {
+    if (refused.length === 0) continue;
+    const allow = allowHeader(allowed);
+    scope.route({
+      method: refused,
+      url: toColonPath(path),
+      handler: async (_request, reply) =>
+        sendResponse(reply, errorResponse(405, 'Method Not Allowed.', { headers: { allow } })),
+    });
   }
 }
 
@@ -119,6 +192,7 @@ export function toEndpointRequest(request: FastifyRequest): EndpointRequest {
       body: request.body,
     },
     request.headers,
+    () => httpLoggerOf(request.log),
   );
 }
 

@@ -4,7 +4,7 @@
  */
 import type { HttpMethod } from '../../definition/types.js';
 import type { MachineRouter, MountedRoute } from '../machine-router.js';
-import type { EndpointRequest } from '../types.js';
+import type { EndpointRequest, HttpLogger } from '../types.js';
 import { DEFAULT_BODY_LIMIT } from '../request-parsing.js';
 
 /** What an adapter mounts: a router, or routes plus the body limit. */
@@ -72,8 +72,9 @@ export function neutralHeaders(
  * share of a request's cost.
  */
 export function endpointRequest(
-  fields: Omit<EndpointRequest, 'headers'>,
+  fields: Omit<EndpointRequest, 'headers' | 'log'>,
   raw: Record<string, string | string[] | undefined>,
+  frameworkLog?: () => HttpLogger | undefined,
 ): EndpointRequest {
   let headers: Record<string, string | undefined> | undefined;
   return {
@@ -81,6 +82,10 @@ export function endpointRequest(
     params: fields.params,
     query: fields.query,
     body: fields.body,
+    // Made on first use (an unexpected error): most requests never log.
+    get log() {
+      return frameworkLog?.();
+    },
     get headers() {
       return (headers ??= neutralHeaders(raw));
     },
