@@ -182,6 +182,12 @@ export class MachineNotFoundException extends MachineRoutesError {
   override readonly statusCode = 404;
 }
 
+/** The runtime was closed (shutting down): it serves no more requests. */
+export class RuntimeClosedException extends MachineRoutesError {
+  readonly code = 'MR_RUNTIME_CLOSED';
+  override readonly statusCode = 503;
+}
+
 /** A forwarded event found no running child, or the child does not accept it. */
 export class ForwardTargetUnavailableException extends MachineRoutesError {
   readonly code = 'MR_FORWARD_TARGET_UNAVAILABLE';

@@ -21,6 +21,7 @@ export const KNOWN_KEYS = {
     'except',
     'middleware',
     'reads',
+    'stream',
   ],
   /** The `defineConfig({ ... })` object. */
   config: [

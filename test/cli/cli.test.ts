@@ -64,7 +64,7 @@ describe('machine-routes check', () => {
   it('should print a summary and exit 0 for a valid config', async () => {
     expect(await run(['check', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
-      stdout: 'No problems: 7 machines, 24 routes.',
+      stdout: 'No problems: 7 machines, 25 routes.',
       stderr: '',
     });
   });
@@ -162,7 +162,7 @@ describe('machine-routes routes', () => {
     expect(lines).toContain(
       'GET     /orders/{machineId}/status              order.read.status         read',
     );
-    expect(lines).toHaveLength(25);
+    expect(lines).toHaveLength(26);
   });
 });
 

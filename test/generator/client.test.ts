@@ -140,3 +140,56 @@ describe('createClient', () => {
     expect((calls[1]!.init.headers as Record<string, string>)['accept']).toBe('text/plain');
   });
 });
+
+describe('createClient live state', () => {
+  it('should parse server-sent events, send Last-Event-ID, and resolve on abort', async () => {
+    const { createClient: createExampleClient } =
+      await import('./__snapshots__/fastify/client.gen.js');
+    const encoder = new TextEncoder();
+    let sent: RequestInit | undefined;
+    const controller = new AbortController();
+    const fetchStream: typeof fetch = async (_url, init) => {
+      sent = init;
+      const body = new ReadableStream<Uint8Array>({
+        start(stream) {
+          stream.enqueue(encoder.encode('retry: 1000\n\n: keep-alive\n\nid: 7\nevent: state\r\n'));
+          stream.enqueue(encoder.encode('data: {"data":{"id":"x","state":["order.draft"]}}\n\n'));
+          init?.signal?.addEventListener('abort', () =>
+            stream.error(new DOMException('aborted', 'AbortError')),
+          );
+        },
+      });
+      return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    };
+    const client = createExampleClient({ baseUrl: 'http://api.test', fetch: fetchStream });
+    const received: Array<[unknown, number]> = [];
+    await client.order.subscribe(
+      { machineId: 'x' },
+      {
+        lastEventId: 5,
+        signal: controller.signal,
+        onState: (message, sequence) => {
+          received.push([message, sequence]);
+          controller.abort();
+        },
+      },
+    );
+    expect(received).toEqual([[{ data: { id: 'x', state: ['order.draft'] } }, 7]]);
+    expect((sent?.headers as Record<string, string>)['last-event-id']).toBe('5');
+    expect((sent?.headers as Record<string, string>)['accept']).toBe('text/event-stream');
+  });
+
+  it('should send waitFor and timeout as the read query', async () => {
+    const { createClient: createExampleClient } =
+      await import('./__snapshots__/fastify/client.gen.js');
+    const calls: Array<{ url: string; init: RequestInit }> = [];
+    const client = createExampleClient({
+      baseUrl: 'http://api.test',
+      fetch: recordingFetch(calls),
+    });
+    await client.order.waitFor({ machineId: 'x', state: 'order.submitted', timeout: 5000 });
+    expect(calls.map((call) => call.url)).toEqual([
+      'http://api.test/orders/x/status?waitFor=order.submitted&timeout=5000',
+    ]);
+  });
+});

@@ -206,6 +206,87 @@ describe('generated client against the generated server', () => {
     expect(await app.runtime.store.history(machineId)).toHaveLength(history);
   });
 
+  it('should follow an order with subscribe and waitFor until aborted', async () => {
+    const machineId = await createOrder();
+    const states: string[][] = [];
+    let seen: () => void = () => {};
+    const following = customer.order.subscribe(
+      { machineId },
+      {
+        onState: (message, sequence) => {
+          expect(sequence).toBeGreaterThan(0);
+          states.push(message.data.state);
+          seen();
+        },
+      },
+    );
+    const waiting = customer.order.waitFor({
+      machineId,
+      state: 'order.submitted',
+      timeout: 30_000,
+    });
+    await vi.waitFor(() => expect(states).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    const next = new Promise<void>((resolve) => (seen = resolve));
+    await customer.order.submit({ machineId, payload: { amount: 700 } });
+    await next;
+    const reached = await waiting;
+    expect(reached.status === 200 && reached.body.data.state).toEqual(['order.submitted']);
+    const timedOut = await customer.order.waitFor({
+      machineId,
+      state: 'order.approved',
+      timeout: 10,
+    });
+    expect(timedOut.status === 200 && timedOut.body.data.state).toEqual(['order.submitted']);
+    // A final state ends the stream: subscribe resolves.
+    await customer.order.cancel({ machineId });
+    await following;
+    expect(states).toEqual([['order.draft'], ['order.submitted'], ['order.cancelled']]);
+  });
+
+  it('should end a subscription on abort and resume one after lastEventId', async () => {
+    const machineId = await createOrder();
+    const controller = new AbortController();
+    const first: Array<[string[], number]> = [];
+    // Aborted from its own callback: subscribe resolves, nothing more is delivered.
+    await customer.order.subscribe(
+      { machineId },
+      {
+        signal: controller.signal,
+        onState: (message, sequence) => {
+          first.push([message.data.state, sequence]);
+          controller.abort();
+        },
+      },
+    );
+    expect(first).toEqual([[['order.draft'], expect.any(Number)]]);
+    const resumed: string[][] = [];
+    let heard: () => void = () => {};
+    const stop = new AbortController();
+    const resuming = customer.order.subscribe(
+      { machineId },
+      {
+        signal: stop.signal,
+        lastEventId: first[0]![1],
+        onState: (message) => {
+          resumed.push(message.data.state);
+          heard();
+        },
+      },
+    );
+    // The client already has the draft state: the resumed stream sends only what follows.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(resumed).toEqual([]);
+    const next = new Promise<void>((resolve) => (heard = resolve));
+    await customer.order.submit({ machineId, payload: { amount: 300 } });
+    await next;
+    stop.abort();
+    await resuming;
+    await customer.order.cancel({ machineId });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(first).toHaveLength(1);
+    expect(resumed).toEqual([['order.submitted']]);
+  });
+
   it('should answer 401 on a protected route without valid credentials', async () => {
     const created = await customer.ticket.create();
     const machineId = created.status === 201 ? created.body.data.id : '';

@@ -195,6 +195,26 @@ function fingerprint(store: SqliteStore, tables: readonly string[]): Record<stri
   return result;
 }
 
+/**
+ * The body as text. A state stream (`GET /orders/{id}/events`) stays open until the instance
+ * reaches a final state: its first state message is read, then the request is aborted.
+ */
+async function bodyText(response: Response, controller: AbortController): Promise<string> {
+  if (!response.headers.get('content-type')?.startsWith('text/event-stream'))
+    return response.text();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for await (const chunk of response.body!) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true });
+      if (/^data: .*\n\n/m.test(text)) break;
+    }
+  } finally {
+    controller.abort();
+  }
+  return text;
+}
+
 const LEAK = /\bat [^\n]*:\d+:\d+|node_modules|\/work\/|file:\/\/|\.ts\b|\n\s+at /;
 
 describe.each([
@@ -275,12 +295,14 @@ describe.each([
           if (request.contentType !== null) headers['content-type'] = request.contentType;
         }
         const url = `${baseUrl}${pathname}${query === '' ? '' : `?${query}`}`;
+        const controller = new AbortController();
         const response = await fetch(url, {
           method,
           headers,
+          signal: controller.signal,
           ...(body === undefined ? {} : { body }),
         });
-        const text = await response.text();
+        const text = await bodyText(response, controller);
         statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         const where = `#${index} ${method} ${url.slice(0, 160)} -> ${response.status}`;
         if (response.status >= 500) problems.push(`${where}: server error ${text.slice(0, 200)}`);

@@ -108,6 +108,19 @@ function conformance(operation: Operation, response: Received): string[] {
     return [`status ${response.status} is not documented (body ${response.text})`];
   }
   const content = documented['content'] as Record<string, JsonObject> | undefined;
+  const stream = content?.['text/event-stream'];
+  if (stream !== undefined) {
+    if (!response.contentType.startsWith('text/event-stream')) {
+      problems.push(`content-type '${response.contentType}' is not text/event-stream`);
+    }
+    const validate = validatorOf(operation.operationId, response.status, stream['x-data-schema']!);
+    if (!validate(response.json)) {
+      problems.push(
+        `event data ${response.text} does not match: ${ajv.errorsText(validate.errors)}`,
+      );
+    }
+    return problems;
+  }
   const schema = content?.['application/json']?.['schema'];
   if (schema === undefined) {
     if (response.text !== '') problems.push(`undocumented body ${response.text}`);
@@ -159,7 +172,11 @@ async function send(request: Outgoing): Promise<Received> {
     // Bytes, so that fetch adds no content-type of its own (a string would be text/plain).
     ...(request.body === undefined ? {} : { body: new TextEncoder().encode(request.body) }),
   });
-  const text = await response.text();
+  const contentType = response.headers.get('content-type') ?? '';
+  // A state stream never ends on its own: its first message stands for the body.
+  const text = contentType.startsWith('text/event-stream')
+    ? await firstEventData(response)
+    : await response.text();
   let json: Json | undefined;
   try {
     json = JSON.parse(text) as Json;
@@ -173,6 +190,24 @@ async function send(request: Outgoing): Promise<Received> {
     text,
     json,
   };
+}
+
+/** The `data` of the first server-sent event of a stream, which is then closed. */
+async function firstEventData(response: Response): Promise<string> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return '';
+      buffer += decoder.decode(value, { stream: true });
+      const data = /^data: (.*)$/m.exec(buffer);
+      if (data !== null && buffer.includes('\n\n', data.index)) return data[1]!;
+    }
+  } finally {
+    await reader.cancel();
+  }
 }
 
 const jsonHeaders = { 'content-type': 'application/json' };
@@ -414,14 +449,23 @@ const recipes: Record<string, Recipe> = {
       await post('POST', `/invoices/${invoice}/void`);
       return { invoice };
     },
+    invalidPayloads: [{ timeout: '5' }],
     lockOf: (params) => invoiceMachineId(params['invoice']!),
   },
   'order.read.status': {
+    ready: async () => ({ machineId: await create('orders') }),
+    // A waiting read: already in the state, so answered at once.
+    payload: { waitFor: 'order.draft', timeout: '1000' },
+    invalidPayloads: [{ waitFor: 'nowhere' }, { waitFor: 'order.draft', timeout: '60001' }],
+    lockOf: byMachineId,
+  },
+  'order.events': {
     ready: async () => ({ machineId: await create('orders') }),
     lockOf: byMachineId,
   },
   'order.read.summary': {
     ready: async () => ({ machineId: await create('orders') }),
+    invalidPayloads: [{ waitFor: 'order.approved', timeout: 'soon' }],
     lockOf: byMachineId,
   },
   'order.create': { ready: async () => ({}) },

@@ -22,6 +22,7 @@ import {
   responseSchemaName,
   routeTypeName,
   scenarioSlugSchemaName,
+  stateSchemaName,
 } from './openapi.js';
 import { emitTanstackQuery } from './tanstack.js';
 import type { EmitOptions } from './types.js';
@@ -109,11 +110,49 @@ export function methodView(
   };
 }
 
+/**
+ * `subscribe` (the state stream, `stream: true`) and `waitFor` (a waiting read on the
+ * registration's first read), as method-table lines.
+ */
+function liveMethods(
+  planned: readonly ManifestRoute[],
+  views: ReadonlyArray<{ method: MethodView }>,
+  routes: readonly ManifestRoute[],
+): string[] {
+  const lines: string[] = [];
+  const events = planned.find((route) => route.handler === 'events');
+  if (events !== undefined) {
+    const input = pathParamsOf(events.path)
+      .map((name) => `${name}: string`)
+      .join('; ');
+    lines.push(
+      `/** \`GET ${events.path}\` (${events.name}): each committed state, as server-sent events */`,
+      `subscribe: method.stream<{ ${input} }, ${responseSchemaName(events)}>({ method: 'GET', path: ${quoteString(events.path)}, event: null, input: true, statuses: [200] }),`,
+    );
+  }
+  const index = planned
+    .filter((route) => route.read !== null)
+    .map((read) => routes.indexOf(read))
+    .find((found) => found !== -1);
+  if (index !== undefined) {
+    const read = routes[index]!;
+    const view = views[index]!.method;
+    const input = pathParamsOf(read.path)
+      .map((name) => `${name}: string`)
+      .join('; ');
+    lines.push(
+      `/** \`GET ${read.path}?waitFor=&timeout=\` (${read.name}): answers once the instance is in \`state\`, or after \`timeout\` ms */`,
+      `waitFor: method.wait<{ ${input} }, ${stateSchemaName(read.machineId)}, ${view.resultType}>(${view.spec}),`,
+    );
+  }
+  return lines;
+}
+
 /** Builds the view of `templates/client.hbs` (exported so it can be tested without rendering). */
 export function buildClientView(manifest: RouteManifest): {
   types: TypeView[];
   statusSets: Array<{ name: string; statuses: string }>;
-  groups: Array<{ property: string; methods: MethodView[]; reads: MethodView[] }>;
+  groups: Array<{ property: string; methods: MethodView[]; reads: MethodView[]; live: string[] }>;
 } {
   // Result unions repeat across routes (every event of a machine usually answers alike): the
   // first route with a union spells it out, the others alias it. This keeps the client compact,
@@ -139,13 +178,15 @@ export function buildClientView(manifest: RouteManifest): {
     }),
   );
   const groups = manifest.registrations.map((registration) => {
-    const routes = sortBy(registration.routes, (route) => route.name);
+    const all = sortBy(registration.routes, (route) => route.name);
+    const routes = all.filter((route) => route.handler !== 'events');
     const views = routes.map((route) => methodView(route, statusSet));
     types.push(...views.map((view) => resultView(view.result)));
     return {
       property: camelCase(registration.name),
       methods: views.filter((_, index) => routes[index]!.read === null).map((view) => view.method),
       reads: views.filter((_, index) => routes[index]!.read !== null).map((view) => view.method),
+      live: liveMethods(registration.routes, views, routes),
     };
   });
   return {
@@ -165,9 +206,10 @@ function methodTable(groups: ReturnType<typeof buildClientView>['groups']): stri
       `${indent}/** \`${method.method} ${method.path}\` (${method.routeName}) */`,
       `${indent}${method.name}: method<${method.inputType}, ${method.resultType}>(${method.spec}),`,
     ]);
-  const lines = groups.flatMap(({ property, methods, reads }) => [
+  const lines = groups.flatMap(({ property, methods, reads, live }) => [
     `    ${property}: {`,
     ...methodLines(methods, '      '),
+    ...live.map((line) => `      ${line}`),
     // Reads by name under `read`, apart from the event methods they could share a name with.
     ...(reads.length === 0 ? [] : ['      read: {', ...methodLines(reads, '        '), '      },']),
     '    },',

@@ -75,6 +75,7 @@ export function transitionsSentence(
 /** Summary of an operation: `Create an order`, `Send APPROVE to an order`. */
 export function operationSummary(route: ManifestRoute): string {
   const target = withArticle(machineNoun(route.machineId));
+  if (route.handler === 'events') return `Stream the committed states of ${target}`;
   if (route.read !== null) return `Read the ${route.read} of ${target}`;
   if (route.eventType === null) return `Create ${target}`;
   return route.childMachineId === null
@@ -91,9 +92,14 @@ export function operationDescription(
 ): string {
   const noun = machineNoun(route.machineId);
   const parts: string[] = [];
-  if (route.read !== null) {
+  if (route.handler === 'events') {
+    parts.push(
+      `Server-sent events: the ${noun}'s current state, then each state it commits (\`id\` is the sequence number: \`Last-Event-ID\` resumes after it); the stream ends after a final state. Sends no event and writes nothing.`,
+    );
+  } else if (route.read !== null) {
     parts.push(
       `Answers the ${noun}'s last committed state (\`${route.read}\`); sends no event and writes nothing.`,
+      `With \`waitFor\`, answers once the ${noun} is in that state (or a final one), or when \`timeout\` passes, with the state it is in then.`,
     );
   } else if (route.eventType === null) {
     parts.push(
@@ -119,7 +125,11 @@ export function operationDescription(
   if (statuses.includes(409))
     answers.push(`409 when the ${noun} is in no state that accepts \`${route.eventType}\``);
   if (statuses.includes(422))
-    answers.push('422 when the payload or a validation guard rejects the event');
+    answers.push(
+      route.read !== null
+        ? '422 when `waitFor` names no state or `timeout` is out of range'
+        : '422 when the payload or a validation guard rejects the event',
+    );
   if (statuses.includes(423)) answers.push(`423 while another request holds the ${noun}`);
   for (const [status, description] of Object.entries(route.actionStatuses))
     answers.push(`${status} from the endpoint action (${description.replace(/\.$/, '')})`);

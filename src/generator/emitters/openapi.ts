@@ -241,7 +241,7 @@ const SHARED_RESPONSES: Readonly<
   415: { name: 'UnsupportedMediaType', description: 'Body is not JSON.', schema: ERROR_SCHEMA },
   422: {
     name: 'ValidationFailed',
-    description: 'Payload or validation guard rejected the event.',
+    description: 'Payload or validation guard rejected the event; on a read, an invalid waitFor or timeout.',
     schema: VALIDATION_ERROR_SCHEMA,
   },
   500: { name: 'ServerError', description: 'Unexpected error.', schema: ERROR_SCHEMA },
@@ -366,6 +366,43 @@ function availableEventSchema(machine: ManifestMachine): JsonSchema {
   return objectSchema(properties, ['type', 'source']);
 }
 
+/** `waitFor` and `timeout` of a read (docs/http.md "Live state"). */
+function waitParameters(machineId: string): JsonSchema[] {
+  return [
+    {
+      name: 'waitFor',
+      in: 'query',
+      required: false,
+      description: `Answer once the instance is in this state (or a final one), e.g. ${machineId}.done; the short form without '${machineId}.' is accepted.`,
+      schema: { type: 'string' },
+    },
+    {
+      name: 'timeout',
+      in: 'query',
+      required: false,
+      description:
+        'Milliseconds to wait for `waitFor` (default 10000): then the current state is answered.',
+      schema: { type: 'integer', minimum: 0, maximum: 60000 },
+    },
+  ];
+}
+
+/** The success answer of a state stream: server-sent events, each `data` a JSON envelope. */
+function streamResponse(route: ManifestRoute): JsonSchema {
+  return {
+    description:
+      `Server-sent events, one per committed state, oldest first: \`id\` is its sequence number, ` +
+      `\`event\` is \`state\`, \`data\` the JSON of ${responseSchemaName(route)} (the read envelope). ` +
+      'The first message is the current state; the stream ends after a final state.',
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string' },
+        'x-data-schema': ref(responseSchemaName(route)),
+      },
+    },
+  };
+}
+
 function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
   const parameters: JsonSchema[] = pathParamsOf(route.path).map((name) => ({
     name,
@@ -373,6 +410,16 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
     required: true,
     schema: { type: 'string' },
   }));
+  if (route.handler === 'read') parameters.push(...waitParameters(route.machineId));
+  if (route.handler === 'events') {
+    parameters.push({
+      name: 'Last-Event-ID',
+      in: 'header',
+      required: false,
+      description: 'Sequence number of the last state received: only newer states are sent.',
+      schema: { type: 'string', pattern: '^[0-9]+$' },
+    });
+  }
   if (usesQuery(route) && route.payloadSchema !== null) {
     const properties = (route.payloadSchema['properties'] ?? {}) as Record<string, JsonSchema>;
     const required = (route.payloadSchema['required'] ?? []) as string[];
@@ -436,20 +483,23 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
     };
   }
   const responses: JsonSchema = {
-    [String(route.status)]: {
-      description:
-        route.handler === 'create'
-          ? 'Instance created.'
-          : route.handler === 'read'
-            ? 'The last committed state; nothing is written. isProcessing: a lock on the instance is held right now.'
-            : 'Event processed.',
-      content: {
-        'application/json': {
-          schema: ref(responseSchemaName(route)),
-          example: successExample(route, machines),
-        },
-      },
-    },
+    [String(route.status)]:
+      route.handler === 'events'
+        ? streamResponse(route)
+        : {
+            description:
+              route.handler === 'create'
+                ? 'Instance created.'
+                : route.handler === 'read'
+                  ? 'The last committed state; nothing is written. isProcessing: a lock on the instance is held right now.'
+                  : 'Event processed.',
+            content: {
+              'application/json': {
+                schema: ref(responseSchemaName(route)),
+                example: successExample(route, machines),
+              },
+            },
+          },
   };
   for (const error of errors) {
     responses[String(error.status)] =

@@ -38,6 +38,7 @@ import { RecordAlreadyBoundError, type TransactionHook } from '../persistence/tr
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { OpenJobQueueOptions } from '../jobs/open-job-queue.js';
 import type { DurableJobQueue } from '../jobs/types.js';
+import { commitFeedFor, type CommitFeed, type NoticeListener } from '../persistence/commit-feed.js';
 import { LockManager, type LockHandle } from '../persistence/locks.js';
 import {
   keptScenario as keptScenarioOf,
@@ -143,6 +144,11 @@ export interface MachineRuntimeOptions {
    * scenario and keeps continuations in `machine_current_states` (docs/scenarios.md).
    */
   scenarios?: boolean;
+  /**
+   * Where commits are announced for live state (server-sent events, `waitFor` reads). Default:
+   * NOTIFY/LISTEN on PostgreSQL, in-process on the other stores.
+   */
+  commitFeed?: CommitFeed;
 }
 
 /** Options of `withLock`. */
@@ -225,6 +231,8 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     'now' | 'machines' | 'maxTransitionDepth' | 'parallelDispatch'
   >;
   readonly #listeners: CommitListeners;
+  readonly #feed: CommitFeed;
+  #closing: Promise<void> | null = null;
   readonly #dispatch: JobDispatch;
   readonly #port: CommitPort;
   readonly #services: EngineServices;
@@ -273,6 +281,15 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       ((error: unknown, context: string) =>
         (options.logger ?? stderrLogger).error({ err: error }, `machine-routes: ${context} failed`));
     this.#listeners = new CommitListeners(onError);
+    // Every committed step goes out on the feed too: streams and waiting reads of this process
+    // (and, on PostgreSQL, of every process) follow instances with it.
+    this.#feed =
+      options.commitFeed ?? commitFeedFor(store, (error) => onError(error, 'commit feed'));
+    this.#listeners.subscribe((event) =>
+      this.#feed.publish([
+        { machineId: event.machineId, id: event.instanceId, sequence: event.sequence },
+      ]),
+    );
     const sendRetry: SendRetry = {
       tries: options.sendRetry?.tries ?? 25,
       exceptions: options.sendRetry?.exceptions ?? 3,
@@ -509,6 +526,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       isInstanceId(id) ? this.store.readLock(id) : null,
     ]);
     return { snapshot, isProcessing: lock !== null && Date.parse(lock.expiresAt) > Date.now() };
+  }
+
+  /** Listens to the commits of one instance, from any process on PostgreSQL (see {@link CommitFeed}). */
+  watch(id: string, listener: NoticeListener): Promise<() => void> {
+    return this.#feed.subscribe(id, listener);
   }
 
   async send(
@@ -816,14 +838,26 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
 
   /**
    * Closes the queue `open` made (waiting up to `jobTimeoutMs`, default 10 s, for running jobs;
-   * abandoned ones run again elsewhere after their timeout), then the store.
+   * abandoned ones run again elsewhere after their timeout), then the commit feed (its last
+   * notices sent, its LISTEN connection given back), then the store. Calling it again returns
+   * the first call's promise.
    */
-  async close(options: { jobTimeoutMs?: number } = {}): Promise<void> {
+  close(options: { jobTimeoutMs?: number } = {}): Promise<void> {
+    // Idempotent: a second close (a test's afterEach, a server's and a worker's shutdown hooks)
+    // waits for the first instead of ending the store's pool twice.
+    this.#closing ??= this.#close(options);
+    return this.#closing;
+  }
+
+  async #close(options: { jobTimeoutMs?: number }): Promise<void> {
     await this.#timers?.stop();
     // Registration still running must not meet a closed queue (and report it).
     await this.#jobsRegistered;
     await this.#ownedJobs?.close({ timeoutMs: options.jobTimeoutMs ?? 10_000 });
     await this.#dispatch.close();
+    // Before the store: the feed's LISTEN connection and last NOTIFYs use the store's pool,
+    // whose end() waits for every checked-out client and fails every later query.
+    await this.#feed.close();
     await this.store.close();
   }
 }

@@ -25,7 +25,8 @@ export function routeAnswers(
   const authGuards = authGuardsOf(route.middleware);
   const hasBody = payloadSource === 'body';
   const bound = route.binding.kind !== 'none';
-  const sendsEvent = route.handler !== 'create' && route.handler !== 'read';
+  const sendsEvent =
+    route.handler !== 'create' && route.handler !== 'read' && route.handler !== 'events';
   const statuses = new Set<number>();
   // A body is parsed before the handler runs: malformed (400), too large (413), not JSON (415).
   if (hasBody) [400, 413, 415].forEach((status) => statuses.add(status));
@@ -33,6 +34,8 @@ export function routeAnswers(
   if (bound) statuses.add(404);
   // No transition (409), payload or validation guard (422).
   if (sendsEvent) [409, 422].forEach((status) => statuses.add(status));
+  // A read's `waitFor` naming no state, or a `timeout` out of range.
+  if (route.handler === 'read') statuses.add(422);
   // Contention: a write answers 423, a GET answers 200 with `isProcessing: true`.
   if (bound && sendsEvent && hasBody) statuses.add(423);
   statuses.add(500);

@@ -41,7 +41,8 @@ export interface RegistrationPlan {
 
 /**
  * Plans the routes of one registration, in the spec's order: create, endpoints (in
- * definition order), forwarded endpoints, then reads (`reads`, in their order). Throws `InvalidRouterConfigException` (or an
+ * definition order), forwarded endpoints, reads (`reads`, in their order), then the state
+ * stream (`stream: true`). Throws `InvalidRouterConfigException` (or an
  * aggregate of all of them) when the options break a rule of "Filtering and validation".
  *
  * The result is JSON-serializable: zod schemas, actions and output behaviors are referenced
@@ -298,7 +299,8 @@ export function planRegistration(
     );
   });
 
-  // Reads bind like forwards: by model when the registration has one, else by machine id.
+  // Reads and the state stream bind like forwards: by model when the registration has one,
+  // else by machine id.
   const readBinding: RouteBinding = modelBinding ?? { kind: 'machineId', param: 'machineId' };
   for (const read of reads) {
     add(
@@ -324,11 +326,42 @@ export function planRegistration(
     );
   }
 
+  if (options.stream !== undefined && typeof options.stream !== 'boolean') {
+    fail(`'stream' must be true or false.`, 'stream');
+  } else if (options.stream === true) {
+    add(
+      {
+        ...base,
+        name: `${name}.events`,
+        method: 'GET',
+        path: pathFor(prefix, readBinding, '/events'),
+        handler: 'events',
+        eventType: null,
+        read: null,
+        childEventType: null,
+        childMachineId: null,
+        endpointIndex: null,
+        binding: readBinding,
+        middleware: [...middleware],
+        output: { kind: 'default' },
+        action: null,
+        status: 200,
+        availableEvents: true,
+      },
+      null,
+    );
+  }
+
   const seen = new Map<string, string>();
   for (const route of routes) {
     const key = `${route.method} ${route.path.replace(/\{[^}]+\}/g, '{}')}`;
     const other = seen.get(key);
-    if (other !== undefined && route.read !== null) {
+    if (other !== undefined && route.handler === 'events') {
+      fail(
+        `the state stream GET '${route.path.slice(prefix.length)}' ('stream: true') collides with the route '${other}' in the same group. Give that route another 'uri'.`,
+        'stream',
+      );
+    } else if (other !== undefined && route.read !== null) {
       // R15: a read never shadows an endpoint of the same registration.
       fail(
         `read route GET '${route.path.slice(prefix.length)}' (read '${route.read}') collides with the existing endpoint route '${other}' in the same group. Give the read another 'uri'.`,

@@ -1,19 +1,86 @@
 /**
- * The handler of a read route (`reads`): middleware, then the instance's last committed state in
- * the standard envelope. A read writes nothing (no history row, no lock row, no machine for a
- * model record that has none) and never takes or waits for the lock; `isProcessing` says whether
- * someone holds it right now.
+ * The handlers of read routes (`reads`) and of the state stream (`stream`): middleware, then
+ * the instance's last committed state in the standard envelope. Nothing is written (no history
+ * row, no lock row, no machine for a model record that has none) and the lock is never taken
+ * or waited for; `isProcessing` says whether someone holds it right now.
+ *
+ * A read may wait: `?waitFor=<state>&timeout=<ms>` answers once the instance is in that state
+ * (or in a final state, which it will never leave), or when the timeout passes, with the state
+ * it is in then. The wait follows commit notices (`watchInstance`), it does not poll.
  */
 import { BehaviorRegistry } from '../definition/behavior-registry.js';
 import { normalizeOutput } from '../definition/build-state-tree.js';
 import { IssueCollector } from '../definition/issues.js';
 import type { MachineDefinitionBase, OutputDefinition } from '../definition/types.js';
-import { MachineNotFoundException } from '../errors.js';
+import { MachineNotFoundException, MachineValidationException } from '../errors.js';
 import type { InstanceRead } from '../persistence/types.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import type { HttpServices } from './http-services.js';
-import { guarded, HttpError, machineEnvelope } from './responses.js';
+import { defaultHttpLogger, guarded, HttpError, machineEnvelope } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
+import { watchInstance } from './watch-instance.js';
+
+/** Longest `timeout` a waiting read accepts, in milliseconds. */
+export const MAX_WAIT_MS = 60_000;
+/** `timeout` of a waiting read that gives none, in milliseconds. */
+export const DEFAULT_WAIT_MS = 10_000;
+
+/** What a read or stream route needs besides its handler: the instance and the envelope. */
+export interface ReadRoute {
+  /** The instance id the request names (404 when there is none). */
+  instanceId(request: EndpointRequest): Promise<string>;
+  /** The envelope of one read, as the route's options shape it. */
+  envelope(read: InstanceRead): Promise<unknown>;
+  middleware: readonly ResolvedMiddleware[];
+}
+
+/** The instance lookup and envelope of a read or stream route. */
+export function readRoute<D extends MachineDefinitionBase>(
+  definition: D,
+  route: PlannedRoute,
+  middleware: readonly ResolvedMiddleware[],
+  services: HttpServices<D>,
+): ReadRoute {
+  const output = readOutput(definition, route);
+  const binding = route.binding;
+  const binder = binding.kind === 'model' ? services.models[binding.model] : undefined;
+  if (binding.kind === 'model' && binder === undefined) {
+    throw new Error(`Route ${route.name}: no model binder named '${binding.model}'.`);
+  }
+  return {
+    middleware,
+    async instanceId(request) {
+      const param = request.params[binding.kind === 'none' ? '' : binding.param] ?? '';
+      if (binding.kind !== 'model') return param;
+      const record = await binder!.find(param);
+      if (record === null || record === undefined) {
+        throw new HttpError(404, `${binding.model} not found.`);
+      }
+      // A record without a machine has nothing to read: creating one here would be a write.
+      const id = binder!.readMachineId(record, binding.attribute);
+      if (!id) {
+        throw new MachineNotFoundException(
+          `The record of this read has no machine of '${definition.id}'.`,
+          { machine: definition.id },
+        );
+      }
+      return id;
+    },
+    async envelope({ snapshot, isProcessing }) {
+      let available = route.availableEvents
+        ? services.availableEvents(definition, snapshot)
+        : undefined;
+      if (available instanceof Promise) available = await available;
+      return machineEnvelope({
+        id: snapshot.id,
+        state: snapshot.value,
+        availableEvents: available,
+        output: services.resolveOutput(definition, snapshot, output),
+        isProcessing,
+      });
+    },
+  };
+}
 
 /** Builds the handler of one planned read route (`route.handler === 'read'`). */
 export function createReadHandler<D extends MachineDefinitionBase>(
@@ -22,58 +89,93 @@ export function createReadHandler<D extends MachineDefinitionBase>(
   middleware: readonly ResolvedMiddleware[],
   services: HttpServices<D>,
 ): RouteHandler {
-  const output = readOutput(definition, route);
-  const binding = route.binding;
-  const binder = binding.kind === 'model' ? services.models[binding.model] : undefined;
-  if (binding.kind === 'model' && binder === undefined) {
-    throw new Error(`Route ${route.name}: no model binder named '${binding.model}'.`);
-  }
-
-  /** The instance id the request names; `null` when there is none (answered 404). */
-  const instanceId = async (request: EndpointRequest): Promise<string | null> => {
-    const param = request.params[binding.kind === 'none' ? '' : binding.param] ?? '';
-    if (binding.kind !== 'model') return param;
-    const record = await binder!.find(param);
-    if (record === null || record === undefined) {
-      throw new HttpError(404, `${binding.model} not found.`);
-    }
-    // A record without a machine has nothing to read: creating one here would be a write.
-    return binder!.readMachineId(record, binding.attribute) || null;
-  };
-
-  const respond = async (read: InstanceRead): Promise<EndpointResponse> => {
-    const { snapshot } = read;
-    let available = route.availableEvents
-      ? services.availableEvents(definition, snapshot)
-      : undefined;
-    if (available instanceof Promise) available = await available;
-    return {
-      status: route.status,
-      body: machineEnvelope({
-        id: snapshot.id,
-        state: snapshot.value,
-        availableEvents: available,
-        output: services.resolveOutput(definition, snapshot, output),
-        isProcessing: read.isProcessing,
-      }),
-    };
-  };
+  const read = readRoute(definition, route, middleware, services);
+  const respond = async (current: InstanceRead): Promise<EndpointResponse> => ({
+    status: route.status,
+    body: await read.envelope(current),
+  });
 
   return guarded(route, services.logger, async (request) => {
     if (middleware.length > 0) {
       const shortCircuit = await runMiddleware(middleware, request);
       if (shortCircuit) return shortCircuit;
     }
-    const id = await instanceId(request);
-    if (id === null)
-      throw new MachineNotFoundException(
-        `The record of this read has no machine of '${definition.id}'.`,
-        {
-          machine: definition.id,
-        },
+    const wait = waitOptions(definition, request.query);
+    const id = await read.instanceId(request);
+    if (wait === null) return await respond(await services.instances.read(definition, id));
+
+    let settle: (current: InstanceRead) => void = () => {};
+    const settled = new Promise<InstanceRead>((resolve) => (settle = resolve));
+    const reached = (current: InstanceRead): boolean =>
+      current.snapshot.status === 'done' ||
+      current.snapshot.value.some(
+        (state) => state === wait.state || state.startsWith(`${wait.state}.`),
       );
-    return await respond(await services.instances.read(definition, id));
+    const watch = await watchInstance(
+      services.instances,
+      definition,
+      id,
+      (current) => {
+        if (reached(current)) settle(current);
+      },
+      (error) =>
+        (services.logger ?? request.log ?? defaultHttpLogger).error(
+          'waitFor: reading a committed state failed',
+          { error, route: route.name },
+        ),
+    );
+    if (reached(watch.first)) {
+      watch.stop();
+      return await respond(watch.first);
+    }
+    const timer = setTimeout(() => {
+      // The timeout answers the state the instance is in now.
+      services.instances.read(definition, id).then(settle, () => settle(watch.first));
+    }, wait.timeoutMs);
+    try {
+      return await respond(await settled);
+    } finally {
+      clearTimeout(timer);
+      watch.stop();
+    }
   });
+}
+
+/** `waitFor` and `timeout` of a read's query, validated; `null` when the read does not wait. */
+function waitOptions(
+  definition: MachineDefinitionBase,
+  query: Record<string, unknown>,
+): { state: string; timeoutMs: number } | null {
+  const waitFor = query['waitFor'];
+  const timeout = query['timeout'];
+  if (waitFor === undefined) {
+    if (timeout !== undefined) invalid('timeout', `'timeout' needs 'waitFor'.`);
+    return null;
+  }
+  if (typeof waitFor !== 'string' || waitFor === '') {
+    invalid('waitFor', `'waitFor' must be a state id, e.g. ${definition.id}.done.`);
+  }
+  // `submitted` and `order.submitted` name the same state (the original's State::matches).
+  const state = waitFor.startsWith(`${definition.id}.`) ? waitFor : `${definition.id}.${waitFor}`;
+  const states = (definition as { idMap?: ReadonlyMap<string, unknown> }).idMap;
+  if (states !== undefined && !states.has(state)) {
+    invalid('waitFor', `'waitFor' names no state of machine '${definition.id}': ${waitFor}.`);
+  }
+  let timeoutMs = DEFAULT_WAIT_MS;
+  if (timeout !== undefined) {
+    timeoutMs = typeof timeout === 'string' && /^\d+$/.test(timeout) ? Number(timeout) : NaN;
+    if (!(timeoutMs <= MAX_WAIT_MS)) {
+      invalid(
+        'timeout',
+        `'timeout' must be a whole number of milliseconds from 0 to ${MAX_WAIT_MS}.`,
+      );
+    }
+  }
+  return { state, timeoutMs };
+}
+
+function invalid(field: string, message: string): never {
+  throw new MachineValidationException(message, { [field]: [message] });
 }
 
 /** The read's output as the interpreter runs it: a behavior is looked up in `behavior.outputs`. */

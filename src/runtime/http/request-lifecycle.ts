@@ -1,13 +1,14 @@
 /**
  * `createRouteHandler`: the framework-neutral handler of one planned route. It resolves the
  * route's middleware once and hands the route to the handler of its kind: reads
- * (read-handler.ts), create (create-handler.ts) or events (event-handler.ts, the spec's
+ * (read-handler.ts), the state stream (events-handler.ts), create (create-handler.ts) or events (event-handler.ts, the spec's
  * "Request handling order"). A handler never throws: every failure becomes a JSON response
  * through `responses.ts`.
  */
 import type { MachineDefinitionBase } from '../definition/types.js';
 import { createCreateHandler } from './create-handler.js';
 import { createEventHandler } from './event-handler.js';
+import { createEventsHandler } from './events-handler.js';
 import type { HttpServices } from './http-services.js';
 import { resolveMiddleware } from './middleware-registry.js';
 import { createReadHandler } from './read-handler.js';
@@ -33,6 +34,8 @@ export function createRouteHandler<D extends MachineDefinitionBase>(
     throw new Error(`Route ${route.name}: unknown middleware ${unknown.join(', ')}.`);
   }
   if (route.handler === 'read') return createReadHandler(definition, route, middleware, services);
+  if (route.handler === 'events')
+    return createEventsHandler(definition, route, middleware, services);
   if (route.handler === 'create')
     return createCreateHandler(definition, route, middleware, services);
   return createEventHandler(definition, route, middleware, services);

@@ -10,6 +10,7 @@ import {
   MachineNotFoundException,
   MachineValidationException,
   NoTransitionDefinitionFoundException,
+  RuntimeClosedException,
   ScenarioFailedException,
   ScenarioNotFoundException,
   type FieldErrors,
@@ -199,6 +200,8 @@ export function errorToResponse(
   // Unknown slug 404, source state or event mismatch 422: `{ message }` (docs/scenarios.md).
   if (error instanceof ScenarioNotFoundException || error instanceof ScenarioFailedException)
     return errorResponse(error.statusCode, error.message);
+  // A request that arrives while the server shuts down: try again (elsewhere).
+  if (error instanceof RuntimeClosedException) return errorResponse(503, error.message);
   if (
     error instanceof NoTransitionDefinitionFoundException ||
     error instanceof ForwardTargetUnavailableException

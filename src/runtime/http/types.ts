@@ -39,6 +39,11 @@ export interface RegistrationOptions {
    * has `model` and `attribute`. Independent of `only`/`except`.
    */
   reads?: ReadsConfig | null;
+  /**
+   * Adds `GET {prefix}/{machineId}/events` (or the model-bound form): the instance's committed
+   * states as Server-Sent Events, each message the read envelope (docs/http.md "Live state").
+   */
+  stream?: boolean;
 }
 
 /** Options of one read (the original's `reads` entry). */
@@ -75,7 +80,9 @@ export type RouteHandlerKind =
   | 'forwardedMachineIdBound'
   | 'forwardedModelBound'
   /** A zero-write projection of the last committed state (`reads`), machineId- or model-bound. */
-  | 'read';
+  | 'read'
+  /** The committed states of an instance as Server-Sent Events (`stream: true`). */
+  | 'events';
 
 /** How a route finds its machine instance. */
 export type RouteBinding =
@@ -95,7 +102,7 @@ export type RouteOutput =
  * mounts exactly this table; the generator emits code from it.
  */
 export interface PlannedRoute {
-  /** `<name>.<event_snake_lowercase>`, `<name>.create` or `<name>.read.<read name>`. */
+  /** `<name>.<event_snake_lowercase>`, `<name>.create`, `<name>.read.<read name>` or `<name>.events`. */
   name: string;
   /** Route-name prefix of the registration (`name` option, default machine id). */
   registration: string;

@@ -3,6 +3,7 @@
  * (engine/machine-runtime.ts) on top of a `Store`.
  */
 import type { Context, EventObject, ForwardDefinition } from '../definition/types.js';
+import type { NoticeListener } from './commit-feed.js';
 import type {
   AvailableEvent,
   HistoryRecord,
@@ -100,6 +101,12 @@ export interface MachineInstances<D> {
     event: EventObject,
     options?: SendOptions & { bind?: (id: string) => TransactionHook },
   ): Promise<InstanceResult | null>;
+  /**
+   * Calls `listener` after each commit of instance `id` (any process on PostgreSQL, this process
+   * on the embedded stores). Resolves, with the function that stops it, once later commits are
+   * sure to be heard.
+   */
+  watch(id: string, listener: NoticeListener): Promise<() => void>;
   /** A fresh instance per call, the event applied, nothing persisted (stateless endpoints). */
   sendStateless(definition: D, event: EventObject, options?: SendOptions): Promise<InstanceResult>;
   /** Optional: scenarios are enabled (the HTTP layer then reads and answers scenario fields). */

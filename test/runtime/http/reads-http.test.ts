@@ -1,18 +1,19 @@
 /**
- * Reads over HTTP (`reads` registration option): every read shape and option, zero writes and
- * no lock taken (counted in the store), isProcessing while a lock is held, and 404s; against
- * real listening servers of both adapters, on a SQLite file and on PostgreSQL.
+ * Reads over HTTP (`reads` registration option): every read shape and option, waiting reads
+ * (`waitFor`) on each shape, the model-bound state stream, zero writes and no lock taken
+ * (counted in the store), isProcessing while a lock is held, and 404s; against real listening
+ * servers of both adapters, on a SQLite file and on PostgreSQL.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defineMachine } from '../../../src/runtime/definition/define-machine.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import type { ModelBinder, RegistrationOptions } from '../../../src/runtime/http/types.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
-import { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';
-import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 import type { Store } from '../../../src/runtime/persistence/store.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 import { send, startServer, type AdapterName, type TestServer } from './support/servers.js';
+import { openStream } from './support/sse.js';
+import { countRows, WRITE_METHODS } from './support/store-writes.js';
 
 const readsMachine = defineMachine({
   config: {
@@ -56,6 +57,7 @@ const REGISTRATIONS: Record<string, RegistrationOptions> = {
     model: 'Shop',
     attribute: 'machine_id',
     reads: true,
+    stream: true,
   },
 };
 
@@ -65,34 +67,6 @@ const PENDING_EVENTS = [
   { type: 'TOUCH', source: 'parent' },
 ];
 const CONTEXT = { orderId: 'ORD-1', total: 100, secret: 's3cret', doubled: 200 };
-
-/** Rows of every table a send or a lock writes, counted with the store's own connection. */
-async function countRows(store: Store): Promise<Record<string, number>> {
-  const tables = [
-    'machine_events',
-    'machine_instances',
-    'machine_current_states',
-    'machine_locks',
-    'machine_children',
-  ];
-  const counts: Record<string, number> = {};
-  for (const table of tables) {
-    const sql = `SELECT COUNT(*) AS n FROM ${table}`;
-    counts[table] =
-      store instanceof SqliteStore
-        ? (store.database.prepare(sql).get() as { n: number }).n
-        : Number((await (store as PostgresStore).pool.query<{ n: string }>(sql)).rows[0]!.n);
-  }
-  return counts;
-}
-
-const WRITE_METHODS = [
-  'commit',
-  'tryAcquireLock',
-  'releaseLock',
-  'sweepExpiredLocks',
-  'upsertChildren',
-] as const;
 
 const backends: StoreBackend[] = [sqliteFileBackend()];
 const postgres = await postgresBackend('reads_http');
@@ -288,10 +262,71 @@ describe.each(backends)('reads on $name', (backend) => {
       expect(await countRows(store)).toEqual(before);
     });
 
+    it('should wait on every read shape: key list, output behavior with status, uri, middleware, model', async () => {
+      const id = await create();
+      shops.set('shop-wait', { machine_id: id });
+      const paid = ['reads_machine.paid'];
+      const waits = [
+        call('GET', `/reads/${id}/fields?waitFor=paid&timeout=30000`),
+        call('GET', `/reads/${id}/summary?waitFor=reads_machine.paid&timeout=30000`),
+        call('GET', `/reads/${id}/snapshot/now?waitFor=paid&timeout=30000`),
+        call('GET', `/reads/${id}/guarded?waitFor=paid&timeout=30000`, { 'x-key': 'open' }),
+        call('GET', `/only-reads/${id}/status?waitFor=paid&timeout=30000`),
+        call('GET', `/shops/shop-wait/status?waitFor=paid&timeout=30000`),
+      ];
+      // Middleware answers before any wait.
+      expect(await call('GET', `/reads/${id}/guarded?waitFor=paid&timeout=30000`)).toEqual(
+        expect.objectContaining({ status: 401, body: { message: 'Closed.' } }),
+      );
+      // Let the waits subscribe, then the transition answers every one of them.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await call('POST', `/reads/${id}/pay`)).status).toBe(200);
+      const [fields, summary, renamed, guarded, only, shop] = await Promise.all(waits);
+      expect(fields).toMatchObject({
+        status: 200,
+        body: { data: { state: paid, output: { orderId: 'ORD-1', total: 100, doubled: 200 } } },
+      });
+      expect(summary).toMatchObject({ status: 203 });
+      expect(summary!.body).toEqual({
+        data: { id, state: paid, output: { order: 'ORD-1', paid: false }, isProcessing: false },
+      });
+      for (const response of [renamed, guarded, only, shop]) {
+        expect(response).toMatchObject({ status: 200, body: { data: { id, state: paid } } });
+      }
+    });
+
+    it('should stream a model-bound instance through the binder', async () => {
+      const id = await create();
+      shops.set('shop-stream', { machine_id: id });
+      shops.set('shop-none', { machine_id: null });
+      const stream = await openStream(`${server.url}/shops/shop-stream/events`);
+      expect(stream.response.status).toBe(200);
+      const [first] = await stream.received(1);
+      expect(first!.data.data).toMatchObject({ id, state: ['reads_machine.pending'] });
+      expect((await call('POST', `/reads/${id}/pay`)).status).toBe(200);
+      await stream.untilEnded();
+      expect(stream.messages.map((message) => message.data.data.state)).toEqual([
+        ['reads_machine.pending'],
+        ['reads_machine.paid'],
+      ]);
+      const before = await countRows(store);
+      expect(await call('GET', '/shops/shop-none/events')).toEqual(
+        expect.objectContaining({ status: 404, body: { message: 'Machine not found.' } }),
+      );
+      expect(await call('GET', '/shops/no-such-shop/events')).toEqual(
+        expect.objectContaining({ status: 404, body: { message: 'Shop not found.' } }),
+      );
+      expect(shops.get('shop-none')).toEqual({ machine_id: null });
+      expect(await countRows(store)).toEqual(before);
+    });
+
     it('should answer 404 { message } for unknown, malformed and foreign ids', async () => {
       const foreign = await create('/others');
       for (const id of [UNKNOWN_ID, 'not-a-ulid', foreign, '%20']) {
         expect(await call('GET', `/reads/${id}/status`)).toEqual(
+          expect.objectContaining({ status: 404, body: { message: 'Machine not found.' } }),
+        );
+        expect(await call('GET', `/reads/${id}/status?waitFor=paid&timeout=30000`)).toEqual(
           expect.objectContaining({ status: 404, body: { message: 'Machine not found.' } }),
         );
       }

@@ -58,6 +58,9 @@ function services(options: { locked?: boolean; withChild?: boolean } = {}) {
       read: async () => {
         throw new Error('not used');
       },
+      watch: async () => {
+        throw new Error('not used');
+      },
     },
     availableEvents: (definition, snapshot) => availableEvents(definition, snapshot),
     resolveOutput: (definition, snapshot, output) => resolveOutput(definition, snapshot, output),

@@ -3,6 +3,7 @@
  * `express.Router`, with the same body rules as the Fastify adapter (the layer's own JSON
  * parser, 400/413/415, `__proto__` keys dropped) and the layer's JSON error bodies.
  */
+import { Readable, pipeline } from 'node:stream';
 import express, {
   type Express,
   type NextFunction,
@@ -272,5 +273,11 @@ function expressErrorResponse(
 function sendResponse(response: Response, result: EndpointResponse): void {
   response.status(result.status);
   if (result.headers) response.set(result.headers);
+  if (result.body instanceof Readable) {
+    // A stream (server-sent events): written as it comes, destroyed when the client leaves.
+    response.flushHeaders();
+    pipeline(result.body, response, () => {});
+    return;
+  }
   response.json(result.body);
 }

@@ -11,6 +11,7 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import { Readable } from 'node:stream';
 import type { EndpointResponse } from '../../definition/types.js';
 import { errorResponse, errorToResponse, HttpError, httpLoggerOf } from '../responses.js';
 import { parseJsonBody, parseQueryString } from '../request-parsing.js';
@@ -129,6 +130,14 @@ function registerRoutes(
   logger: HttpLogger | undefined,
 ): void {
   const { routes, bodyLimit } = sourceRoutes(source);
+  if (!openStreams.has(scope.server)) {
+    // Open state streams end when the app closes: else close() would wait for their clients.
+    const streams = new Set<Readable>();
+    openStreams.set(scope.server, streams);
+    scope.addHook('preClose', async () => {
+      for (const stream of streams) stream.destroy();
+    });
+  }
   // Encapsulated: these parsers and this error handler apply to the routes below only.
   scope.removeAllContentTypeParsers();
   const parseJson = (
@@ -143,7 +152,11 @@ function registerRoutes(
     }
   };
   scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, parseJson);
-  scope.addContentTypeParser(/^application\/[^;]+\+json$/, { parseAs: 'string', bodyLimit }, parseJson);
+  scope.addContentTypeParser(
+    /^application\/[^;]+\+json$/,
+    { parseAs: 'string', bodyLimit },
+    parseJson,
+  );
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     const log = logger ?? httpLoggerOf(request.log);
     void sendResponse(reply, fastifyErrorResponse(error, log, request.routeOptions.url));
@@ -199,7 +212,26 @@ export function toEndpointRequest(request: FastifyRequest): EndpointRequest {
 function sendResponse(reply: FastifyReply, response: EndpointResponse): FastifyReply {
   reply.code(response.status);
   if (response.headers) reply.headers(response.headers);
+  if (response.body instanceof Readable) followStream(reply, response.body);
   return reply.send(response.body);
+}
+
+/** Open state streams by HTTP server (shared by an app and its plugin scopes), ended on close. */
+const openStreams = new WeakMap<object, Set<Readable>>();
+
+/**
+ * A stream body (server-sent events) that ends early, because the client left or the app
+ * closes, takes its connection with it: the response can never complete, and a connection
+ * left open would keep `app.close()` waiting.
+ */
+function followStream(reply: FastifyReply, body: Readable): void {
+  const streams = openStreams.get(reply.server.server);
+  streams?.add(body);
+  const raw = reply.raw;
+  body.once('close', () => {
+    streams?.delete(body);
+    if (!raw.writableEnded) raw.destroy();
+  });
 }
 
 /** Maps Fastify's request-parsing errors to the layer's bodies; anything else is a 500. */

@@ -228,7 +228,9 @@ export type InvoicePayResult =
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, InvoiceResponse>;
 export type InvoiceReadStatusResult =
-  ClientResponse<200, InvoiceResponse> | ClientResponse<404 | 500, ErrorResponse>;
+  | ClientResponse<200, InvoiceResponse>
+  | ClientResponse<404 | 500, ErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse>;
 export type InvoiceVoidResult = InvoicePayResult;
 export type OrderApproveResult =
   | ClientResponse<200, OrderApproveResponse>
@@ -247,9 +249,13 @@ export type OrderQuoteResult =
   | ClientResponse<404 | 409 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
 export type OrderReadStatusResult =
-  ClientResponse<200, OrderResponse> | ClientResponse<404 | 500, ErrorResponse>;
+  | ClientResponse<200, OrderResponse>
+  | ClientResponse<404 | 500, ErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse>;
 export type OrderReadSummaryResult =
-  ClientResponse<200, OrderReadSummaryResponse> | ClientResponse<404 | 500, ErrorResponse>;
+  | ClientResponse<200, OrderReadSummaryResponse>
+  | ClientResponse<404 | 500, ErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse>;
 export type OrderSubmitResult =
   | ClientResponse<200, OrderResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
@@ -273,7 +279,7 @@ export type TicketStaffResolveResult = TicketStaffAssignResult;
 const STATUSES_1 = [200, 400, 409, 413, 415, 422, 500];
 const STATUSES_2 = [200, 400, 404, 409, 413, 415, 422, 423, 500];
 const STATUSES_3 = [201, 400, 413, 415, 500];
-const STATUSES_4 = [200, 404, 500];
+const STATUSES_4 = [200, 404, 422, 500];
 const STATUSES_5 = [200, 404, 409, 422, 500];
 const STATUSES_6 = [200, 400, 401, 404, 409, 413, 415, 422, 423, 500];
 
@@ -322,6 +328,8 @@ export function createClient<TThrow extends boolean = false>(
       pay: method<{ invoice: string; payload: InvoicePayPayload }, InvoicePayResult>({ method: 'POST', path: '/invoices/{invoice}/pay', event: 'PAY', input: true, statuses: STATUSES_2 }),
       /** `POST /invoices/{invoice}/void` (invoice.void) */
       void: method<{ invoice: string }, InvoiceVoidResult>({ method: 'POST', path: '/invoices/{invoice}/void', event: 'VOID', input: true, statuses: STATUSES_2 }),
+      /** `GET /invoices/{invoice}/status?waitFor=&timeout=` (invoice.read.status): answers once the instance is in `state`, or after `timeout` ms */
+      waitFor: method.wait<{ invoice: string }, InvoiceState, InvoiceReadStatusResult>({ method: 'GET', path: '/invoices/{invoice}/status', event: null, input: true, statuses: STATUSES_4 }),
       read: {
         /** `GET /invoices/{invoice}/status` (invoice.read.status) */
         status: method<{ invoice: string }, InvoiceReadStatusResult>({ method: 'GET', path: '/invoices/{invoice}/status', event: null, input: true, statuses: STATUSES_4 }),
@@ -338,6 +346,10 @@ export function createClient<TThrow extends boolean = false>(
       quote: method<{ machineId: string; payload: OrderQuotePayload }, OrderQuoteResult>({ method: 'GET', path: '/orders/{machineId}/quote', event: 'QUOTE', input: true, statuses: STATUSES_5 }),
       /** `POST /orders/{machineId}/submit` (order.submit) */
       submit: method<{ machineId: string; payload: OrderSubmitPayload }, OrderSubmitResult>({ method: 'POST', path: '/orders/{machineId}/submit', event: 'SUBMIT', input: true, statuses: STATUSES_2 }),
+      /** `GET /orders/{machineId}/events` (order.events): each committed state, as server-sent events */
+      subscribe: method.stream<{ machineId: string }, OrderResponse>({ method: 'GET', path: '/orders/{machineId}/events', event: null, input: true, statuses: [200] }),
+      /** `GET /orders/{machineId}/status?waitFor=&timeout=` (order.read.status): answers once the instance is in `state`, or after `timeout` ms */
+      waitFor: method.wait<{ machineId: string }, OrderState, OrderReadStatusResult>({ method: 'GET', path: '/orders/{machineId}/status', event: null, input: true, statuses: STATUSES_4 }),
       read: {
         /** `GET /orders/{machineId}/status` (order.read.status) */
         status: method<{ machineId: string }, OrderReadStatusResult>({ method: 'GET', path: '/orders/{machineId}/status', event: null, input: true, statuses: STATUSES_4 }),

@@ -1,0 +1,97 @@
+/**
+ * The commit feed's shutdown: a runtime closes its feed before its store, so the last notices
+ * still go out, the LISTEN connection is given back (else the pool's end() would wait for it
+ * forever) and nothing touches the pool after it ended. Closing twice is harmless, and watching
+ * after close is refused with RuntimeClosedException. On PostgreSQL and on the embedded store.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineMachine } from '../../../src/runtime/definition/define-machine.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
+import { RuntimeClosedException } from '../../../src/runtime/errors.js';
+import {
+  PostgresCommitFeed,
+  type CommitNotice,
+} from '../../../src/runtime/persistence/commit-feed.js';
+import type { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';
+import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+
+const machine = defineMachine({
+  config: {
+    id: 'feed',
+    initial: 'idle',
+    states: { idle: { on: { GO: 'done' } }, done: { type: 'final' } },
+  },
+});
+
+const postgres = await postgresBackend('commit_feed');
+const backends: StoreBackend[] = [sqliteFileBackend()];
+if (postgres) backends.push(postgres);
+
+describe.each(backends)('closing a runtime and its commit feed on $name', (backend) => {
+  beforeAll(() => backend.setUp());
+  afterAll(() => backend.tearDown());
+
+  it('should close once, however often it is called, without errors after the store ended', async () => {
+    const errors: unknown[] = [];
+    const runtime = new MachineRuntime({
+      store: await backend.open(),
+      onDeferredError: (error) => errors.push(error),
+    });
+    const heard: CommitNotice[] = [];
+    const { snapshot } = await runtime.create(machine);
+    const stop = await runtime.watch(snapshot.id, (notice) => heard.push(notice));
+    // A commit whose notice is still queued when close starts (NOTIFY is sent per loop turn).
+    await runtime.send(machine, snapshot.id, { type: 'GO' });
+    await Promise.all([runtime.close(), runtime.close()]);
+    await runtime.close();
+    // Past the turn in which a queued NOTIFY used to be sent to the ended pool.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(errors).toEqual([]);
+    stop();
+    await expect(runtime.watch(snapshot.id, () => {})).rejects.toBeInstanceOf(
+      RuntimeClosedException,
+    );
+  });
+});
+
+describe.runIf(postgres !== null)('the PostgreSQL commit feed', () => {
+  beforeAll(() => postgres!.setUp());
+  afterAll(() => postgres!.tearDown());
+
+  it('should send the notices queued at close to the other listeners of the schema', async () => {
+    const listening = new MachineRuntime({ store: await postgres!.open() });
+    const closing = new MachineRuntime({ store: await postgres!.open() });
+    try {
+      const { snapshot } = await closing.create(machine);
+      const heard: CommitNotice[] = [];
+      let wake = (): void => {};
+      const arrived = new Promise<void>((resolve) => (wake = resolve));
+      // The create's own notice may or may not arrive (sent while LISTEN starts): not counted.
+      await listening.watch(snapshot.id, (notice) => {
+        if (notice.sequence === snapshot.sequence) return;
+        heard.push(notice);
+        wake();
+      });
+      await closing.send(machine, snapshot.id, { type: 'GO' });
+      // Closed in the same turn as the commit: its NOTIFY is sent by close, not lost.
+      await closing.close();
+      await arrived;
+      const { snapshot: last } = await listening.read(machine, snapshot.id);
+      expect(heard).toEqual([{ machineId: 'feed', id: snapshot.id, sequence: last.sequence }]);
+    } finally {
+      await closing.close();
+      await listening.close();
+    }
+  });
+
+  it('should give the LISTEN connection back to the pool, so the pool can end', async () => {
+    const store = (await postgres!.open()) as PostgresStore;
+    const feed = new PostgresCommitFeed(store);
+    await feed.subscribe('any', () => {});
+    expect(store.pool.totalCount - store.pool.idleCount).toBe(1);
+    await feed.close();
+    await feed.close();
+    expect(store.pool.totalCount - store.pool.idleCount).toBe(0);
+    await store.close();
+  });
+});
