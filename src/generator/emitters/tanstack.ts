@@ -48,12 +48,20 @@ export function instanceRead(routes: readonly ManifestRoute[]): ManifestRoute | 
 
 /** The route that names a registration's instances (its parameters type the instance key). */
 function instanceRoute(registration: ManifestRegistration): ManifestRoute | null {
-  const routes = sortBy(registration.routes, (route) => route.name);
+  const routes = sortBy(queryRoutes(registration.routes), (route) => route.name);
   return (
     instanceRead(routes) ??
     routes.find((route) => route.handler !== 'create' && route.binding.kind !== 'none') ??
     null
   );
+}
+
+/**
+ * The routes that are queries or mutations: not the state stream (`stream: true`), which the
+ * client follows with `subscribe`.
+ */
+function queryRoutes(routes: readonly ManifestRoute[]): ManifestRoute[] {
+  return routes.filter((route) => route.handler !== 'events');
 }
 
 /** The lines of one registration in the `createQueries` table. */
@@ -81,7 +89,7 @@ function registrationLines(registration: ManifestRegistration): string[] {
         : `instance: q.instance<${params}, ${type}, ${resultName(read)}>(${machine}, ${client(read)}),`,
     );
   }
-  const routes = sortBy(registration.routes, (route) => route.name);
+  const routes = sortBy(queryRoutes(registration.routes), (route) => route.name);
   for (const route of routes.filter((candidate) => candidate.read === null)) {
     const doc = `/** \`${route.method} ${route.path}\` (${route.name}) */`;
     if (route.handler === 'create') {
@@ -122,7 +130,7 @@ function instanceTypes(manifest: RouteManifest): Array<{ name: string; results: 
   for (const registration of manifest.registrations) {
     if (instanceRoute(registration) === null) continue;
     const results = byMachine.get(registration.machineId) ?? new Set<string>();
-    for (const route of registration.routes) {
+    for (const route of queryRoutes(registration.routes)) {
       if (route.read === null && (route.handler === 'create' || route.binding.kind !== 'none'))
         results.add(resultName(route));
     }
@@ -151,7 +159,7 @@ export function emitTanstackQuery(manifest: RouteManifest): GeneratedFile[] {
   // The result types, and the payload and scenario types the inputs name.
   const results = new Set<string>();
   for (const registration of manifest.registrations) {
-    for (const route of registration.routes) {
+    for (const route of queryRoutes(registration.routes)) {
       results.add(resultName(route));
       if (route.read !== null || route.handler === 'create') continue;
       if (route.payloadSchema !== null) results.add(payloadSchemaName(route));
