@@ -42,6 +42,24 @@ export abstract class MachineRoutesError extends Error {
   }
 }
 
+/**
+ * A request carries an `Idempotency-Key` whose first request, with the same key on the same
+ * route and instance, is still being processed (HTTP 409). Retry once it has answered.
+ */
+export class IdempotencyKeyInFlightException extends MachineRoutesError {
+  readonly code = 'MR_IDEMPOTENCY_KEY_IN_FLIGHT';
+  override readonly statusCode = 409;
+}
+
+/**
+ * An `Idempotency-Key` was reused with a different request body (or query) on the same route
+ * and instance (HTTP 422): a key names one request; use a new key for a new request.
+ */
+export class IdempotencyKeyReusedException extends MachineRoutesError {
+  readonly code = 'MR_IDEMPOTENCY_KEY_REUSED';
+  override readonly statusCode = 422;
+}
+
 /** Router registration options violate the rules of the spec ("Filtering and validation" rule 5). */
 export class InvalidRouterConfigException extends MachineRoutesError {
   readonly code = 'MR_INVALID_ROUTER_CONFIG';

@@ -22,7 +22,10 @@ export const KNOWN_KEYS = {
     'middleware',
     'reads',
     'stream',
+    'idempotency',
   ],
+  /** `idempotency` of a registration, when an object. */
+  idempotency: ['events', 'ttl'],
   /** The `defineConfig({ ... })` object. */
   config: [
     'registrations',

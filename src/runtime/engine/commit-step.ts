@@ -72,6 +72,7 @@ export function prepareCommit(
     ...(outbox === null ? [] : [outbox.write(jobs)]),
   ];
   if (hooks.length > 0) request.inTransaction = hooks.length === 1 ? hooks[0] : chainHooks(hooks);
+  if (options.idempotency !== undefined) request.idempotency = options.idempotency;
   return { plan, request, jobs, outboxed: outbox !== null };
 }
 

@@ -2,6 +2,7 @@
  * What the engine's parts (commit step, job handlers, forwarded sends) get from the runtime
  * that composes them. One object per runtime, made by `MachineRuntime`; no module state.
  */
+import type { IdempotencyCompletion } from '../persistence/idempotency.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject } from '../definition/types.js';
 import type { JobPayloads, PlannedJob } from '../interpreter/job-payloads.js';
@@ -23,6 +24,8 @@ export interface CommitOptions {
   timerFire?: TimerFireClaim;
   /** Runs in the commit's transaction after the store's writes (a model record's binding). */
   inTransaction?: TransactionHook;
+  /** The Idempotency-Key record the step answers, completed in the same transaction. */
+  idempotency?: IdempotencyCompletion;
 }
 
 /** Retries of asynchronous sends. */

@@ -13,7 +13,12 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject, ForwardDefinition } from '../definition/types.js';
-import { MachineAlreadyRunningException, MachineNotFoundException } from '../errors.js';
+import {
+  MachineAlreadyRunningException,
+  MachineNotFoundException,
+  type MachineValidationException,
+} from '../errors.js';
+import type { IdempotencyKeyStore } from '../persistence/idempotency.js';
 import { isInstanceId } from '../ids.js';
 import type { ChildRow } from '../interpreter/child-rows.js';
 import { resolveForward } from '../interpreter/forwarding.js';
@@ -60,6 +65,7 @@ import {
 import type {
   CreateOptions,
   InstanceRead,
+  IdempotentSend,
   InstanceResult,
   MachineInstances,
   SendOptions,
@@ -340,6 +346,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       .catch((error: unknown) => onError(error, 'registering jobs'));
   }
 
+  /** The store's Idempotency-Key records (routes with `idempotency`). */
+  get idempotencyKeys(): IdempotencyKeyStore {
+    return this.store.idempotencyKeys;
+  }
+
   /** Resolves once the job handlers are registered on the queue (before starting a worker). */
   ready(): Promise<void> {
     return this.#jobsRegistered;
@@ -586,6 +597,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         options.scenario,
         undefined,
         loaded!.snapshot!,
+        options.idempotency,
       );
     } finally {
       // A failed release must not hide the outcome: the row expires after the lock TTL.
@@ -618,6 +630,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     timerFire?: TimerFireClaim,
     /** The snapshot read when the lock was taken (else read now). */
     loaded?: MachineSnapshot,
+    idempotency?: IdempotentSend,
   ): Promise<InstanceResult> {
     const snapshot = loaded ?? (await this.restore(definition, id));
     this.#registry.register(definition);
@@ -644,6 +657,17 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       ...this.#macrostepOptions,
       scenario: scenario?.step.active ?? null,
     });
+    const keptNow = scenario === null ? undefined : keptAfter(scenario.kept, scenario.step);
+    // The response a retry with the same Idempotency-Key replays, committed with the event.
+    const answered =
+      idempotency === undefined
+        ? undefined
+        : {
+            scope: idempotency.scope,
+            key: idempotency.key,
+            ownerId: idempotency.ownerId,
+            response: await idempotency.respond(outcomeOf(result, keptNow)),
+          };
     let written;
     try {
       written = await writeCommit(
@@ -662,9 +686,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         {
           ...(lock ? { releaseLockOwner: lock.ownerId } : {}),
           ...(timerFire ? { timerFire } : {}),
+          ...(answered ? { idempotency: answered } : {}),
         },
       );
       lock?.releasedByCommit();
+      if (idempotency !== undefined) idempotency.stored = true;
     } catch (error) {
       // Fenced out: our lock expired and another writer committed in between.
       if (error instanceof SequenceConflictError) {
@@ -677,7 +703,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       throw error;
     }
     await finishCommit(this.#port, written);
-    return finish(result, scenario === null ? undefined : keptAfter(scenario.kept, scenario.step));
+    return finish(result, keptNow);
   }
 
   /** The scenario step of an instance that keeps nothing (stateless, `should_persist: false`). */
@@ -876,6 +902,16 @@ function finish(result: MacrostepResult, scenario?: StoredScenario | null): Inst
   };
   if (scenario !== undefined) instance.scenario = scenario;
   return instance;
+}
+
+// `finish` without throwing: the validation failure is an outcome an idempotent response stores.
+function outcomeOf(
+  result: MacrostepResult,
+  scenario?: StoredScenario | null,
+): InstanceResult | MachineValidationException {
+  if (result.validationFailure)
+    return toValidationException(result.validationFailure, result.snapshot.machineId);
+  return finish(result, scenario);
 }
 
 // Stateless steps resolve no child machines: only the depth limit carries over.

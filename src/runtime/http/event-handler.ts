@@ -31,7 +31,9 @@ import { createEventResponder } from './event-response.js';
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import { assertPayloadSize, isRead, requestData } from './request-data.js';
-import { guarded, HttpError, validationResponse } from './responses.js';
+import { errorToResponse, guarded, HttpError, validationResponse } from './responses.js';
+import { storedResponse, withIdempotency, type IdempotentRequest } from './idempotency.js';
+import type { IdempotentSend, SendOptions } from '../persistence/types.js';
 import { createInstanceLoader, type RouteInstance } from './route-instance.js';
 import { resolveTarget } from './route-target.js';
 import { readScenarioRequest } from './scenario-fields.js';
@@ -94,146 +96,185 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     });
   };
 
-  return guarded(route, services.logger, async (request) => {
-    // 1. Middleware.
-    if (middleware.length > 0) {
-      const shortCircuit = await runMiddleware(middleware, request);
-      if (shortCircuit) return shortCircuit;
-    }
+  const handle = (request: EndpointRequest, idempotent: IdempotentRequest | null) =>
+    guarded(route, services.logger, async (request: EndpointRequest) => {
+      // 1. Middleware.
+      if (middleware.length > 0) {
+        const shortCircuit = await runMiddleware(middleware, request);
+        if (shortCircuit) return shortCircuit;
+      }
 
-    // HEAD (which frameworks route to GET handlers) is safe by definition: it answers what
-    // the instance is now (404 for an unknown one) and never sends the event.
-    if (request.method === 'HEAD') {
-      const current = await instances.load(request);
-      const snapshot =
-        current.kind === 'persisted' ? current.snapshot : services.initialSnapshot(definition);
-      return await respond({
-        snapshot,
-        status: 200,
-        isProcessing: false,
-        event: { type: eventType },
+      // HEAD (which frameworks route to GET handlers) is safe by definition: it answers what
+      // the instance is now (404 for an unknown one) and never sends the event.
+      if (request.method === 'HEAD') {
+        const current = await instances.load(request);
+        const snapshot =
+          current.kind === 'persisted' ? current.snapshot : services.initialSnapshot(definition);
+        return await respond({
+          snapshot,
+          status: 200,
+          isProcessing: false,
+          event: { type: eventType },
+        });
+      }
+
+      // The scenario fields: an unknown slug is a 404 before anything is loaded or created.
+      let scenario: ScenarioRequest | undefined;
+      if (scenarios !== undefined) {
+        scenario = readScenarioRequest(request, isRead(request));
+        if (scenario.kind === 'play') scenarios.find(definition, scenario.slug);
+      }
+
+      // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
+      const found: RouteInstance = deferredLoad
+        ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
+        : await instances.load(request);
+
+      // 3. Event resolution and validation.
+      let validation: PayloadValidation;
+      try {
+        const data = requestData(request, eventType, target.acceptedTypes, scenarios !== undefined);
+        assertPayloadSize(
+          data.payload,
+          eventType,
+          target.event.payloadLimit ?? services.payloadLimit,
+        );
+        validation = await validatePayload(target.event.payload, data.payload, {
+          coerce: isRead(request),
+        });
+      } catch (error) {
+        if (found.kind === 'deferred') await instances.load(request);
+        throw error;
+      }
+      if (!validation.ok) {
+        if (found.kind === 'deferred') await instances.load(request);
+        return validationResponse(validation.errors);
+      }
+      const event: EventObject = { type: eventType, payload: validation.payload };
+      // A record without a machine stays unbound until the send: its machine is created, with
+      // the event applied, only if the event is accepted (instances.sendFirst).
+      let instance: RouteInstance = found;
+
+      // 4. before() with the pre-transition state.
+      const action = target.action;
+      const pre =
+        instance.kind === 'persisted'
+          ? instance.snapshot
+          : instance.kind === 'deferred'
+            ? null
+            : action?.before
+              ? services.initialSnapshot(definition)
+              : null;
+      const hookArgs = (
+        snapshot: MachineSnapshot | null,
+        id: string | null,
+      ): EndpointActionArgs => ({
+        machineId: definition.id,
+        id,
+        state: {
+          value: snapshot ? [...snapshot.value] : [],
+          context: snapshot ? { ...snapshot.context } : {},
+        },
+        event,
+        headers: request.headers,
+        abort(status: number, message?: string): never {
+          throw new HttpError(status, message ?? '');
+        },
       });
-    }
+      const preId =
+        instance.kind === 'stateless' || instance.kind === 'unbound' ? null : instance.id;
+      if (action?.before) await action.before(hookArgs(pre, preId));
 
-    // The scenario fields: an unknown slug is a 404 before anything is loaded or created.
-    let scenario: ScenarioRequest | undefined;
-    if (scenarios !== undefined) {
-      scenario = readScenarioRequest(request, isRead(request));
-      if (scenario.kind === 'play') scenarios.find(definition, scenario.slug);
-    }
-
-    // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
-    const found: RouteInstance = deferredLoad
-      ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
-      : await instances.load(request);
-
-    // 3. Event resolution and validation.
-    let validation: PayloadValidation;
-    try {
-      const data = requestData(request, eventType, target.acceptedTypes, scenarios !== undefined);
-      assertPayloadSize(
-        data.payload,
-        eventType,
-        target.event.payloadLimit ?? services.payloadLimit,
-      );
-      validation = await validatePayload(target.event.payload, data.payload, {
-        coerce: isRead(request),
-      });
-    } catch (error) {
-      if (found.kind === 'deferred') await instances.load(request);
-      throw error;
-    }
-    if (!validation.ok) {
-      if (found.kind === 'deferred') await instances.load(request);
-      return validationResponse(validation.errors);
-    }
-    const event: EventObject = { type: eventType, payload: validation.payload };
-    // A record without a machine stays unbound until the send: its machine is created, with
-    // the event applied, only if the event is accepted (instances.sendFirst).
-    let instance: RouteInstance = found;
-
-    // 4. before() with the pre-transition state.
-    const action = target.action;
-    const pre =
-      instance.kind === 'persisted'
-        ? instance.snapshot
-        : instance.kind === 'deferred'
-          ? null
-          : action?.before
-            ? services.initialSnapshot(definition)
-            : null;
-    const hookArgs = (snapshot: MachineSnapshot | null, id: string | null): EndpointActionArgs => ({
-      machineId: definition.id,
-      id,
-      state: {
-        value: snapshot ? [...snapshot.value] : [],
-        context: snapshot ? { ...snapshot.context } : {},
-      },
-      event,
-      headers: request.headers,
-      abort(status: number, message?: string): never {
-        throw new HttpError(status, message ?? '');
-      },
-    });
-    const preId = instance.kind === 'stateless' || instance.kind === 'unbound' ? null : instance.id;
-    if (action?.before) await action.before(hookArgs(pre, preId));
-
-    // 5. Send.
-    let snapshot: MachineSnapshot;
-    let kept: StoredScenario | null = null;
-    let reached: MachineSnapshot | undefined;
-    try {
-      const options = scenario === undefined ? undefined : { scenario };
-      let result;
-      if (instance.kind === 'stateless') {
-        result = await services.instances.sendStateless(definition, event, options);
-      } else if (instance.kind === 'unbound') {
-        result = await instances.sendFirst(instance.record, event, options);
-        if (result === null) {
-          // Another request bound the record first: this event goes to that machine.
-          instance = await instances.load(request);
-          if (instance.kind !== 'persisted')
-            throw new Error(`Route ${route.name}: the record lost its machine while binding.`);
+      // 5. Send.
+      let snapshot: MachineSnapshot;
+      let kept: StoredScenario | null = null;
+      let reached: MachineSnapshot | undefined;
+      // The Idempotency-Key's response goes into the event's commit when the runtime can build
+      // it there: not after an after() hook (which runs after the commit and may change it).
+      const idempotency: IdempotentSend | undefined =
+        idempotent === null || action?.after || target.forward !== null
+          ? undefined
+          : {
+              scope: idempotent.scope,
+              key: idempotent.key,
+              ownerId: idempotent.ownerId,
+              respond: async (outcome) =>
+                storedResponse(
+                  outcome instanceof MachineValidationException
+                    ? errorToResponse(outcome, services.logger, route.name)
+                    : await respond({
+                        snapshot: outcome.snapshot,
+                        status: route.status,
+                        isProcessing: false,
+                        event,
+                        kept: outcome.scenario ?? null,
+                        reached: outcome.forwardedChild,
+                      }),
+                ),
+            };
+      const committed = () => {
+        if (idempotent === null) return;
+        idempotent.committed = instance.kind !== 'stateless';
+        idempotent.stored = idempotency?.stored === true;
+      };
+      try {
+        const options: SendOptions = {};
+        if (scenario !== undefined) options.scenario = scenario;
+        if (idempotency !== undefined) options.idempotency = idempotency;
+        let result;
+        if (instance.kind === 'stateless') {
+          result = await services.instances.sendStateless(definition, event, options);
+        } else if (instance.kind === 'unbound') {
+          result = await instances.sendFirst(instance.record, event, options);
+          if (result === null) {
+            // Another request bound the record first: this event goes to that machine.
+            instance = await instances.load(request);
+            if (instance.kind !== 'persisted')
+              throw new Error(`Route ${route.name}: the record lost its machine while binding.`);
+            result = await services.instances.send(definition, instance.id, event, options);
+          }
+        } else {
           result = await services.instances.send(definition, instance.id, event, options);
         }
-      } else {
-        result = await services.instances.send(definition, instance.id, event, options);
-      }
-      snapshot = result.snapshot;
-      kept = result.scenario ?? null;
-      reached = result.forwardedChild;
-    } catch (error) {
-      if (error instanceof MachineAlreadyRunningException)
-        return await contended(error, request, instance, pre, event);
-      // Validation guards and scenario refusals are answered like request validation, without
-      // onException.
-      if (
-        error instanceof MachineValidationException ||
-        error instanceof ScenarioFailedException ||
-        error instanceof ScenarioNotFoundException
-      )
+        snapshot = result.snapshot;
+        kept = result.scenario ?? null;
+        reached = result.forwardedChild;
+        committed();
+      } catch (error) {
+        // A validation guard's refusal commits its history like a success: its answer is kept.
+        if (error instanceof MachineValidationException) committed();
+        if (error instanceof MachineAlreadyRunningException)
+          return await contended(error, request, instance, pre, event);
+        // Validation guards and scenario refusals are answered like request validation, without
+        // onException.
+        if (
+          error instanceof MachineValidationException ||
+          error instanceof ScenarioFailedException ||
+          error instanceof ScenarioNotFoundException
+        )
+          throw error;
+        // 7. onException: a response is sent as it is, null/undefined re-throws.
+        if (action?.onException) {
+          const handled = await action.onException(error, hookArgs(pre, preId));
+          if (handled) return handled;
+        }
         throw error;
-      // 7. onException: a response is sent as it is, null/undefined re-throws.
-      if (action?.onException) {
-        const handled = await action.onException(error, hookArgs(pre, preId));
-        if (handled) return handled;
       }
-      throw error;
-    }
 
-    // 8. after() with the post-transition state.
-    if (action?.after) await action.after(hookArgs(snapshot, snapshot.id));
+      // 8. after() with the post-transition state.
+      if (action?.after) await action.after(hookArgs(snapshot, snapshot.id));
 
-    // 9. Output.
-    return await respond({
-      snapshot,
-      status: route.status,
-      isProcessing: false,
-      event,
-      kept,
-      reached,
-    });
-  });
+      // 9. Output.
+      return await respond({
+        snapshot,
+        status: route.status,
+        isProcessing: false,
+        event,
+        kept,
+        reached,
+      });
+    })(request);
+  return withIdempotency(route, services, handle);
 }
 
 function isSnapshot(value: unknown): value is MachineSnapshot {

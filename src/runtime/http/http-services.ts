@@ -2,6 +2,7 @@
  * `HttpServices`: what route handlers need from the rest of the runtime. `MachineRouter` fills
  * it from the engine; tests may pass doubles.
  */
+import type { IdempotencyKeyStore } from '../persistence/idempotency.js';
 import type {
   EventObject,
   ForwardDefinition,
@@ -65,4 +66,6 @@ export interface HttpServices<D extends MachineDefinitionBase> {
    * requests are handled exactly as without scenarios (their fields are ignored).
    */
   scenarios?: ScenarioServices<D>;
+  /** Idempotency-Key records; required by routes with `idempotency` (see idempotency.ts). */
+  idempotencyKeys?: IdempotencyKeyStore;
 }

@@ -112,6 +112,7 @@ export class MachineRouter {
       models: options.models ?? {},
       logger: options.logger,
       payloadLimit: options.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
+      ...(runtime.idempotencyKeys ? { idempotencyKeys: runtime.idempotencyKeys } : {}),
       ...((options.scenarios ?? runtime.scenariosEnabled === true)
         ? { scenarios: scenarioServices(runtime) }
         : {}),

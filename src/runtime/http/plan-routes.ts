@@ -13,7 +13,14 @@ import type {
   MachineDefinitionBase,
   OutputDefinition,
 } from '../definition/types.js';
-import type { PlannedRoute, RegistrationOptions, RouteBinding, RouteOutput } from './types.js';
+import type {
+  IdempotencyOptions,
+  PlannedRoute,
+  RegistrationOptions,
+  RouteBinding,
+  RouteIdempotency,
+  RouteOutput,
+} from './types.js';
 import { normalizeReads } from './plan-reads.js';
 import { routeAnswers, type RouteAnswers } from './plan-route-answers.js';
 import {
@@ -27,6 +34,10 @@ import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS, type ExactKeys } from 
 
 // The registration keys the router knows are exactly the keys of RegistrationOptions.
 true satisfies ExactKeys<RegistrationOptions, typeof KNOWN_KEYS.registration>;
+true satisfies ExactKeys<IdempotencyOptions, typeof KNOWN_KEYS.idempotency>;
+
+/** Default lifetime of an Idempotency-Key record, in seconds (one day). */
+export const DEFAULT_IDEMPOTENCY_TTL = 86_400;
 
 /** What planning reads of a machine definition. */
 export type PlannableDefinition = Pick<MachineDefinitionBase, 'id' | 'endpoints' | 'forwards'> &
@@ -200,6 +211,8 @@ export function planRegistration(
     );
   }
 
+  const idempotency = planIdempotency(options.idempotency, available, fail);
+
   // R1-R4: reads (independent of only/except; planned after the forwards).
   const reads = normalizeReads(options.reads, definition.behavior ?? {}, (message, key) =>
     fail(message, key),
@@ -352,6 +365,17 @@ export function planRegistration(
     );
   }
 
+  if (idempotency !== null) {
+    for (const route of routes) {
+      if (route.method === 'GET' || route.handler === 'read') continue;
+      const listed =
+        idempotency.events === null
+          ? true
+          : route.eventType !== null && idempotency.events.includes(route.eventType);
+      if (listed) route.idempotency = { ...idempotency.route };
+    }
+  }
+
   const seen = new Map<string, string>();
   for (const route of routes) {
     const key = `${route.method} ${route.path.replace(/\{[^}]+\}/g, '{}')}`;
@@ -409,4 +433,55 @@ function routeOutput(output: OutputDefinition | null): RouteOutput {
 
 function pathFor(prefix: string, binding: RouteBinding, uri: string): string {
   return binding.kind === 'none' ? `${prefix}${uri}` : `${prefix}/{${binding.param}}${uri}`;
+}
+
+/**
+ * The `idempotency` option: `null` when off, else the route settings and the events it covers
+ * (`null`: every command route, create included).
+ */
+function planIdempotency(
+  value: RegistrationOptions['idempotency'],
+  available: readonly string[],
+  fail: (message: string, key: string) => void,
+): { route: RouteIdempotency; events: string[] | null } | null {
+  if (value === undefined || value === null || value === false) return null;
+  if (value === true) return { route: { ttl: DEFAULT_IDEMPOTENCY_TTL }, events: null };
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    fail(`'idempotency' must be true or { events?, ttl? }, e.g. { ttl: 86400 }.`, 'idempotency');
+    return null;
+  }
+  for (const unknown of findUnknownKeys(value, KNOWN_KEYS.idempotency)) {
+    fail(
+      `${describeUnknownKey(unknown)} in 'idempotency'. Known keys: ${KNOWN_KEYS.idempotency.join(', ')}.`,
+      `idempotency.${unknown.key}`,
+    );
+  }
+  const ttl = value.ttl ?? DEFAULT_IDEMPOTENCY_TTL;
+  if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl <= 0) {
+    fail(
+      `'idempotency.ttl' must be a positive whole number of seconds, e.g. 86400 (got ${String(ttl)}).`,
+      'idempotency.ttl',
+    );
+  }
+  let events: string[] | null = null;
+  if (value.events !== undefined) {
+    events = [];
+    if (!Array.isArray(value.events)) {
+      fail(`'idempotency.events' must be a list of event types.`, 'idempotency.events');
+    } else {
+      for (const ref of value.events as readonly unknown[]) {
+        const type = eventTypeOfReference(ref);
+        if (type === null || !available.includes(type)) {
+          fail(
+            `'idempotency.events' names ${type === null ? 'an entry that is not an event type' : `unknown event type '${type}'`}. Available: ${available.join(', ') || '(none)'}.`,
+            'idempotency.events',
+          );
+        } else events.push(type);
+      }
+    }
+  }
+  return {
+    route: { ttl: typeof ttl === 'number' && ttl > 0 ? ttl : DEFAULT_IDEMPOTENCY_TTL },
+    events,
+  };
 }

@@ -4,6 +4,8 @@
  */
 import {
   ForwardTargetUnavailableException,
+  IdempotencyKeyInFlightException,
+  IdempotencyKeyReusedException,
   MachineFailureResolutionException,
   MachineInputValidationException,
   MachineOutputResolutionException,
@@ -190,6 +192,11 @@ export function errorToResponse(
     return errorResponse(422, error.message || body.message, { errors: error.errors });
   }
   if (error instanceof MachineNotFoundException) return errorResponse(404, 'Machine not found.');
+  if (
+    error instanceof IdempotencyKeyInFlightException ||
+    error instanceof IdempotencyKeyReusedException
+  )
+    return errorResponse(error.statusCode, error.message);
   // Typed contracts broken by the values requests put in the context (docs/delegation.md).
   if (
     error instanceof MachineInputValidationException ||

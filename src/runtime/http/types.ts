@@ -44,6 +44,27 @@ export interface RegistrationOptions {
    * states as Server-Sent Events, each message the read envelope (docs/http.md "Live state").
    */
   stream?: boolean;
+  /**
+   * Idempotency-Key on the registration's command routes (IETF draft `Idempotency-Key`
+   * header, docs/http.md "Idempotency-Key"): `true` for every POST/PUT/PATCH/DELETE route
+   * (create included), or {@link IdempotencyOptions}. A retried request with the same key on
+   * the same route and instance answers the stored first response and sends no second event.
+   */
+  idempotency?: boolean | IdempotencyOptions | null;
+}
+
+/** The object form of the `idempotency` registration option. */
+export interface IdempotencyOptions {
+  /** Only these events' routes (create is then left out); default every command route. */
+  events?: readonly EventReference[];
+  /** Seconds a key is remembered after its first request (default 86400, one day). */
+  ttl?: number;
+}
+
+/** A route's Idempotency-Key settings, as planned. */
+export interface RouteIdempotency {
+  /** Seconds a key is remembered. */
+  ttl: number;
 }
 
 /** Options of one read (the original's `reads` entry). */
@@ -155,6 +176,8 @@ export interface PlannedRoute {
   errorStatuses: number[];
   /** Statuses the endpoint action declares, with their descriptions, by status. */
   actionStatuses: Record<string, string>;
+  /** Set when the route honours `Idempotency-Key` (the registration's `idempotency`). */
+  idempotency?: RouteIdempotency;
 }
 
 /**

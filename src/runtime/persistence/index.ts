@@ -23,7 +23,17 @@ export type {
   InstanceResult,
   MachineInstances,
   SendOptions,
+  IdempotentSend,
 } from './types.js';
+export {
+  IdempotencyClaimLostError,
+  type IdempotencyClaim,
+  type IdempotencyClaimResult,
+  type IdempotencyCompletion,
+  type IdempotencyKeyStore,
+  type IdempotencyRecord,
+  type StoredResponse,
+} from './idempotency.js';
 export { keptScenario } from './kept-scenarios.js';
 export { MemoryStore } from './memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';

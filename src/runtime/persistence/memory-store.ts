@@ -7,6 +7,7 @@
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
+import { IdempotencyClaimLostError, MemoryIdempotencyKeys } from './idempotency.js';
 import { applyChildChange, matchesChildQuery, type ChildQuery } from './child-rows.js';
 import {
   SequenceConflictError,
@@ -51,10 +52,12 @@ export class MemoryStore implements Store {
   /** `machine_timer_fires` rows by `fireKey`. */
   readonly #timerFires = new Map<string, TimerFireRow>();
   readonly #now: () => number;
+  readonly idempotencyKeys: MemoryIdempotencyKeys;
 
   /** @param options.now clock for lock expiry (tests); default `Date.now`. */
   constructor(options: { now?: () => number } = {}) {
     this.#now = options.now ?? Date.now;
+    this.idempotencyKeys = new MemoryIdempotencyKeys(this.#now);
   }
 
   async migrate(): Promise<void> {}
@@ -74,8 +77,11 @@ export class MemoryStore implements Store {
     const ids = new Set<string>();
     for (const part of requests) this.#check(part, ids);
     this.#checkTimerFire(request.timerFire);
+    if (request.idempotency !== undefined && !this.idempotencyKeys.holds(request.idempotency))
+      throw new IdempotencyClaimLostError(request.idempotency);
     for (const part of requests)
       this.#apply(part, part === request ? request.releaseLockOwner : undefined);
+    if (request.idempotency !== undefined) this.idempotencyKeys.completeSync(request.idempotency);
     if (request.timerFire !== undefined)
       this.#timerFires.set(fireKey(request.timerFire.next), { ...request.timerFire.next });
     for (const part of requests)

@@ -16,6 +16,7 @@
  * original's per-column indexes on `machine_events` (type, source, machine_value, ...) serve
  * ad-hoc queries only and are left out.
  */
+import { IDEMPOTENCY_TABLE_POSTGRES, IDEMPOTENCY_TABLE_SQLITE } from './idempotency.js';
 import { JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
 
 /** One schema version. */
@@ -204,10 +205,16 @@ ALTER TABLE machine_instances ADD COLUMN parent_root_event_id text;`,
     sqlite: `ALTER TABLE machine_timer_fires ADD COLUMN state_entered_at TEXT;`,
     postgres: `ALTER TABLE machine_timer_fires ADD COLUMN state_entered_at timestamptz;`,
   },
+  // Idempotency-Key records of command endpoints (persistence/idempotency.ts).
+  {
+    version: 5,
+    name: 'idempotency keys',
+    sqlite: IDEMPOTENCY_TABLE_SQLITE,
+    postgres: IDEMPOTENCY_TABLE_POSTGRES,
+  },
   // Every send writes and deletes a lock row (docs/persistence.md "Locks"): one B-tree instead
   // of three (SQLite: the primary key is the table; no expiry index on either backend). The
   // table only holds locks in use and the few a crash left, so the sweep's scan stays short.
-  // (Version 5 is left to the idempotency keys of issue 16, developed in parallel.)
   {
     version: 6,
     name: 'lean lock rows',

@@ -10,6 +10,7 @@
  * parsing and casts cost more than the extra plans.
  */
 import pg from 'pg';
+import { IdempotencyClaimLostError, PostgresIdempotencyKeys } from './idempotency.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import type { ChildQuery } from './child-rows.js';
@@ -252,6 +253,7 @@ export class PostgresStore implements Store {
   /** The database it connects to (without the schema), for components that need their own connections. */
   readonly connectionString: string;
   readonly #pool: pg.Pool;
+  readonly idempotencyKeys: PostgresIdempotencyKeys;
 
   constructor(options: PostgresStoreOptions) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
@@ -268,6 +270,7 @@ export class PostgresStore implements Store {
     });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     this.#pool.on('error', () => {});
+    this.idempotencyKeys = new PostgresIdempotencyKeys(this.#pool);
   }
 
   /** The pool, for tools and the benchmark's hand-written baseline. */
@@ -335,6 +338,7 @@ export class PostgresStore implements Store {
           // The scenario columns are written after the entered states: a second statement.
           request.scenario === undefined &&
           request.timerFire === undefined &&
+          request.idempotency === undefined &&
           request.history.length <= EVENT_CHUNK
         : false
     ) {
@@ -353,6 +357,11 @@ export class PostgresStore implements Store {
       for (const part of requests)
         if (part.children) await this.#writeChildren(part.children, client);
       if (request.timerFire !== undefined) await this.#claimTimerFire(request.timerFire, client);
+      if (
+        request.idempotency !== undefined &&
+        !(await this.idempotencyKeys.completeOn(client, request.idempotency))
+      )
+        throw new IdempotencyClaimLostError(request.idempotency);
       await request.inTransaction?.({ kind: 'postgres', client });
       await client.query('COMMIT');
     } catch (error) {

@@ -15,6 +15,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { IdempotencyClaimLostError, SqliteIdempotencyKeys } from './idempotency.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import type { ChildQuery } from './child-rows.js';
@@ -178,6 +179,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly filename: string;
   readonly #db: Database.Database;
+  readonly idempotencyKeys: SqliteIdempotencyKeys;
   #statements: Statements | undefined;
   /** History INSERTs by row count (1..EVENT_CHUNK), prepared on first use. */
   #insertEvents = new Map<number, Database.Statement>();
@@ -191,6 +193,7 @@ export class SqliteStore implements Store {
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma(`synchronous = ${options.synchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
     this.#db.pragma('foreign_keys = ON');
+    this.idempotencyKeys = new SqliteIdempotencyKeys(this.#db);
     if (options.migrate !== false) this.migrateSync();
     const commit = this.#db.transaction((request: CommitRequest) => this.#applyCommit(request));
     // IMMEDIATE takes the write lock at BEGIN: a deferred transaction that upgrades later can
@@ -233,6 +236,7 @@ export class SqliteStore implements Store {
       .immediate();
     this.#statements = undefined;
     this.#insertEvents = new Map();
+    this.idempotencyKeys.reset();
   }
 
   /** Versions recorded in `schema_migrations`. */
@@ -292,6 +296,8 @@ export class SqliteStore implements Store {
       this.#applyInstance(part, part === request ? request.releaseLockOwner : undefined);
     for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
     if (request.timerFire !== undefined) this.#claimTimerFire(request.timerFire);
+    if (request.idempotency !== undefined && !this.idempotencyKeys.completeSync(request.idempotency))
+      throw new IdempotencyClaimLostError(request.idempotency);
     if (request.inTransaction !== undefined) {
       const pending = request.inTransaction({ kind: 'sqlite', database: this.#db });
       // better-sqlite3 commits when the function returns: an awaited write would land outside.

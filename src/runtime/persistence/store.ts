@@ -8,6 +8,7 @@ import type { TimerFireStatus } from '../interpreter/due-timers.js';
 import type { ChildStore } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { TransactionHook } from './transaction.js';
+import type { IdempotencyCompletion, IdempotencyKeyStore } from './idempotency.js';
 
 /** Which backend a store is. */
 export type StoreKind = 'memory' | 'sqlite' | 'postgres';
@@ -39,6 +40,12 @@ export interface CommitRequest extends InstanceWrite {
    * process delivered this fire first).
    */
   timerFire?: TimerFireClaim;
+  /**
+   * The Idempotency-Key record this step answers: set `done` with its response in the same
+   * transaction, so the event and the response a retry replays commit together or not at all.
+   * Fails with `IdempotencyClaimLostError` when the request no longer holds the key.
+   */
+  idempotency?: IdempotencyCompletion;
 }
 
 export type { TimerFireStatus };
@@ -202,6 +209,8 @@ export interface Store extends ChildStore {
   readLock(rootEventId: string): Promise<LockRow | null>;
   /** Deletes every expired lock; returns how many. */
   sweepExpiredLocks(): Promise<number>;
+  /** `machine_idempotency_keys`: Idempotency-Key records of command endpoints. */
+  readonly idempotencyKeys: IdempotencyKeyStore;
   /** Releases connections / file handles. */
   close(): Promise<void>;
 }

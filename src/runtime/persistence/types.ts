@@ -13,6 +13,8 @@ import type {
 import type { MacrostepEffect } from '../interpreter/effects.js';
 import type { ScenarioRequest } from '../interpreter/scenarios.js';
 import type { TransactionHook } from './transaction.js';
+import type { MachineValidationException } from '../errors.js';
+import type { IdempotencyKeyStore, StoredResponse } from './idempotency.js';
 
 /** Result of creating an instance or sending it an event. */
 export interface InstanceResult {
@@ -40,6 +42,30 @@ export interface InstanceResult {
 export interface SendOptions {
   /** What the request asks of scenarios (only read when scenarios are enabled; default omitted). */
   scenario?: ScenarioRequest;
+  /**
+   * An Idempotency-Key the caller claimed for this send: the response it builds from the
+   * step's outcome is stored in the event's own commit. Ignored where nothing is committed
+   * (stateless, `should_persist: false`) and by forwarded sends; `stored` tells the caller.
+   */
+  idempotency?: IdempotentSend;
+}
+
+/**
+ * A send answering a claimed Idempotency-Key record (see `IdempotencyKeyStore`): the runtime
+ * builds the response before committing and completes the record in the same transaction.
+ */
+export interface IdempotentSend {
+  scope: string;
+  key: string;
+  ownerId: string;
+  /**
+   * The response the request will answer, from the step's outcome: its result, or the
+   * `MachineValidationException` of a validation guard (whose history commits too). Called
+   * once, under the instance lock, before the commit.
+   */
+  respond(outcome: InstanceResult | MachineValidationException): Promise<StoredResponse>;
+  /** Set by the runtime once the response was committed with the event. */
+  stored?: boolean;
 }
 
 /** What a read sees of an instance. */
@@ -118,6 +144,8 @@ export interface MachineInstances<D> {
    * (reads children). Without it the HTTP layer lists the instance's own events only.
    */
   availableEvents?(definition: D, snapshot: MachineSnapshot): Promise<AvailableEvent[]>;
+  /** Optional: Idempotency-Key records (routes with `idempotency` need them). */
+  readonly idempotencyKeys?: IdempotencyKeyStore;
   /** Optional: the child a forwarded endpoint reached, for `data.child` of forwarded responses. */
   forwardedChild?(
     definition: D,

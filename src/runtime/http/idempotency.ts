@@ -1,0 +1,155 @@
+/**
+ * The Idempotency-Key protocol of command routes (IETF draft `Idempotency-Key`), around the
+ * create and event handlers: a key is claimed per route and instance in the store's
+ * `machine_idempotency_keys` (persistence/idempotency.ts) before the request runs; a retry
+ * answers the stored first response; a key reused with another request is 422, one still in
+ * flight 409. The event handler hands the runtime a `respond` callback so the response is
+ * stored in the event's own commit (docs/http.md "Idempotency-Key").
+ */
+import { createHash } from 'node:crypto';
+import { IdempotencyKeyInFlightException, IdempotencyKeyReusedException } from '../errors.js';
+import type { MachineDefinitionBase } from '../definition/types.js';
+import { newUlid } from '../ids.js';
+import type { StoredResponse } from '../persistence/idempotency.js';
+import type { HttpServices } from './http-services.js';
+import { isRead } from './request-data.js';
+import { errorResponse, errorToResponse } from './responses.js';
+import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
+
+/** The state of one request holding an Idempotency-Key claim. */
+export interface IdempotentRequest {
+  scope: string;
+  key: string;
+  ownerId: string;
+  /** Something was committed (an instance created, an event sent): keep the response. */
+  committed: boolean;
+  /** The response was already stored with the commit. */
+  stored: boolean;
+}
+
+/** How long a claim blocks retries while its request runs (the lock TTL's default). */
+const IDEMPOTENCY_LEASE_MS = 60_000;
+/** The draft's key is a string; longer ones are refused rather than stored. */
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/**
+ * Wraps a handler with the Idempotency-Key protocol when the route has `idempotency` and the
+ * request a key (IETF draft `Idempotency-Key`): claim the key for this route and instance,
+ * replay a stored response, refuse a reused key (422) or one in flight (409), run the request,
+ * then keep its response when it committed something, or free the key when not (a 4xx before
+ * the send, contention): a retry then runs again.
+ */
+export function withIdempotency<D extends MachineDefinitionBase>(
+  route: PlannedRoute,
+  services: HttpServices<D>,
+  handle: (
+    request: EndpointRequest,
+    idempotent: IdempotentRequest | null,
+  ) => Promise<EndpointResponse>,
+): RouteHandler {
+  const settings = route.idempotency;
+  if (settings === undefined) return (request) => handle(request, null);
+  const store = services.idempotencyKeys;
+  if (store === undefined) {
+    throw new Error(
+      `Route ${route.name} has 'idempotency' but the runtime keeps no Idempotency-Key records: use a MachineRuntime.`,
+    );
+  }
+  const param = route.binding.kind === 'none' ? null : route.binding.param;
+  return async (request) => {
+    const header = request.headers['idempotency-key'];
+    if (header === undefined || isRead(request)) return handle(request, null);
+    // The draft's value is a structured-field string ("..."); a bare token is accepted too.
+    const key =
+      header.length >= 2 && header.startsWith('"') && header.endsWith('"')
+        ? header.slice(1, -1)
+        : header;
+    if (key === '' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x20-\x7e]+$/.test(key)) {
+      return errorResponse(
+        400,
+        `The Idempotency-Key header must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters.`,
+      );
+    }
+    const scope = `${route.name} ${param === null ? '' : (request.params[param] ?? '')}`;
+    const ownerId = newUlid();
+    let claimed;
+    try {
+      claimed = await store.claim({
+        scope,
+        key,
+        fingerprint: fingerprintOf(request),
+        ownerId,
+        leaseMs: IDEMPOTENCY_LEASE_MS,
+        ttlMs: settings.ttl * 1000,
+      });
+    } catch (error) {
+      return errorToResponse(error, services.logger, route.name);
+    }
+    if (claimed.kind === 'existing') {
+      const { record } = claimed;
+      if (record.fingerprint !== fingerprintOf(request)) {
+        const error = new IdempotencyKeyReusedException(
+          `The Idempotency-Key '${key}' was already used with a different request on route ${route.name}: send a new key for a new request.`,
+          { key, route: route.name },
+        );
+        return errorResponse(error.statusCode, error.message);
+      }
+      if (record.status === 'pending' || record.response === null) {
+        const error = new IdempotencyKeyInFlightException(
+          `A request with the Idempotency-Key '${key}' is still being processed on route ${route.name}: retry once it has answered.`,
+          { key, route: route.name },
+        );
+        return errorResponse(error.statusCode, error.message);
+      }
+      return {
+        status: record.response.status,
+        body: record.response.body,
+        headers: { 'idempotency-replayed': 'true' },
+      };
+    }
+    const idempotent: IdempotentRequest = { scope, key, ownerId, committed: false, stored: false };
+    const response = await handle(request, idempotent);
+    try {
+      if (idempotent.stored) return response;
+      if (idempotent.committed)
+        await store.complete({ scope, key, ownerId, response: storedResponse(response) });
+      else await store.release(scope, key, ownerId);
+    } catch (error) {
+      // The answer stands: a record left pending frees itself after its lease.
+      services.logger.error(`Could not store the Idempotency-Key response of route ${route.name}`, {
+        error,
+        route: route.name,
+      });
+    }
+    return response;
+  };
+}
+
+/** What a retry replays of a response: its status and body. */
+export function storedResponse(response: EndpointResponse): StoredResponse {
+  return { status: response.status, body: response.body ?? null };
+}
+
+/**
+ * The request a key names: the body (write methods) and the query, as canonical JSON (object
+ * keys sorted), hashed. The route and instance are the key's scope, not part of this.
+ */
+function fingerprintOf(request: EndpointRequest): string {
+  return createHash('sha256')
+    .update(canonicalJson({ body: request.body ?? null, query: request.query }))
+    .digest('base64url');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map(
+        (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
+      );
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
