@@ -340,6 +340,24 @@ describe('generated client against the generated server', () => {
     expect(resolved.status === 200 && resolved.body.data.state).toEqual(['ticket.resolved']);
   });
 
+  it('should count a retried COMMENT once when it carries the same idempotencyKey', async () => {
+    const ticket = await customer.ticket.create();
+    const machineId = ticket.status === 201 ? ticket.body.data.id : '';
+    const comment = { machineId, payload: { text: 'charged twice?' } };
+    const first = await customer.ticket.comment(comment, { idempotencyKey: 'comment-1' });
+    const retry = await customer.ticket.comment(comment, { idempotencyKey: 'comment-1' });
+    expect(first.status === 200 && first.body.data.output).toMatchObject({ comments: 1 });
+    expect(retry.body).toEqual(first.body);
+    const reused = await customer.ticket.comment(
+      { machineId, payload: { text: 'something else' } },
+      { idempotencyKey: 'comment-1' },
+    );
+    expect(reused.status).toBe(422);
+    // Without a key every request is an event (the spec's behaviour).
+    const next = await customer.ticket.comment(comment);
+    expect(next.status === 200 && next.body.data.output).toMatchObject({ comments: 2 });
+  });
+
   it('should bind invoices to the rows of the table the config seeds in the store', async () => {
     const paid = await customer.invoice.pay({
       invoice: 'INV-1',

@@ -420,6 +420,7 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
       schema: { type: 'string', pattern: '^[0-9]+$' },
     });
   }
+  if (route.idempotency !== undefined) parameters.push(idempotencyKeyParameter(route));
   if (usesQuery(route) && route.payloadSchema !== null) {
     const properties = (route.payloadSchema['properties'] ?? {}) as Record<string, JsonSchema>;
     const required = (route.payloadSchema['required'] ?? []) as string[];
@@ -528,8 +529,72 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
             ? routeErrorResponse(route, error, machines)
             : { $ref: `#/components/responses/${error.component}` };
   }
+  if (route.idempotency !== undefined) addIdempotencyResponses(route, responses);
   op['responses'] = responses;
   return op;
+}
+
+/** The `Idempotency-Key` request header of a route with `idempotency` (docs/http.md). */
+function idempotencyKeyParameter(route: ManifestRoute): JsonSchema {
+  const ttl = route.idempotency!.ttl;
+  return {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      `IETF draft Idempotency-Key: a retry with the same key on this route and instance answers the first response (header Idempotency-Replayed: true) and sends no second event. ` +
+      `The same key with a different body is 422; while the first request runs, 409. Keys are kept ${ttl} s.`,
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+  };
+}
+
+/**
+ * A route with `idempotency`: the success answer may be a replay (`Idempotency-Replayed`), 409
+ * also means a request with the key is in flight, and 422 also a key reused with another body.
+ */
+function addIdempotencyResponses(route: ManifestRoute, responses: JsonSchema): void {
+  const success = responses[String(route.status)] as JsonSchema;
+  success['headers'] = {
+    'Idempotency-Replayed': {
+      description:
+        'Present (`true`) when this is the stored answer of an earlier request with the same Idempotency-Key.',
+      schema: { type: 'string', const: 'true' },
+    },
+  };
+  const creates = route.handler === 'create';
+  const inFlight = `A request with the Idempotency-Key 'order-42' is still being processed on route ${route.name}: retry once it has answered.`;
+  const reused = `The Idempotency-Key 'order-42' was already used with a different request on route ${route.name}: send a new key for a new request.`;
+  if (creates) {
+    responses['409'] = {
+      description: 'A request with the same Idempotency-Key is still being processed.',
+      content: {
+        'application/json': { schema: ref(ERROR_SCHEMA), example: { message: inFlight } },
+      },
+    };
+    responses['422'] = {
+      description: 'The Idempotency-Key was already used with a different request.',
+      content: { 'application/json': { schema: ref(ERROR_SCHEMA), example: { message: reused } } },
+    };
+  } else {
+    // The event's own 409 example stays (a state refusing the event); the description adds the key.
+    responses['409'] = {
+      ...(responses['409'] as JsonSchema),
+      description: `${SHARED_RESPONSES[409].description} Or a request with the same Idempotency-Key is still being processed ("${inFlight}").`,
+    };
+    responses['422'] = {
+      description: `${SHARED_RESPONSES[422].description} Or the Idempotency-Key was already used with a different request ("${reused}").`,
+      content: {
+        'application/json': {
+          schema: { anyOf: [ref(VALIDATION_ERROR_SCHEMA), ref(ERROR_SCHEMA)] },
+          example: sharedErrorExample(422),
+        },
+      },
+    };
+  }
+  // Statuses stay in ascending order.
+  const ordered = Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b));
+  for (const [status] of ordered) delete responses[status];
+  for (const [status, response] of ordered) responses[status] = response;
 }
 
 /** A shared answer with an example naming the route's own machine, event or model. */
