@@ -60,6 +60,31 @@ export class IdempotencyKeyReusedException extends MachineRoutesError {
   override readonly statusCode = 422;
 }
 
+/**
+ * A persisted instance sits in a state its machine's current definition no longer has (the
+ * state was removed or renamed by a deploy): HTTP 409. Migrate the instance or restore the
+ * state; `machine-routes check --database <url>` lists such instances before a deploy.
+ */
+export class StateNotInDefinitionException extends MachineRoutesError {
+  readonly code = 'MR_STATE_NOT_IN_DEFINITION';
+  override readonly statusCode = 409;
+}
+
+/** `check --database`: live instances sit in a state the definitions no longer have (blocking). */
+export class RemovedStateInUseException extends MachineRoutesError {
+  readonly code = 'MR_REMOVED_STATE_IN_USE';
+}
+
+/** `check --database`: persisted histories hold an event type the definitions no longer know. */
+export class RemovedHistoryEventException extends MachineRoutesError {
+  readonly code = 'MR_REMOVED_HISTORY_EVENT';
+}
+
+/** `check --database`: stored contexts hold a key whose type the definition changed (blocking). */
+export class ContextTypeChangedException extends MachineRoutesError {
+  readonly code = 'MR_CONTEXT_TYPE_CHANGED';
+}
+
 /** Router registration options violate the rules of the spec ("Filtering and validation" rule 5). */
 export class InvalidRouterConfigException extends MachineRoutesError {
   readonly code = 'MR_INVALID_ROUTER_CONFIG';

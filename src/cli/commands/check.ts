@@ -1,14 +1,25 @@
 /**
  * `machine-routes check`: every definition-time and registration-time problem, located in the
  * user's source and sorted by file and line. Exit code 1 when there is any.
+ *
+ * `--database <url>` adds the safe-deploy check (engine/deploy-check.ts): the definitions
+ * against the store's live instances. Blocking findings (states removed under active instances,
+ * context keys of a changed type) are problems; the others (removed event types of histories,
+ * states removed under done instances) are printed as warnings and keep the exit code 0.
  */
 import { Option, type Command } from 'commander';
 import { checkProject } from '../../generator/generate.js';
 import type { Issue } from '../../generator/issues.js';
+import type { LoadedConfig } from '../../generator/load-config.js';
+import type { MachineDefinition } from '../../runtime/definition/machine-definition.js';
+import { checkDeploy } from '../../runtime/engine/deploy-check.js';
+import { readLiveInstances } from '../../runtime/persistence/live-instances.js';
+import type { Store } from '../../runtime/persistence/store.js';
 import { printIssues, printProblemCount, relativeIssue, type CliIo } from '../io.js';
 
 interface CheckOptions {
   config?: string;
+  database?: string;
   format: (typeof FORMATS)[number];
 }
 
@@ -20,6 +31,10 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
     .command('check')
     .description('validate every machine and registration of the config')
     .option('-c, --config <path>', 'config file (default: machine-routes.config.ts)')
+    .option(
+      '--database <url>',
+      'also compare the definitions with the live instances of this store (safe deploys)',
+    )
     .addOption(
       new Option('--format <format>', 'output: text, json, or github (workflow annotations)')
         .choices(FORMATS)
@@ -33,21 +48,45 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
           0,
         ) ?? 0;
       const machines = report.manifest?.machines.length ?? 0;
+      const deploy =
+        options.database !== undefined && report.loaded !== null
+          ? await deployIssues(report.loaded, options.database)
+          : { problems: [], warnings: [] };
+      const problems = [...report.issues, ...deploy.problems];
       if (options.format === 'json') {
-        const issues = report.issues.map((issue) => relativeIssue(issue, io.cwd));
-        io.stdout(JSON.stringify({ ok: issues.length === 0, machines, routes, issues }, null, 2));
-      } else if (options.format === 'github') {
-        for (const issue of report.issues)
-          io.stdout(githubAnnotation(relativeIssue(issue, io.cwd)));
-        if (report.issues.length > 0) printProblemCount(io, report.issues.length);
-      } else if (report.issues.length > 0) {
-        printIssues(io, report.issues);
-      } else {
+        const issues = problems.map((issue) => relativeIssue(issue, io.cwd));
         io.stdout(
-          `No problems: ${machines} machine${machines === 1 ? '' : 's'}, ${routes} route${routes === 1 ? '' : 's'}.`,
+          JSON.stringify(
+            {
+              ok: issues.length === 0,
+              machines,
+              routes,
+              issues,
+              ...(options.database === undefined ? {} : { warnings: deploy.warnings }),
+            },
+            null,
+            2,
+          ),
         );
+      } else if (options.format === 'github') {
+        for (const issue of problems) io.stdout(githubAnnotation(relativeIssue(issue, io.cwd)));
+        for (const issue of deploy.warnings)
+          io.stdout(
+            githubAnnotation(relativeIssue(issue, io.cwd)).replace(/^::error /, '::warning '),
+          );
+        if (problems.length > 0) printProblemCount(io, problems.length);
+      } else {
+        for (const warning of deploy.warnings) io.stdout(`warning: ${formatWarning(warning)}`);
+        if (problems.length > 0) {
+          printIssues(io, problems);
+        } else {
+          io.stdout(
+            `No problems: ${machines} machine${machines === 1 ? '' : 's'}, ${routes} route${routes === 1 ? '' : 's'}` +
+              (options.database === undefined ? '.' : `, live instances compatible.`),
+          );
+        }
       }
-      exit(report.issues.length > 0 ? 1 : 0);
+      exit(problems.length > 0 ? 1 : 0);
     });
 }
 
@@ -70,4 +109,37 @@ export function githubAnnotation(issue: Issue): string {
         ];
   const properties = [...place, `title=${property(`${issue.name} [${issue.code}]`)}`];
   return `::error ${properties.join(',')}::${data(issue.message)}`;
+}
+
+/** The safe-deploy findings against the store at `url`, as blocking problems and warnings. */
+async function deployIssues(
+  loaded: LoadedConfig,
+  url: string,
+): Promise<{ problems: Issue[]; warnings: Issue[] }> {
+  const machines = new Map<string, MachineDefinition>();
+  for (const registration of loaded.config.registrations)
+    machines.set(registration.machine.id, registration.machine as unknown as MachineDefinition);
+  // The config's own runtime opens the store (its classes match the config's machines).
+  const store = (await loaded.runtime.openStore(url)) as unknown as Store;
+  try {
+    const live = await readLiveInstances(store, [...machines.keys()]);
+    const found = checkDeploy([...machines.values()], live);
+    const toIssue = ({ error }: (typeof found)[number]): Issue => ({
+      name: error.name,
+      code: error.code,
+      message: error.message,
+      details: error.details,
+      location: null,
+    });
+    return {
+      problems: found.filter((issue) => issue.blocking).map(toIssue),
+      warnings: found.filter((issue) => !issue.blocking).map(toIssue),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+function formatWarning(issue: Issue): string {
+  return `${issue.name} [${issue.code}] ${issue.message}`;
 }

@@ -16,6 +16,7 @@ import type { EventObject, ForwardDefinition } from '../definition/types.js';
 import {
   MachineAlreadyRunningException,
   MachineNotFoundException,
+  StateNotInDefinitionException,
   type MachineValidationException,
 } from '../errors.js';
 import type { IdempotencyKeyStore } from '../persistence/idempotency.js';
@@ -527,6 +528,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   async restore(definition: MachineDefinition, id: string): Promise<MachineSnapshot> {
     const snapshot = isInstanceId(id) ? await this.store.load(id) : null;
     if (!snapshot || snapshot.machineId !== definition.id) throw notFound(definition, id);
+    assertKnownStates(definition, snapshot);
     return snapshot;
   }
 
@@ -578,6 +580,14 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       // Unknown id, or another machine's instance: the lock (if taken) goes back at once.
       await lock?.release().catch(() => false);
       throw notFound(definition, id);
+    }
+    if (loaded?.snapshot) {
+      try {
+        assertKnownStates(definition, loaded.snapshot);
+      } catch (error) {
+        await lock?.release().catch(() => false);
+        throw error;
+      }
     }
     if (lock === null) {
       // Held by someone else (refused by the lock row, with the snapshot read in the same
@@ -921,6 +931,21 @@ function pickDepth(
   return options.maxTransitionDepth === undefined
     ? {}
     : { maxTransitionDepth: options.maxTransitionDepth };
+}
+
+/**
+ * A deploy removed or renamed a state the instance sits in: 409 naming the state, instead of
+ * letting the interpreter fail on an unknown node (which used to surface as a 404 / 500).
+ */
+function assertKnownStates(definition: MachineDefinition, snapshot: MachineSnapshot): void {
+  for (const stateId of snapshot.value) {
+    if (definition.idMap.has(stateId)) continue;
+    throw new StateNotInDefinitionException(
+      `Machine '${snapshot.id}' of '${definition.id}' is in state '${stateId}', which the current definition no longer has (removed or renamed). ` +
+        `Restore the state or migrate the instance; 'machine-routes check --database <url>' lists such instances before a deploy.`,
+      { machine: definition.id, key: snapshot.id, path: stateId },
+    );
+  }
 }
 
 function notFound(definition: MachineDefinition, id: string): MachineNotFoundException {

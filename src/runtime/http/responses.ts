@@ -15,6 +15,7 @@ import {
   RuntimeClosedException,
   ScenarioFailedException,
   ScenarioNotFoundException,
+  StateNotInDefinitionException,
   type FieldErrors,
 } from '../errors.js';
 import type { ScenarioSummary } from '../interpreter/scenarios.js';
@@ -194,7 +195,8 @@ export function errorToResponse(
   if (error instanceof MachineNotFoundException) return errorResponse(404, 'Machine not found.');
   if (
     error instanceof IdempotencyKeyInFlightException ||
-    error instanceof IdempotencyKeyReusedException
+    error instanceof IdempotencyKeyReusedException ||
+    error instanceof StateNotInDefinitionException
   )
     return errorResponse(error.statusCode, error.message);
   // Typed contracts broken by the values requests put in the context (docs/delegation.md).

@@ -1,0 +1,168 @@
+/**
+ * Idempotency-Key overhead: `npx tsx bench/idempotency/run.ts` (run under
+ * `flock /work/.suite.lock`). One Fastify server in a child process, the same counter machine
+ * registered three times on one store:
+ *
+ * - `/plain/{id}/increment`: no `idempotency` (on SQLite the default exclusive send, one
+ *   `BEGIN IMMEDIATE` transaction per event);
+ * - `/lockrow/{id}/increment`: no `idempotency`, `exclusiveSends: false` (SQLite: the lock-row
+ *   path an idempotent send takes; on PostgreSQL the same as `plain`);
+ * - `/idem/{id}/increment` with `idempotency: true`, each request a fresh key (claim + event +
+ *   stored response in the event's commit), and the same route replaying a known key.
+ *
+ * Sequential requests over one keep-alive connection, rotating over 200 instances (no
+ * contention); rounds interleave the variants; medians of the rounds' mean latency per request.
+ * PostgreSQL runs when MACHINE_ROUTES_BENCH_PG_URL (default: the test database) answers, in a
+ * schema of its own, dropped at the end.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { Agent, request } from 'node:http';
+
+const PG_URL =
+  process.env.MACHINE_ROUTES_BENCH_PG_URL ??
+  'postgres://postgres@127.0.0.1:5432/machine_routes_test';
+const ROUNDS = 5;
+const REQUESTS = 1_000;
+const INSTANCES = 200;
+const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
+
+type Variant = 'plain' | 'lockrow' | 'idem' | 'replay';
+const VARIANTS: Variant[] = ['plain', 'lockrow', 'idem', 'replay'];
+
+async function startServer(storeUrl: string) {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=machine-routes-source', '--import', 'tsx', SERVER, storeUrl],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: child.stdout });
+  const port = await new Promise<number>((resolve, reject) => {
+    lines.on('line', (line) => {
+      if (line.startsWith('READY ')) resolve(Number(line.slice(6)));
+    });
+    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+async function run(name: string, storeUrl: string): Promise<Record<Variant, number>> {
+  const { child, base } = await startServer(storeUrl);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    new Promise<{ data: { id: string } }>((resolve, reject) => {
+      const payload = JSON.stringify(body);
+      const req = request(
+        `${base}${path}`,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+            ...headers,
+          },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => {
+            if ((response.statusCode ?? 500) >= 300)
+              reject(new Error(`${path}: ${response.statusCode} ${text}`));
+            else resolve(JSON.parse(text) as { data: { id: string } });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  const ids: Record<string, string[]> = { plain: [], lockrow: [], idem: [] };
+  for (const prefix of Object.keys(ids))
+    for (let index = 0; index < INSTANCES; index += 1)
+      ids[prefix]!.push((await post(`/${prefix}/create`, {})).data.id);
+  // The keys the replay rounds repeat: one answered request per instance.
+  for (const id of ids['idem']!)
+    await post(
+      `/idem/${id}/increment`,
+      { payload: { by: 1 } },
+      { 'idempotency-key': `replay-${id}` },
+    );
+
+  let fresh = 0;
+  const round = async (variant: Variant): Promise<number> => {
+    const prefix = variant === 'replay' ? 'idem' : variant;
+    const started = process.hrtime.bigint();
+    for (let index = 0; index < REQUESTS; index += 1) {
+      const id = ids[prefix]![index % INSTANCES]!;
+      const headers: Record<string, string> =
+        variant === 'idem'
+          ? { 'idempotency-key': `k-${(fresh += 1)}` }
+          : variant === 'replay'
+            ? { 'idempotency-key': `replay-${id}` }
+            : {};
+      await post(`/${prefix}/${id}/increment`, { payload: { by: 1 } }, headers);
+    }
+    return Number(process.hrtime.bigint() - started) / 1000 / REQUESTS;
+  };
+  // Warm-up, then interleaved rounds.
+  for (const variant of VARIANTS) await round(variant);
+  const samples: Record<Variant, number[]> = { plain: [], lockrow: [], idem: [], replay: [] };
+  for (let r = 0; r < ROUNDS; r += 1)
+    for (const variant of r % 2 === 0 ? VARIANTS : [...VARIANTS].reverse())
+      samples[variant].push(await round(variant));
+  agent.destroy();
+  child.kill('SIGTERM');
+  const result = Object.fromEntries(
+    VARIANTS.map((variant) => [variant, median(samples[variant])]),
+  ) as Record<Variant, number>;
+  console.log(
+    `\n${name} (${ROUNDS} rounds x ${REQUESTS} sequential requests, median of round means)`,
+  );
+  console.log(`  plain (no idempotency)            ${result.plain.toFixed(0)} us/request`);
+  console.log(`  lock-row send, no idempotency     ${result.lockrow.toFixed(0)} us/request`);
+  console.log(
+    `  Idempotency-Key, fresh key        ${result.idem.toFixed(0)} us/request  (+${(result.idem - result.plain).toFixed(0)} us, ${(result.idem / result.plain).toFixed(2)}x plain)`,
+  );
+  console.log(
+    `  Idempotency-Key, replayed key     ${result.replay.toFixed(0)} us/request  (${(result.replay / result.plain).toFixed(2)}x plain; no event sent)`,
+  );
+  return result;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'mr-bench-idem-'));
+try {
+  await run('SQLite file', `sqlite:${join(dir, 'bench.db')}`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const admin = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+let reachable = true;
+await admin.connect().catch(() => {
+  reachable = false;
+});
+if (reachable) {
+  const schema = `mr_bench_idem_${process.pid}`;
+  await admin.query(`CREATE SCHEMA "${schema}"`);
+  try {
+    const url = new URL(PG_URL);
+    url.searchParams.set('schema', schema);
+    await run('PostgreSQL', url.toString());
+  } finally {
+    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await admin.end();
+  }
+} else {
+  console.log(`\nPostgreSQL skipped: ${PG_URL} unreachable.`);
+}
