@@ -91,6 +91,7 @@ describe('migrate', () => {
       'machine_children',
       'machine_current_states',
       'machine_events',
+      'machine_idempotency_keys',
       'machine_instances',
       'machine_jobs',
       'machine_locks',
