@@ -3,10 +3,7 @@
  * `flock /work/.suite.lock`). One Fastify server in a child process, the same counter machine
  * registered three times on one store:
  *
- * - `/plain/{id}/increment`: no `idempotency` (on SQLite the default exclusive send, one
- *   `BEGIN IMMEDIATE` transaction per event);
- * - `/lockrow/{id}/increment`: no `idempotency`, `exclusiveSends: false` (SQLite: the lock-row
- *   path an idempotent send takes; on PostgreSQL the same as `plain`);
+ * - `/plain/{id}/increment`: no `idempotency`;
  * - `/idem/{id}/increment` with `idempotency: true`, each request a fresh key (claim + event +
  *   stored response in the event's commit), and the same route replaying a known key.
  *
@@ -32,8 +29,8 @@ const REQUESTS = 1_000;
 const INSTANCES = 200;
 const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
 
-type Variant = 'plain' | 'lockrow' | 'idem' | 'replay';
-const VARIANTS: Variant[] = ['plain', 'lockrow', 'idem', 'replay'];
+type Variant = 'plain' | 'idem' | 'replay';
+const VARIANTS: Variant[] = ['plain', 'idem', 'replay'];
 
 async function startServer(storeUrl: string) {
   const child = spawn(
@@ -82,7 +79,7 @@ async function run(name: string, storeUrl: string): Promise<Record<Variant, numb
       req.on('error', reject);
       req.end(payload);
     });
-  const ids: Record<string, string[]> = { plain: [], lockrow: [], idem: [] };
+  const ids: Record<string, string[]> = { plain: [], idem: [] };
   for (const prefix of Object.keys(ids))
     for (let index = 0; index < INSTANCES; index += 1)
       ids[prefix]!.push((await post(`/${prefix}/create`, {})).data.id);
@@ -112,7 +109,7 @@ async function run(name: string, storeUrl: string): Promise<Record<Variant, numb
   };
   // Warm-up, then interleaved rounds.
   for (const variant of VARIANTS) await round(variant);
-  const samples: Record<Variant, number[]> = { plain: [], lockrow: [], idem: [], replay: [] };
+  const samples: Record<Variant, number[]> = { plain: [], idem: [], replay: [] };
   for (let r = 0; r < ROUNDS; r += 1)
     for (const variant of r % 2 === 0 ? VARIANTS : [...VARIANTS].reverse())
       samples[variant].push(await round(variant));
@@ -125,7 +122,6 @@ async function run(name: string, storeUrl: string): Promise<Record<Variant, numb
     `\n${name} (${ROUNDS} rounds x ${REQUESTS} sequential requests, median of round means)`,
   );
   console.log(`  plain (no idempotency)            ${result.plain.toFixed(0)} us/request`);
-  console.log(`  lock-row send, no idempotency     ${result.lockrow.toFixed(0)} us/request`);
   console.log(
     `  Idempotency-Key, fresh key        ${result.idem.toFixed(0)} us/request  (+${(result.idem - result.plain).toFixed(0)} us, ${(result.idem / result.plain).toFixed(2)}x plain)`,
   );

@@ -1,7 +1,7 @@
 /**
  * The server of bench/idempotency/run.ts: `tsx bench/idempotency/server.ts <store url>`.
- * Prints `READY <port>`. The counter machine at /plain (no idempotency), /lockrow (no
- * idempotency, `exclusiveSends: false`) and /idem (`idempotency: true`).
+ * Prints `READY <port>`. The counter machine at /plain (no idempotency) and /idem
+ * (`idempotency: true`).
  */
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
@@ -19,14 +19,8 @@ const router = new MachineRouter({ runtime: new MachineRuntime({ store }), logge
 const base = { create: true, machineIdFor: ['INCREMENT'] };
 router.register(counterMachine, { ...base, prefix: 'plain', name: 'plain' });
 router.register(counterMachine, { ...base, prefix: 'idem', name: 'idem', idempotency: true });
-const lockRow = new MachineRouter({
-  runtime: new MachineRuntime({ store, exclusiveSends: false }),
-  logger,
-});
-lockRow.register(counterMachine, { ...base, prefix: 'lockrow', name: 'lockrow' });
 const app = Fastify({ logger: false });
 await mountFastify(app, router);
-await mountFastify(app, lockRow);
 await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`READY ${(app.server.address() as AddressInfo).port}\n`);
 process.once(

@@ -68,6 +68,12 @@ export interface RequestOptions {
   throwOnError?: boolean | undefined;
   /** Retry 423 answers for this call; `false` turns the client's retry off. */
   retryOnLocked?: boolean | RetryOnLocked | undefined;
+  /**
+   * Sent as the `Idempotency-Key` header (routes registered with `idempotency`): a retry with
+   * the same key answers the first response and sends no second event. Use one key per
+   * intended action, e.g. `crypto.randomUUID()` kept across retries.
+   */
+  idempotencyKey?: string | undefined;
 }
 
 /** A route as the generated client describes it. */
@@ -278,6 +284,7 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
     const token = await options.auth?.();
     if (token) headers['authorization'] = `Bearer ${token}`;
     Object.assign(headers, await headersOf(call.headers));
+    if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey;
     let body: string | undefined;
     if (spec.method === 'GET') {
       // GET endpoints read their payload from the query string.
