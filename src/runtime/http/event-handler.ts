@@ -31,7 +31,13 @@ import { createEventResponder } from './event-response.js';
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import { assertPayloadSize, isRead, requestData } from './request-data.js';
-import { errorToResponse, guarded, HttpError, validationResponse } from './responses.js';
+import {
+  consoleLogger,
+  errorToResponse,
+  guarded,
+  HttpError,
+  validationResponse,
+} from './responses.js';
 import { storedResponse, withIdempotency, type IdempotentRequest } from './idempotency.js';
 import type { IdempotentSend, SendOptions } from '../persistence/types.js';
 import { createInstanceLoader, type RouteInstance } from './route-instance.js';
@@ -201,7 +207,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
               respond: async (outcome) =>
                 storedResponse(
                   outcome instanceof MachineValidationException
-                    ? errorToResponse(outcome, services.logger, route.name)
+                    ? errorToResponse(outcome, services.logger ?? consoleLogger, route.name)
                     : await respond({
                         snapshot: outcome.snapshot,
                         status: route.status,

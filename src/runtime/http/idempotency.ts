@@ -13,7 +13,7 @@ import { newUlid } from '../ids.js';
 import type { StoredResponse } from '../persistence/idempotency.js';
 import type { HttpServices } from './http-services.js';
 import { isRead } from './request-data.js';
-import { errorResponse, errorToResponse } from './responses.js';
+import { consoleLogger, errorResponse, errorToResponse } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 
 /** The state of one request holding an Idempotency-Key claim. */
@@ -83,7 +83,7 @@ export function withIdempotency<D extends MachineDefinitionBase>(
         ttlMs: settings.ttl * 1000,
       });
     } catch (error) {
-      return errorToResponse(error, services.logger, route.name);
+      return errorToResponse(error, services.logger ?? consoleLogger, route.name);
     }
     if (claimed.kind === 'existing') {
       const { record } = claimed;
@@ -116,10 +116,13 @@ export function withIdempotency<D extends MachineDefinitionBase>(
       else await store.release(scope, key, ownerId);
     } catch (error) {
       // The answer stands: a record left pending frees itself after its lease.
-      services.logger.error(`Could not store the Idempotency-Key response of route ${route.name}`, {
-        error,
-        route: route.name,
-      });
+      (services.logger ?? consoleLogger).error(
+        `Could not store the Idempotency-Key response of route ${route.name}`,
+        {
+          error,
+          route: route.name,
+        },
+      );
     }
     return response;
   };
