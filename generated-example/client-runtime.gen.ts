@@ -144,6 +144,28 @@ export type RouteMethod<
       (input: TInput, options?: RequestOptions): Promise<Outcome<TResult, TThrow>>;
     };
 
+/** Options of a `subscribe` method (state stream). */
+export interface SubscribeOptions<TMessage> {
+  /** Called with each committed state, oldest first, and its sequence number. */
+  onState(message: TMessage, sequence: number): void;
+  signal?: AbortSignal;
+  /** Sequence of the last state already seen (resuming): only newer states are sent. */
+  lastEventId?: number | string;
+  headers?: Record<string, string>;
+}
+
+/** A state stream method: resolves when the server ends the stream (a final state) or on abort. */
+export type StreamMethod<TInput extends RouteInput, TMessage> = (
+  input: TInput,
+  options: SubscribeOptions<TMessage>,
+) => Promise<void>;
+
+/** A waiting read: the read's input plus the state to wait for and a timeout in ms (max 60000). */
+export type WaitMethod<TInput extends RouteInput, TState extends string, TResult> = (
+  input: TInput & { state: TState; timeout?: number },
+  options?: RequestOptions,
+) => Promise<TResult>;
+
 /** The server answered with a status the route does not document, or with a non-JSON body. */
 export class UnexpectedResponseError extends Error {
   readonly status: number;
@@ -325,12 +347,107 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
     }
   }
 
-  return function method<TInput extends RouteInput | null, TResult>(
+  /** Follows a state stream (`stream: true`): resolves when the server ends it or on abort. */
+  async function follow(
+    spec: RouteSpec,
+    input: RouteInput,
+    subscription: SubscribeOptions<unknown>,
+  ): Promise<void> {
+    const page = (globalThis as { location?: { href: string } }).location?.href;
+    const target = new URL(options.baseUrl.replace(/\/+$/, '') + fillPath(spec.path, input), page);
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    Object.assign(headers, await headersOf(options.headers));
+    const token = await options.auth?.();
+    if (token) headers['authorization'] = `Bearer ${token}`;
+    Object.assign(headers, subscription.headers);
+    if (subscription.lastEventId !== undefined)
+      headers['last-event-id'] = String(subscription.lastEventId);
+    let response: Response;
+    try {
+      const init: RequestInit = { method: 'GET', headers };
+      if (subscription.signal !== undefined) init.signal = subscription.signal;
+      if (options.credentials !== undefined) init.credentials = options.credentials;
+      const fetchImpl = options.fetch ?? globalThis.fetch;
+      response = await fetchImpl(target, init);
+    } catch (error) {
+      if (subscription.signal?.aborted) return;
+      throw error;
+    }
+    if (response.status !== 200 || response.body === null) {
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON: reported as text
+      }
+      throw new UnexpectedResponseError(response.status, parsed);
+    }
+    // Server-sent events: blocks separated by a blank line, `field: value` lines.
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) !== -1) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let id: string | null = null;
+          const data: string[] = [];
+          for (const line of block.split('\n')) {
+            const colon = line.indexOf(':');
+            if (colon <= 0) continue;
+            const field = line.slice(0, colon);
+            const text = line.slice(colon + 1).replace(/^ /, '');
+            if (field === 'id') id = text;
+            else if (field === 'data') data.push(text);
+          }
+          if (data.length > 0) subscription.onState(JSON.parse(data.join('\n')), Number(id));
+        }
+      }
+    } catch (error) {
+      if (subscription.signal?.aborted) return;
+      throw error;
+    }
+  }
+
+  function method<TInput extends RouteInput | null, TResult>(
     spec: RouteSpec,
   ): RouteMethod<TInput, TResult, TThrow> {
     const call = spec.input
       ? (input: RouteInput, options?: RequestOptions) => send(spec, input, options)
       : (options?: RequestOptions) => send(spec, {}, options);
     return call as unknown as RouteMethod<TInput, TResult, TThrow>;
-  };
+  }
+
+  /** `subscribe(input, { onState, signal?, lastEventId? })` of a state stream route. */
+  function stream<TInput extends RouteInput, TMessage>(
+    spec: RouteSpec,
+  ): StreamMethod<TInput, TMessage> {
+    return (input, subscription) => follow(spec, input, subscription as SubscribeOptions<unknown>);
+  }
+
+  /**
+   * `waitFor({ ...params, state, timeout? }, options?)` of a read route: answers once the
+   * instance is in `state` (or final), or after `timeout` ms with the state it is in then.
+   */
+  function wait<TInput extends RouteInput, TState extends string, TResult>(
+    spec: RouteSpec,
+  ): WaitMethod<TInput, TState, TResult> {
+    return ({ state, timeout, ...params }, options) =>
+      send(
+        spec,
+        {
+          ...params,
+          payload: timeout === undefined ? { waitFor: state } : { waitFor: state, timeout },
+        },
+        options,
+      ) as Promise<TResult>;
+  }
+
+  return Object.assign(method, { stream, wait });
 }
