@@ -8,6 +8,7 @@
  * several workers sweeping the same store at once only race to delete the same rows.
  */
 import type { Store } from '../persistence/store.js';
+import { SweepLoop } from './sweep-loop.js';
 
 /** Default pause between two sweeps: locks live for seconds, so a minute keeps the table small. */
 export const DEFAULT_LOCK_SWEEP_INTERVAL_MS = 60_000;
@@ -25,55 +26,33 @@ export interface LockSweeperOptions {
 
 /** A background loop deleting expired lock rows; `start` once, `stop` to end it. */
 export class LockSweeper {
-  readonly #options: LockSweeperOptions;
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<void> | null = null;
-  #stopped = true;
+  readonly #store: Store;
+  readonly #loop: SweepLoop<number>;
 
   constructor(options: LockSweeperOptions) {
-    this.#options = options;
+    this.#store = options.store;
+    // The worker's queue keeps the process alive; the sweep alone must not.
+    this.#loop = new SweepLoop({
+      sweep: () => this.sweepOnce(),
+      intervalMs: options.intervalMs ?? DEFAULT_LOCK_SWEEP_INTERVAL_MS,
+      ...(options.onSweep ? { onResult: options.onSweep } : {}),
+      onError: options.onError ?? reportError,
+    });
   }
 
   /** Sweeps now, then every `intervalMs` after the previous sweep ends. */
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#schedule(0);
+    this.#loop.start();
   }
 
   /** Stops the loop and waits for a sweep in progress to end. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Deletes every expired lock now; how many. */
   sweepOnce(): Promise<number> {
-    return this.#options.store.sweepExpiredLocks();
-  }
-
-  #schedule(delayMs: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.#running = this.#tick().finally(() => {
-        this.#running = null;
-        this.#schedule(this.#options.intervalMs ?? DEFAULT_LOCK_SWEEP_INTERVAL_MS);
-      });
-    }, delayMs);
-    // The worker's queue keeps the process alive; the sweep alone must not.
-    this.#timer.unref();
-  }
-
-  async #tick(): Promise<void> {
-    try {
-      const deleted = await this.sweepOnce();
-      this.#options.onSweep?.(deleted);
-    } catch (error) {
-      (this.#options.onError ?? reportError)(error);
-    }
+    return this.#store.sweepExpiredLocks();
   }
 }
 

@@ -8,6 +8,7 @@ import { stderrLogger } from '../logger.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { TimerRegistration } from '../definition/timer-registration.js';
 import type { TimerHost } from './timer-delivery.js';
+import { SweepLoop } from './sweep-loop.js';
 import { sweepTimers, type SweepReport } from './timer-sweep.js';
 
 /** Options of {@link TimerWorker}. */
@@ -32,27 +33,28 @@ export interface TimerWorkerOptions {
 /** A background sweep loop; `start` once, `stop` to end it. */
 export class TimerWorker {
   readonly #options: TimerWorkerOptions;
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<void> | null = null;
-  #stopped = true;
+  readonly #loop: SweepLoop<SweepReport>;
 
   constructor(options: TimerWorkerOptions) {
     this.#options = options;
+    const onError = options.onError ?? reportError;
+    this.#loop = new SweepLoop({
+      sweep: () => this.sweepOnce(),
+      intervalMs: options.intervalMs ?? 500,
+      keepAlive: options.keepAlive === true,
+      ...(options.onSweep ? { onResult: options.onSweep } : {}),
+      onError: (error) => onError(error, 'timer sweep'),
+    });
   }
 
   /** Starts sweeping now, then every `intervalMs` after the previous sweep ends. */
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#schedule(0);
+    this.#loop.start();
   }
 
   /** Stops the loop and waits for a sweep in progress to end. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Runs one sweep now (outside the loop). */
@@ -65,27 +67,6 @@ export class TimerWorker {
       clock,
       onError: (error, where) => onError(error, `timer of ${where.machine} ${where.id}`),
     });
-  }
-
-  #schedule(delayMs: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.#running = this.#tick().finally(() => {
-        this.#running = null;
-        this.#schedule(this.#options.intervalMs ?? 500);
-      });
-    }, delayMs);
-    if (this.#options.keepAlive !== true) this.#timer.unref();
-  }
-
-  async #tick(): Promise<void> {
-    try {
-      const report = await this.sweepOnce();
-      this.#options.onSweep?.(report);
-    } catch (error) {
-      (this.#options.onError ?? reportError)(error, 'timer sweep');
-    }
   }
 }
 
