@@ -29,6 +29,7 @@ export { sweepTimers, type SweepOptions, type SweepReport } from './timer-sweep.
 export {
   DEFAULT_LOCK_SWEEP_INTERVAL_MS,
   LockSweeper,
+  type ExpiredRowsReport,
   type LockSweeperOptions,
 } from './lock-sweeper.js';
 export { TimerWorker, type TimerWorkerOptions } from './timer-worker.js';

@@ -1,17 +1,31 @@
 /**
- * The expired-lock sweep run by workers. A process killed while holding an instance lock leaves
- * its `machine_locks` row behind; the next send on that instance takes it over, but an instance
- * nobody uses again would keep the row forever. Workers delete such rows periodically so the
- * table only holds locks of live holders (and diagnostics such as `readLock` stay meaningful).
+ * The expired-row sweep run by workers and by servers that run their own jobs: deletes
+ * `machine_locks` rows left by killed processes and Idempotency-Key records past their `ttl`.
  *
- * Only expired rows are deleted, in one statement per sweep: a live lock is never touched, and
- * several workers sweeping the same store at once only race to delete the same rows.
+ * A process killed while holding an instance lock leaves its row behind; the next send on that
+ * instance takes it over, but an instance nobody uses again would keep the row forever. An
+ * Idempotency-Key record is replaced in place by the next claim of the same key after it
+ * expired, but keys are rarely reused, so without a sweep `machine_idempotency_keys` would only
+ * grow. Both are deleted periodically so the tables only hold live rows (and diagnostics such
+ * as `readLock` stay meaningful).
+ *
+ * Only expired rows are deleted, one statement per table and sweep: a live lock or a key still
+ * within its `ttl` is never touched, and several processes sweeping the same store at once only
+ * race to delete the same rows.
  */
 import type { Store } from '../persistence/store.js';
 import { SweepLoop } from './sweep-loop.js';
 
 /** Default pause between two sweeps: locks live for seconds, so a minute keeps the table small. */
 export const DEFAULT_LOCK_SWEEP_INTERVAL_MS = 60_000;
+
+/** What one sweep deleted. */
+export interface ExpiredRowsReport {
+  /** Expired `machine_locks` rows. */
+  locks: number;
+  /** Expired `machine_idempotency_keys` records. */
+  idempotencyKeys: number;
+}
 
 /** Options of {@link LockSweeper}. */
 export interface LockSweeperOptions {
@@ -21,13 +35,13 @@ export interface LockSweeperOptions {
   /** A failed sweep (default: one line on stderr); the loop goes on. */
   onError?: (error: unknown) => void;
   /** Told how many rows each sweep deleted (tools, tests). */
-  onSweep?: (deleted: number) => void;
+  onSweep?: (report: ExpiredRowsReport) => void;
 }
 
-/** A background loop deleting expired lock rows; `start` once, `stop` to end it. */
+/** A background loop deleting expired lock rows and Idempotency-Key records; `start` once, `stop` to end it. */
 export class LockSweeper {
   readonly #store: Store;
-  readonly #loop: SweepLoop<number>;
+  readonly #loop: SweepLoop<ExpiredRowsReport>;
 
   constructor(options: LockSweeperOptions) {
     this.#store = options.store;
@@ -50,13 +64,15 @@ export class LockSweeper {
     return this.#loop.stop();
   }
 
-  /** Deletes every expired lock now; how many. */
-  sweepOnce(): Promise<number> {
-    return this.#store.sweepExpiredLocks();
+  /** Deletes every expired lock row and Idempotency-Key record now; how many of each. */
+  async sweepOnce(): Promise<ExpiredRowsReport> {
+    const locks = await this.#store.sweepExpiredLocks();
+    const idempotencyKeys = await this.#store.idempotencyKeys.sweepExpired();
+    return { locks, idempotencyKeys };
   }
 }
 
 function reportError(error: unknown): void {
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`machine-routes: expired-lock sweep failed: ${text}\n`);
+  process.stderr.write(`machine-routes: expired-row sweep failed: ${text}\n`);
 }

@@ -54,6 +54,7 @@ import {
 import type { Clock } from '../clock.js';
 import type { TimerRegistration } from '../definition/timer-registration.js';
 import { TimerWorker } from './timer-worker.js';
+import { LockSweeper } from './lock-sweeper.js';
 import {
   SequenceConflictError,
   StoreBusyError,
@@ -213,6 +214,12 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
   timers?: readonly TimerRegistration[];
   /** Pause between two timer sweeps in ms (default 500). */
   timerIntervalMs?: number;
+  /**
+   * With `worker` (the default), this process deletes expired lock rows and Idempotency-Key
+   * records past their `ttl` (`engine/lock-sweeper.ts`) every this many ms (default 60 000), or
+   * never with `false` (another process sweeps, e.g. `machine-routes worker`).
+   */
+  lockSweepIntervalMs?: number | false;
   /** Time source of history, state entry times and timers (default: the system clock). */
   clock?: Clock;
   /** Parallel dispatch settings given in code (they win over `env`'s `MACHINE_PARALLEL_DISPATCH_*`). */
@@ -248,6 +255,8 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   #ownedJobs: DurableJobQueue | null = null;
   /** The timer sweep `open` started (stopped by `close`). */
   #timers: TimerWorker | null = null;
+  /** The expired-row sweep `open` started (stopped by `close`). */
+  #sweeper: LockSweeper | null = null;
 
   /** The background timer sweep of this runtime, when `open` started one. */
   get timerWorker(): TimerWorker | null {
@@ -373,6 +382,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       jobAbortPollMs,
       timers = [],
       timerIntervalMs,
+      lockSweepIntervalMs,
       clock,
       parallelDispatch,
       logger,
@@ -414,6 +424,21 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
               }),
         });
         runtime.#timers.start();
+      }
+      if (worker && lockSweepIntervalMs !== false) {
+        // Servers running their own jobs are often the only process of a store (SQLite): without
+        // this, expired Idempotency-Key records would never be deleted.
+        runtime.#sweeper = new LockSweeper({
+          store: parts.store,
+          ...(lockSweepIntervalMs === undefined ? {} : { intervalMs: lockSweepIntervalMs }),
+          ...(logger === undefined
+            ? {}
+            : {
+                onError: (error: unknown) =>
+                  logger.error({ err: error }, 'machine-routes: expired-row sweep failed'),
+              }),
+        });
+        runtime.#sweeper.start();
       }
       return runtime;
     } catch (error) {
@@ -887,6 +912,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
 
   async #close(options: { jobTimeoutMs?: number }): Promise<void> {
     await this.#timers?.stop();
+    await this.#sweeper?.stop();
     // Registration still running must not meet a closed queue (and report it).
     await this.#jobsRegistered;
     await this.#ownedJobs?.close({ timeoutMs: options.jobTimeoutMs ?? 10_000 });

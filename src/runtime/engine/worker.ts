@@ -1,7 +1,7 @@
 /**
  * `startWorker`: the entry of `machine-routes worker`. Opens the durable queue of a database,
  * registers the job handlers and runs them until stopped, and sweeps the store's expired lock
- * rows (left by killed processes) periodically.
+ * rows (left by killed processes) and Idempotency-Key records periodically.
  */
 import type { JobHandler } from '../jobs/job-queue.js';
 import { loadRuntimeConfig } from './config.js';
@@ -41,7 +41,8 @@ export interface StartWorkerOptions extends Partial<JobQueueSettings> {
   /** Environment read for defaults (default `process.env`). */
   env?: Record<string, string | undefined>;
   /**
-   * Pause in ms between two sweeps of expired lock rows (default 60 000), or `false` for none.
+   * Pause in ms between two sweeps of expired lock rows and Idempotency-Key records (default
+   * 60 000), or `false` for none.
    * With `databaseUrl` the worker opens a store connection of its own for it (not for
    * in-memory URLs, whose store would be a private one).
    */
