@@ -6,6 +6,7 @@ export {
   type AvailableEventsOptions,
   type ForwardingState,
 } from './available-events.js';
+export { explainAvailableEvents, type ExplainedAvailableEvent } from './explain-events.js';
 export { resolveOutput, responseContext, type ResolveOutputOptions } from './output.js';
 export { toValidationException, throwIfValidationFailed } from './validation-failure.js';
 export { createMachine, type CreateMachineOptions, type MachineActor } from './create-machine.js';

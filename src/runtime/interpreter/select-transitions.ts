@@ -87,6 +87,63 @@ function evaluateHandler(
 }
 
 /**
+ * What a handler's guards say before its event is sent (`explainAvailableEvents`): `pass` (some
+ * branch is taken), `fail` (none is: the event changes nothing), `reject` (a validation guard
+ * refuses it, with the message a send would answer) or `unknown` (the answer depends on what the
+ * event carries, or a check threw).
+ */
+export type GuardVerdict =
+  | { readonly kind: 'pass' | 'fail' | 'unknown' }
+  | { readonly kind: 'reject'; readonly message: string };
+
+/** Tells whether the checks just run read the event's payload (then their outcome says nothing). */
+export interface PayloadProbe {
+  read: boolean;
+}
+
+const PASS: GuardVerdict = Object.freeze({ kind: 'pass' });
+const FAIL: GuardVerdict = Object.freeze({ kind: 'fail' });
+const UNKNOWN: GuardVerdict = Object.freeze({ kind: 'unknown' });
+
+/**
+ * Evaluates a handler's branches as {@link selectTransitions} does (document order, first passing
+ * branch wins, a calculator failure stops, the same calculators, guards and context rollback),
+ * on a macrostep whose event has no payload to give: a branch whose checks read it (`probe.read`)
+ * or throw is `unknown`. A later branch that passes still decides (the event is then taken
+ * whichever way the unknown branch goes); a later failure or rejection does not.
+ */
+export function probeHandler(
+  macrostep: Macrostep,
+  handler: Handler,
+  probe: PayloadProbe,
+): GuardVerdict {
+  let uncertain = false;
+  for (const branch of handler.transition.branches) {
+    if (branch.unconditional) return PASS;
+    const before = macrostep.context;
+    const wasOwned = macrostep.owned;
+    probe.read = false;
+    let outcome: BranchOutcome | 'unknown';
+    try {
+      outcome = evaluateBranch(macrostep, branch);
+    } catch {
+      macrostep.context = before;
+      macrostep.owned = wasOwned;
+      outcome = 'unknown';
+    }
+    const failure = macrostep.validationFailure;
+    macrostep.validationFailure = null;
+    if (probe.read) outcome = 'unknown';
+    if (outcome === 'pass') return PASS;
+    if (outcome === 'unknown') uncertain = true;
+    else if (outcome === 'reject' && failure !== null)
+      return uncertain ? UNKNOWN : { kind: 'reject', message: failure.message };
+    else if (outcome === 'abort') break;
+  }
+  return uncertain ? UNKNOWN : FAIL;
+}
+
+/**
  * Runs a branch's calculators then guards on a private copy of the context. The copy becomes the
  * working context when the branch passes; when it fails the copy is dropped, which is the
  * rollback of rule 6, and events raised (or messages sent) meanwhile are dropped with it.
