@@ -23,6 +23,7 @@ export const KNOWN_KEYS = {
     'reads',
     'stream',
     'idempotency',
+    'explainAvailableEvents',
   ],
   /** `idempotency` of a registration, when an object. */
   idempotency: ['events', 'ttl'],

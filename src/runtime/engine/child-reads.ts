@@ -5,9 +5,11 @@
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { ForwardDefinition } from '../definition/types.js';
 import { availableEvents } from '../interpreter/available-events.js';
+import { explainAvailableEvents } from '../interpreter/explain-events.js';
 import { activeForwardingStates, availableEventsWithForwards } from '../interpreter/forwarding.js';
 import type { AvailableEvent, MachineSnapshot } from '../interpreter/types.js';
 import type { Store } from '../persistence/store.js';
+import type { AvailableEventsReadOptions } from '../persistence/types.js';
 
 /** The child a forward reaches (running, else the latest one of its state), for `data.child`. */
 export async function forwardedChild(
@@ -25,14 +27,21 @@ export async function forwardedChild(
   return store.load(row.childRootEventId ?? row.id);
 }
 
-/** `availableEvents` with the forwarded events the running children accept now. */
+/**
+ * `availableEvents` with the forwarded events the running children accept now; with `explain`,
+ * each entry says whether its guards pass (forwarded ones against the child's snapshot).
+ */
 export async function availableEventsWithChildren(
   store: Store,
   definition: MachineDefinition,
   snapshot: MachineSnapshot,
+  options: AvailableEventsReadOptions = {},
 ): Promise<AvailableEvent[]> {
   const states = activeForwardingStates(definition, snapshot);
-  if (states.length === 0) return availableEvents(definition, snapshot);
+  if (states.length === 0) {
+    const events = availableEvents(definition, snapshot);
+    return options.explain === true ? explainAvailableEvents(definition, snapshot, events) : events;
+  }
   const children = new Map<string, MachineSnapshot | null>();
   for (const state of states) {
     const [row] = await store.findChildren({
@@ -46,5 +55,8 @@ export async function availableEventsWithChildren(
       row ? await store.load(row.childRootEventId ?? row.id) : null,
     );
   }
-  return availableEventsWithForwards(definition, snapshot, children);
+  const events = availableEventsWithForwards(definition, snapshot, children);
+  return options.explain === true
+    ? explainAvailableEvents(definition, snapshot, events, children)
+    : events;
 }

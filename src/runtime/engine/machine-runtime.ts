@@ -65,6 +65,7 @@ import {
   type TimerFireClaim,
 } from '../persistence/store.js';
 import type {
+  AvailableEventsReadOptions,
   CreateOptions,
   InstanceRead,
   IdempotentSend,
@@ -759,8 +760,9 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   availableEvents(
     definition: MachineDefinition,
     snapshot: MachineSnapshot,
+    options?: AvailableEventsReadOptions,
   ): Promise<AvailableEvent[]> {
-    return availableEventsWithChildren(this.store, definition, snapshot);
+    return availableEventsWithChildren(this.store, definition, snapshot, options);
   }
 
   /** The child a forwarded endpoint reached (running, else the latest of its state), or `null`. */

@@ -33,7 +33,7 @@ export function createEventResponder<D extends MachineDefinitionBase>(
 ): (answer: EventAnswer) => Promise<EndpointResponse> {
   return async ({ snapshot, status, isProcessing, event, kept = null, reached }) => {
     let available = route.availableEvents
-      ? services.availableEvents(definition, snapshot)
+      ? services.availableEvents(definition, snapshot, route.explainAvailableEvents)
       : undefined;
     if (available instanceof Promise) available = await available;
     if (target.forward === null) {

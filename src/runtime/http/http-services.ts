@@ -18,10 +18,14 @@ import type { HttpLogger, ModelBinder } from './types.js';
 /** What handlers need from the rest of the runtime (see the module comment). */
 export interface HttpServices<D extends MachineDefinitionBase> {
   instances: MachineInstances<D>;
-  /** May read children (forwarded events), hence possibly async. */
+  /**
+   * May read children (forwarded events), hence possibly async. `explain` (the route's
+   * `explainAvailableEvents`): each entry also says whether its guards pass now.
+   */
   availableEvents(
     definition: D,
     snapshot: MachineSnapshot,
+    explain?: boolean,
   ): AvailableEvent[] | Promise<AvailableEvent[]>;
   /** `event` is the event just sent, shown to output behaviors. */
   resolveOutput(

@@ -8,12 +8,14 @@ import {
   activeScenario,
   availableEvents,
   availableScenarios,
+  explainAvailableEvents,
   findScenario,
   initialize,
   resolveOutput,
 } from '../interpreter/index.js';
 import type { MachineDefinition } from '../definition/index.js';
-import type { MachineInstances } from '../persistence/types.js';
+import type { AvailableEvent, MachineSnapshot } from '../interpreter/index.js';
+import type { AvailableEventsReadOptions, MachineInstances } from '../persistence/types.js';
 import type { MiddlewareRegistry } from './middleware-registry.js';
 import { forwardedOutput } from './forwarded-output.js';
 import { planRegistration } from './plan-routes.js';
@@ -28,6 +30,18 @@ import type {
   RouteHandler,
 } from './types.js';
 import { validateRouteNames } from './validate-registration.js';
+
+const EXPLAIN: AvailableEventsReadOptions = Object.freeze({ explain: true });
+
+/** The instance's own available events (no children to read), explained when asked. */
+function localAvailableEvents(
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+  explain: boolean | undefined,
+): AvailableEvent[] {
+  const events = availableEvents(definition, snapshot);
+  return explain === true ? explainAvailableEvents(definition, snapshot, events) : events;
+}
 
 /** Options of a {@link MachineRouter}. */
 export interface MachineRouterOptions {
@@ -89,12 +103,13 @@ export class MachineRouter {
       instances: runtime,
       // A runtime that tracks children lists forwarded events too.
       // (A machine without forwards has no forwarded events: answered synchronously.)
+      // `explain` (explainAvailableEvents): guards evaluated, forwarded entries against the child.
       availableEvents: runtime.availableEvents
-        ? (definition, snapshot) =>
+        ? (definition, snapshot, explain) =>
             definition.forwards.length === 0
-              ? availableEvents(definition, snapshot)
-              : runtime.availableEvents!(definition, snapshot)
-        : (definition, snapshot) => availableEvents(definition, snapshot),
+              ? localAvailableEvents(definition, snapshot, explain)
+              : runtime.availableEvents!(definition, snapshot, explain ? EXPLAIN : undefined)
+        : (definition, snapshot, explain) => localAvailableEvents(definition, snapshot, explain),
       forwardedOutput: (definition, snapshot, forward, child, event) =>
         forwardedOutput(definition, snapshot, forward, child, event),
       resolveOutput: (definition, snapshot, output, event) =>

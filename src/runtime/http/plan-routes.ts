@@ -376,6 +376,15 @@ export function planRegistration(
     }
   }
 
+  if (
+    options.explainAvailableEvents !== undefined &&
+    typeof options.explainAvailableEvents !== 'boolean'
+  ) {
+    fail(`'explainAvailableEvents' must be true or false.`, 'explainAvailableEvents');
+  } else if (options.explainAvailableEvents === true) {
+    for (const route of routes) if (route.availableEvents) route.explainAvailableEvents = true;
+  }
+
   const seen = new Map<string, string>();
   for (const route of routes) {
     const key = `${route.method} ${route.path.replace(/\{[^}]+\}/g, '{}')}`;

@@ -68,7 +68,7 @@ export function readRoute<D extends MachineDefinitionBase>(
     },
     async envelope({ snapshot, isProcessing }) {
       let available = route.availableEvents
-        ? services.availableEvents(definition, snapshot)
+        ? services.availableEvents(definition, snapshot, route.explainAvailableEvents)
         : undefined;
       if (available instanceof Promise) available = await available;
       return machineEnvelope({

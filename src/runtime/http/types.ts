@@ -51,6 +51,14 @@ export interface RegistrationOptions {
    * the same route and instance answers the stored first response and sends no second event.
    */
   idempotency?: boolean | IdempotencyOptions | null;
+  /**
+   * Guard-aware `availableEvents` on every route of the registration that lists them (event
+   * routes, reads, the state stream): each entry also says whether its guards pass now,
+   * `enabled: true | false | null` (`null`: the guards read the event's payload), and `reason`,
+   * the message of a validation guard that refuses the event (docs/http.md "Explained
+   * availableEvents"). Default `false`: entries are the spec's `{ type, source, region? }`.
+   */
+  explainAvailableEvents?: boolean;
 }
 
 /** The object form of the `idempotency` registration option. */
@@ -158,6 +166,11 @@ export interface PlannedRoute {
   status: number;
   /** Whether responses list `availableEvents` (create never does). */
   availableEvents: boolean;
+  /**
+   * Set when the listed `availableEvents` are explained (`enabled`, `reason`): the
+   * registration's `explainAvailableEvents`, on routes that list them.
+   */
+  explainAvailableEvents?: true;
   /**
    * Where the request's data comes from: the query string (GET routes) or a JSON body (every
    * other method; create parses its body but reads nothing from it).

@@ -78,6 +78,15 @@ export interface InstanceRead {
   isProcessing: boolean;
 }
 
+/** Options of `MachineInstances.availableEvents`. */
+export interface AvailableEventsReadOptions {
+  /**
+   * Explain each entry (`ExplainedAvailableEvent`: `enabled`, `reason`), forwarded ones against
+   * the running child's snapshot.
+   */
+  explain?: boolean;
+}
+
 /** Options of `create`. */
 export interface CreateOptions {
   /** Merged over the definition's initial context. */
@@ -143,7 +152,11 @@ export interface MachineInstances<D> {
    * Optional: events accepted now including forwarded ones the running children accept
    * (reads children). Without it the HTTP layer lists the instance's own events only.
    */
-  availableEvents?(definition: D, snapshot: MachineSnapshot): Promise<AvailableEvent[]>;
+  availableEvents?(
+    definition: D,
+    snapshot: MachineSnapshot,
+    options?: AvailableEventsReadOptions,
+  ): Promise<AvailableEvent[]>;
   /** Optional: Idempotency-Key records (routes with `idempotency` need them). */
   readonly idempotencyKeys?: IdempotencyKeyStore;
   /** Optional: the child a forwarded endpoint reached, for `data.child` of forwarded responses. */
