@@ -28,6 +28,8 @@ import type {
   OrderQuoteResult,
   OrderReadStatusResult,
   OrderReadSummaryResult,
+  OrderReviewApproveResult,
+  OrderReviewReadStatusResult,
   OrderSubmitPayload,
   OrderSubmitResult,
   TicketCommentPayload,
@@ -65,6 +67,8 @@ export type OrderInstance = BodyOf<
   | OrderCreateResult
   | OrderQuoteResult
   | OrderReadStatusResult
+  | OrderReviewApproveResult
+  | OrderReviewReadStatusResult
   | OrderSubmitResult
 >;
 /** What the cache holds for one instance: the last envelope a route of its machine answered. */
@@ -152,6 +156,18 @@ export function createQueries(client: Client, queryClient: QueryClient) {
         status: q.read<{ machineId: string }, OrderReadStatusResult>('order', 'order.read.status', client.order.read.status),
         /** `GET /orders/{machineId}/summary` (order.read.summary) */
         summary: q.read<{ machineId: string }, OrderReadSummaryResult>('order', 'order.read.summary', client.order.read.summary),
+      },
+    },
+    orderReview: {
+      /** Key prefix of one instance (its envelope and reads), for `invalidateQueries`. */
+      key: q.key<{ machineId: string }>('order'),
+      /** The instance's last envelope: fetched with `GET /review/orders/{machineId}/status`, written by every event. */
+      instance: q.instance<{ machineId: string }, OrderInstance, OrderReviewReadStatusResult>('order', client.orderReview.read.status),
+      /** `PATCH /review/orders/{machineId}/approve` (order_review.approve) */
+      approve: q.event<{ machineId: string }, OrderReviewApproveResult>('order', 'order_review.approve', ['machineId'], client.orderReview.approve),
+      read: {
+        /** `GET /review/orders/{machineId}/status` (order_review.read.status) */
+        status: q.read<{ machineId: string }, OrderReviewReadStatusResult>('order', 'order_review.read.status', client.orderReview.read.status),
       },
     },
     ticket: {

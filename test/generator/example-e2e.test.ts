@@ -125,6 +125,37 @@ describe('generated client against the generated server', () => {
     }
   });
 
+  it('should explain availableEvents on the review registration: APPROVE over the limit is disabled with the guard message', async () => {
+    const machineId = await createOrder();
+    await customer.order.submit({ machineId, payload: { amount: 20_000 } });
+
+    const review = await customer.orderReview.read.status({ machineId });
+    expect(review.status === 200 && review.body.data.availableEvents).toEqual([
+      {
+        type: 'APPROVE',
+        source: 'parent',
+        enabled: false,
+        reason: 'Orders over 10000 need a manual approval.',
+      },
+      { type: 'CANCEL', source: 'parent', enabled: true },
+      // QUOTE has no guard (its action reads the payload, but actions are not evaluated).
+      { type: 'QUOTE', source: 'parent', enabled: true },
+      { type: 'EXPIRE', source: 'parent', enabled: true },
+    ]);
+    // The reason is the 422 a send answers; the plain registration keeps the spec's entries.
+    const refused = await customer.orderReview.approve({ machineId });
+    expect(refused.status === 422 && refused.body.message).toBe(
+      'Orders over 10000 need a manual approval.',
+    );
+    const plain = await customer.order.read.status({ machineId });
+    expect(plain.status === 200 && plain.body.data.availableEvents).toEqual([
+      { type: 'APPROVE', source: 'parent' },
+      { type: 'CANCEL', source: 'parent' },
+      { type: 'QUOTE', source: 'parent' },
+      { type: 'EXPIRE', source: 'parent' },
+    ]);
+  });
+
   it('should answer 422 with field errors for an invalid payload', async () => {
     const machineId = await createOrder();
     const rejected = await customer.order.submit({ machineId, payload: { amount: 0 } });

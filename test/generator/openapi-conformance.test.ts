@@ -519,6 +519,32 @@ const recipes: Record<string, Recipe> = {
     conflicts: { draft: async () => ({ machineId: await create('orders') }) },
     lockOf: byMachineId,
   },
+  // The review registration (explainAvailableEvents): answers validated against the explained
+  // entry schema, with a reason (over the limit) and without.
+  'order_review.approve': {
+    ready: async () => {
+      const machineId = await create('orders');
+      await post('POST', `/orders/${machineId}/submit`, { payload: { amount: 500 } });
+      return { machineId };
+    },
+    conflicts: { draft: async () => ({ machineId: await create('orders') }) },
+    guardFails: async () => {
+      const machineId = await create('orders');
+      await post('POST', `/orders/${machineId}/submit`, { payload: { amount: 20_000 } });
+      return { machineId };
+    },
+    lockOf: byMachineId,
+  },
+  'order_review.read.status': {
+    ready: async () => {
+      const machineId = await create('orders');
+      await post('POST', `/orders/${machineId}/submit`, { payload: { amount: 20_000 } });
+      return { machineId };
+    },
+    payload: { waitFor: 'order.submitted', timeout: '1000' },
+    invalidPayloads: [{ waitFor: 'nowhere' }],
+    lockOf: byMachineId,
+  },
   'ticket.create': { ready: async () => ({}) },
   'ticket.comment': {
     ready: async () => ({ machineId: await create('tickets') }),
@@ -681,7 +707,8 @@ function casesOf(operation: Operation, recipe: Recipe): Case[] {
 
   if (params.includes('machineId')) {
     // An instance of another machine: unknown to this route (docs/http.md "foreign id").
-    const foreignPrefix = operation.path.startsWith('/orders/') ? 'tickets' : 'orders';
+    const ordersRoute = /^\/(review\/)?orders\//.test(operation.path);
+    const foreignPrefix = ordersRoute ? 'tickets' : 'orders';
     cases.push({
       name: 'id of another machine',
       expected: 404,

@@ -345,6 +345,48 @@ describe('emitOpenApi', () => {
     });
   });
 
+  it('should describe explained availableEvents only on the routes of a registration that opts in', () => {
+    const ref = (path: string, method: string) =>
+      operation(document, path, method).responses['200']!.content['application/json']!.schema;
+    // order_review has explainAvailableEvents; order does not and keeps the spec's entry.
+    expect(ref('/review/orders/{machineId}/status', 'get')).toEqual({
+      $ref: '#/components/schemas/OrderExplainedResponse',
+    });
+    expect(ref('/orders/{machineId}/status', 'get')).toEqual({
+      $ref: '#/components/schemas/OrderResponse',
+    });
+    const items = (schema: string) =>
+      (
+        (schemas()[schema]!['properties'] as Record<string, JsonSchema>)['data']![
+          'properties'
+        ] as Record<string, JsonSchema>
+      )['availableEvents']!['items'];
+    expect(items('OrderExplainedResponse')).toEqual({
+      $ref: '#/components/schemas/OrderExplainedAvailableEvent',
+    });
+    expect(items('OrderReviewApproveResponse')).toEqual({
+      $ref: '#/components/schemas/OrderExplainedAvailableEvent',
+    });
+    expect(schemas()['OrderExplainedAvailableEvent']).toMatchObject({
+      properties: {
+        type: schemas()['OrderAvailableEvent']!['properties']!['type' as never],
+        source: { type: 'string', enum: ['parent'] },
+        enabled: { type: ['boolean', 'null'] },
+        reason: { type: 'string' },
+      },
+      required: ['type', 'source', 'enabled'],
+      additionalProperties: false,
+    });
+    expect(Object.keys(schemas()['OrderAvailableEvent']!['properties'] as object)).toEqual([
+      'type',
+      'source',
+    ]);
+    // No machine without an opted-in registration gets the explained entry.
+    expect(
+      Object.keys(schemas()).filter((name) => name.endsWith('ExplainedAvailableEvent')),
+    ).toEqual(['OrderExplainedAvailableEvent']);
+  });
+
   it('should answer create with id, state and output only', () => {
     const created = schemas()['OrderCreatedResponse'] as {
       properties: { data: { required: string[] } };

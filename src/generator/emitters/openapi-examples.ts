@@ -31,6 +31,16 @@ function eventExample(route: ManifestRoute, machine: ManifestMachine) {
   return route.eventType === null ? null : (machine.events[route.eventType]?.example ?? null);
 }
 
+/**
+ * The example's availableEvents: the listing in that state, explained (`explainAvailableEvents`)
+ * as a state whose guards pass: the reachable-state graph says the state accepts each listed
+ * event in some context, not whether the example's context is one of them.
+ */
+function availableEventsExample(route: ManifestRoute, events: JsonValue[]): JsonValue[] {
+  if (route.explainAvailableEvents !== true) return events;
+  return events.map((event) => ({ ...(event as JsonObject), enabled: true }));
+}
+
 /** The envelope of an event route in `state`, as the runtime writes it. */
 function envelope(
   route: ManifestRoute,
@@ -45,14 +55,17 @@ function envelope(
     data['state'] =
       (moment === 'before' ? example?.before : example?.after) ?? machine.initialState;
     if (route.availableEvents)
-      data['availableEvents'] =
+      data['availableEvents'] = availableEventsExample(
+        route,
         (moment === 'before' ? example?.availableEventsBefore : example?.availableEventsAfter) ??
-        machine.initialAvailableEvents;
+          machine.initialAvailableEvents,
+      );
     data['output'] = outputExample(route, machine);
   } else {
     const child = machines.get(route.childMachineId)!;
     data['state'] = machine.forwardStates[route.eventType ?? ''] ?? machine.initialState;
-    if (route.availableEvents) data['availableEvents'] = machine.initialAvailableEvents;
+    if (route.availableEvents)
+      data['availableEvents'] = availableEventsExample(route, machine.initialAvailableEvents);
     if (route.output.kind === 'behavior') data['output'] = {};
     const childExample =
       route.childEventType === null ? null : (child.events[route.childEventType]?.example ?? null);

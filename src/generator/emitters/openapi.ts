@@ -68,6 +68,14 @@ export function availableEventSchemaName(machineId: string): string {
   return `${pascalCase(machineId)}AvailableEvent`;
 }
 
+/**
+ * Component name of a machine's explained availableEvents entry (`enabled`, `reason`), used by
+ * the routes of registrations with `explainAvailableEvents`.
+ */
+export function explainedAvailableEventSchemaName(machineId: string): string {
+  return `${pascalCase(machineId)}ExplainedAvailableEvent`;
+}
+
 /** Type-name stem of a route: `ticket_staff.assign` -> `TicketStaffAssign`. */
 export function routeTypeName(route: ManifestRoute): string {
   return pascalCase(route.name);
@@ -75,15 +83,16 @@ export function routeTypeName(route: ManifestRoute): string {
 
 /**
  * Component name of a route's success body (also its 423 body). Routes answering with the
- * machine's standard envelope share one (`OrderResponse`, and `OrderCreatedResponse` for
- * create); a route with its own output, forwarded child or no availableEvents has its own
- * (`OrderCancelResponse`).
+ * machine's standard envelope share one (`OrderResponse`, `OrderExplainedResponse` with
+ * explained availableEvents, and `OrderCreatedResponse` for create); a route with its own
+ * output, forwarded child or no availableEvents has its own (`OrderCancelResponse`).
  */
 export function responseSchemaName(route: ManifestRoute): string {
   const standard = route.output.kind === 'default' && route.childMachineId === null;
   if (standard && route.handler === 'create')
     return `${pascalCase(route.machineId)}CreatedResponse`;
-  if (standard && route.availableEvents) return `${pascalCase(route.machineId)}Response`;
+  if (standard && route.availableEvents)
+    return `${pascalCase(route.machineId)}${route.explainAvailableEvents ? 'Explained' : ''}Response`;
   return `${routeTypeName(route)}Response`;
 }
 
@@ -161,7 +170,11 @@ function envelopeSchema(route: ManifestRoute): JsonSchema {
   if (route.availableEvents) {
     properties['availableEvents'] = {
       type: 'array',
-      items: ref(availableEventSchemaName(machineId)),
+      items: ref(
+        route.explainAvailableEvents
+          ? explainedAvailableEventSchemaName(machineId)
+          : availableEventSchemaName(machineId),
+      ),
     };
     required.push('availableEvents');
   }
@@ -324,6 +337,8 @@ export function buildComponentSchemas(manifest: RouteManifest): Record<string, J
     schemas[stateSchemaName(machine.id)] = { type: 'string', enum: machine.stateIds };
     if (!registered.has(machine.id)) continue;
     schemas[availableEventSchemaName(machine.id)] = availableEventSchema(machine);
+    if (routes.some((route) => route.explainAvailableEvents && route.machineId === machine.id))
+      schemas[explainedAvailableEventSchemaName(machine.id)] = explainedAvailableEventSchema(machine);
     schemas[outputSchemaName(machine.id)] = machine.outputSchema;
   }
   for (const machine of manifest.machines) {
@@ -364,6 +379,24 @@ function availableEventSchema(machine: ManifestMachine): JsonSchema {
   };
   if (machine.hasRegions) properties['region'] = { type: 'string' };
   return objectSchema(properties, ['type', 'source']);
+}
+
+/** The entry of a registration with `explainAvailableEvents`: the spec's, plus `enabled` and `reason`. */
+function explainedAvailableEventSchema(machine: ManifestMachine): JsonSchema {
+  const entry = availableEventSchema(machine);
+  const properties = {
+    ...(entry['properties'] as Record<string, JsonSchema>),
+    enabled: {
+      type: ['boolean', 'null'],
+      description:
+        'Whether the guards of a transition of this event pass now. false: an ordinary guard fails (sending it changes nothing) or a validation guard refuses it (see reason). null: the guards read the payload, so only sending it can tell.',
+    },
+    reason: {
+      type: 'string',
+      description: 'The message of the validation guard that refuses the event now (the 422 a send would answer).',
+    },
+  };
+  return objectSchema(properties, ['type', 'source', 'enabled']);
 }
 
 /** `waitFor` and `timeout` of a read (docs/http.md "Live state"). */

@@ -20,6 +20,7 @@ import { checkoutRoutes } from './checkout.routes.gen.js';
 import { fulfillmentRoutes } from './fulfillment.routes.gen.js';
 import { invoiceRoutes } from './invoice.routes.gen.js';
 import { orderRoutes } from './order.routes.gen.js';
+import { orderReviewRoutes } from './order_review.routes.gen.js';
 import { ticketRoutes } from './ticket.routes.gen.js';
 import { ticketStaffRoutes } from './ticket_staff.routes.gen.js';
 
@@ -79,6 +80,7 @@ async function buildRouter(
   router.mount(machineOf('fulfillment'), fulfillmentRoutes);
   router.mount(machineOf('invoice'), invoiceRoutes);
   router.mount(machineOf('order'), orderRoutes);
+  router.mount(machineOf('order'), orderReviewRoutes);
   router.mount(machineOf('ticket'), ticketRoutes);
   router.mount(machineOf('ticket'), ticketStaffRoutes);
   return router;

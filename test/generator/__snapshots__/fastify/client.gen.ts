@@ -148,6 +148,21 @@ export type OrderCancelResponse = {
 export type OrderCreatedResponse = {
   data: { id: string; state: OrderState[]; output: OrderOutput };
 };
+export type OrderExplainedAvailableEvent = {
+  type: 'APPROVE' | 'CANCEL' | 'EXPIRE' | 'QUOTE' | 'SUBMIT';
+  source: 'parent';
+  enabled: boolean | null;
+  reason?: string;
+};
+export type OrderExplainedResponse = {
+  data: {
+    id: string;
+    state: OrderState[];
+    availableEvents: OrderExplainedAvailableEvent[];
+    output: OrderOutput;
+    isProcessing: boolean;
+  };
+};
 export type OrderOutput = { total: number; note: unknown; lastQuote: unknown };
 export type OrderQuotePayload = { quantity: number };
 export type OrderReadSummaryResponse = {
@@ -159,6 +174,15 @@ export type OrderResponse = {
     state: OrderState[];
     availableEvents: OrderAvailableEvent[];
     output: OrderOutput;
+    isProcessing: boolean;
+  };
+};
+export type OrderReviewApproveResponse = {
+  data: {
+    id: string;
+    state: OrderState[];
+    availableEvents: OrderExplainedAvailableEvent[];
+    output: Record<string, unknown>;
     isProcessing: boolean;
   };
 };
@@ -261,6 +285,15 @@ export type OrderSubmitResult =
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>
   | ClientResponse<423, OrderResponse>;
+export type OrderReviewApproveResult =
+  | ClientResponse<200, OrderReviewApproveResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<423, OrderReviewApproveResponse>;
+export type OrderReviewReadStatusResult =
+  | ClientResponse<200, OrderExplainedResponse>
+  | ClientResponse<404 | 500, ErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse>;
 export type TicketCommentResult =
   | ClientResponse<200, TicketResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
@@ -355,6 +388,16 @@ export function createClient<TThrow extends boolean = false>(
         status: method<{ machineId: string }, OrderReadStatusResult>({ method: 'GET', path: '/orders/{machineId}/status', event: null, input: true, statuses: STATUSES_4 }),
         /** `GET /orders/{machineId}/summary` (order.read.summary) */
         summary: method<{ machineId: string }, OrderReadSummaryResult>({ method: 'GET', path: '/orders/{machineId}/summary', event: null, input: true, statuses: STATUSES_4 }),
+      },
+    },
+    orderReview: {
+      /** `PATCH /review/orders/{machineId}/approve` (order_review.approve) */
+      approve: method<{ machineId: string }, OrderReviewApproveResult>({ method: 'PATCH', path: '/review/orders/{machineId}/approve', event: 'APPROVE', input: true, statuses: STATUSES_2 }),
+      /** `GET /review/orders/{machineId}/status?waitFor=&timeout=` (order_review.read.status): answers once the instance is in `state`, or after `timeout` ms */
+      waitFor: method.wait<{ machineId: string }, OrderState, OrderReviewReadStatusResult>({ method: 'GET', path: '/review/orders/{machineId}/status', event: null, input: true, statuses: STATUSES_4 }),
+      read: {
+        /** `GET /review/orders/{machineId}/status` (order_review.read.status) */
+        status: method<{ machineId: string }, OrderReviewReadStatusResult>({ method: 'GET', path: '/review/orders/{machineId}/status', event: null, input: true, statuses: STATUSES_4 }),
       },
     },
     ticket: {
