@@ -184,14 +184,18 @@ describe('explainAvailableEvents in parallel states', () => {
             build: {
               initial: 'compiling',
               states: {
-                compiling: { on: { NEXT: { target: 'linking', guards: 'ready' }, STOP: 'linking' } },
+                compiling: {
+                  on: { NEXT: { target: 'linking', guards: 'ready' }, STOP: 'linking' },
+                },
                 linking: {},
               },
             },
             test: {
               initial: 'queued',
               states: {
-                queued: { on: { NEXT: 'started', STOP: { target: 'started', guards: 'stopBoth' } } },
+                queued: {
+                  on: { NEXT: 'started', STOP: { target: 'started', guards: 'stopBoth' } },
+                },
                 started: {},
               },
             },
