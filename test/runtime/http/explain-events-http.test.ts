@@ -18,6 +18,7 @@ import {
 } from '../../../src/runtime/index.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 import { send, startServer, type AdapterName, type TestServer } from './support/servers.js';
+import { openStream } from './support/sse.js';
 
 type ApprovalContext = { total: number; owner: string | null };
 
@@ -120,6 +121,7 @@ const EXPLAINED: RegistrationOptions = {
   create: true,
   machineIdFor: ALL,
   reads: { status: null },
+  stream: true,
   explainAvailableEvents: true,
 };
 const PLAIN: RegistrationOptions = {
@@ -281,6 +283,38 @@ describe.each(backends)('explained availableEvents on $name', (backend) => {
       expect(await runtime.history(approval, id)).toEqual(before);
       const snapshot = await runtime.restore(approval, id);
       expect(snapshot.context).toEqual({ total: 80, owner: null });
+    });
+
+    it('should explain the entries of each state stream message', async () => {
+      const id = await create('approvals');
+      await call('POST', `/approvals/${id}/submit`, { payload: { amount: 500 } });
+      const stream = await openStream(`${server.url}/approvals/${id}/events`);
+      try {
+        expect(stream.response.status).toBe(200);
+        const [first] = await stream.received(1);
+        expect(first!.data.data).toMatchObject({
+          availableEvents: [
+            {
+              type: 'APPROVE',
+              source: 'parent',
+              enabled: false,
+              reason: 'Totals over 100 need a manager (total 500).',
+            },
+            { type: 'ARCHIVE', source: 'parent', enabled: false },
+            { type: 'PAY', source: 'parent', enabled: null },
+            { type: 'CLAIM', source: 'parent', enabled: true },
+          ],
+        });
+        expect((await call('POST', `/approvals/${id}/claim`, {})).status).toBe(200);
+        const [, second] = await stream.received(2);
+        expect(second!.data.data).toMatchObject({
+          availableEvents: expect.arrayContaining([
+            { type: 'ARCHIVE', source: 'parent', enabled: true },
+          ]),
+        });
+      } finally {
+        stream.close();
+      }
     });
 
     it('should keep the spec shape { type, source } on a registration without the option', async () => {
