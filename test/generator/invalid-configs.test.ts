@@ -304,6 +304,14 @@ const CASES: Array<[string, string, string, number, number, string]> = [
     "MachineRouter: unknown model 'Order' (machine 'order', registration 'order'). Provide a binder for it in the router's 'models' (e.g. models: { Order: tableModelBinder(...) }). Known: (none).",
   ],
   [
+    'explain-available-events-not-boolean',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    12,
+    7,
+    "MachineRouter: 'explainAvailableEvents' must be true or false. (machine 'order', registration 'order')",
+  ],
+  [
     'router-unknown-only',
     'InvalidRouterConfigException',
     'MR_INVALID_ROUTER_CONFIG',
