@@ -1,19 +1,28 @@
 /**
- * Start-up benchmark: `npx tsx bench/startup/run.ts`.
+ * Start-up benchmark: `npm run build && npx tsx bench/startup/run.ts [--compiled]`.
  *
  * Starts the generated example server (generated-example/server.gen.ts: Fastify, SQLite, every
- * example machine) and bare Fastify (bench/startup/bare-fastify.ts) as processes with the same
- * loader (`node --import tsx`), alternating, ROUNDS times each. For each start it records the
- * wall time from spawn to the `listening on` line, the CPU time the process used until then and
- * its resident memory (both read from /proc, Linux only), then stops it. Reports medians and
- * the ratios of the example to bare Fastify, with the load average.
+ * example machine) and bare Fastify (bench/startup/bare-fastify.ts) as processes, alternating,
+ * ROUNDS times each. For each start it records the wall time from spawn to the `listening on`
+ * line, the CPU time the process used until then and its resident memory (both read from
+ * /proc, Linux only), then stops it. Reports medians and the ratios of the example to bare
+ * Fastify, with the load average.
+ *
+ * Both sides load the same way, as a user's server would: their own TypeScript entry through
+ * `node --import tsx`, and their packages as built JavaScript (Fastify from node_modules,
+ * machine-routes from dist/, hence the build first; not from src/ through the
+ * `machine-routes-source` condition, which would make tsx transpile and load the whole runtime
+ * from TypeScript). With `--compiled` neither has a loader: both entries and what they import
+ * of the repository are transpiled to JavaScript (TypeScript's transpileModule, one file per
+ * file, under bench/results/startup-js/) and run with plain `node`, as in production.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 7);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -25,23 +34,67 @@ interface Start {
   rssMb: number;
 }
 
-const servers = {
-  'example server (machine-routes)': path.join(ROOT, 'generated-example/server.gen.ts'),
-  'bare fastify': path.join(ROOT, 'bench/startup/bare-fastify.ts'),
+const COMPILED = process.argv.includes('--compiled');
+const COMPILED_DIR = path.join(ROOT, 'bench/results/startup-js');
+
+const sources = {
+  'example server (machine-routes)': 'generated-example/server.gen.ts',
+  'bare fastify': 'bench/startup/bare-fastify.ts',
 };
+
+/**
+ * Transpiles the TypeScript both servers run (the generated example, the example config and its
+ * machines, bare Fastify) to JavaScript beside each other under bench/results/startup-js/, so
+ * relative imports keep working and packages resolve from the repository's node_modules.
+ */
+function compileServers(): Record<string, string> {
+  rmSync(COMPILED_DIR, { recursive: true, force: true });
+  const files = (dir: string): string[] =>
+    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory()
+        ? files(path.join(dir, entry.name))
+        : entry.name.endsWith('.ts')
+          ? [path.join(dir, entry.name)]
+          : [],
+    );
+  for (const file of [
+    ...files('generated-example'),
+    ...files('fixtures/example'),
+    sources['bare fastify'],
+  ]) {
+    const { outputText } = ts.transpileModule(readFileSync(path.join(ROOT, file), 'utf8'), {
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2022,
+        verbatimModuleSyntax: true,
+      },
+    });
+    const out = path.join(COMPILED_DIR, file.replace(/\.ts$/, '.js'));
+    mkdirSync(path.dirname(out), { recursive: true });
+    writeFileSync(out, outputText);
+  }
+  return Object.fromEntries(
+    Object.entries(sources).map(([name, file]) => [
+      name,
+      path.join(COMPILED_DIR, file.replace(/\.ts$/, '.js')),
+    ]),
+  );
+}
+
+const servers: Record<string, string> = COMPILED
+  ? compileServers()
+  : Object.fromEntries(
+      Object.entries(sources).map(([name, file]) => [name, path.join(ROOT, file)]),
+    );
 
 /** Starts `script`, waits for its `listening on` line, measures, then stops it. */
 function start(script: string, databaseUrl: string): Promise<Start> {
   const began = performance.now();
-  const child = spawn(
-    process.execPath,
-    ['--conditions=machine-routes-source', '--import', 'tsx', script],
-    {
-      cwd: ROOT,
-      env: { ...process.env, PORT: '0', MACHINE_DATABASE_URL: databaseUrl },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, COMPILED ? [script] : ['--import', 'tsx', script], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', MACHINE_DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before listening`)));
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -88,7 +141,7 @@ async function main(): Promise<void> {
   }));
   const [example, bare] = summary as [(typeof summary)[0], (typeof summary)[0]];
   console.log(
-    `Start-up, spawn to listening, median of ${ROUNDS} alternating starts each (node --import tsx):`,
+    `Start-up, spawn to listening, median of ${ROUNDS} alternating starts each (${COMPILED ? 'compiled, plain node' : 'node --import tsx, packages built'}):`,
   );
   for (const row of summary) {
     console.log(

@@ -201,6 +201,23 @@ function describe(source: string, shown: unknown, expected: string): SettingProb
   };
 }
 
+// The object schema of every setting, built on first use and kept: zod compiles an object
+// schema's parser on its first parse, and a start reads the environment several times (server,
+// engine, jobs, parallel dispatch), each of which paid that again with a fresh schema.
+const objectSchema: { built?: z.ZodType<Record<string, unknown>> } = {};
+
+function settingsSchema(): z.ZodType<Record<string, unknown>> {
+  objectSchema.built ??= z.object(
+    Object.fromEntries(
+      (Object.keys(ENVIRONMENT_SETTINGS) as SettingKey[]).map((key) => [
+        key,
+        (ENVIRONMENT_SETTINGS[key].schema as z.ZodType).optional(),
+      ]),
+    ),
+  );
+  return objectSchema.built;
+}
+
 /**
  * Reads every setting from `env` with one zod schema. Never throws: bad values come back in
  * `problems` (and their settings keep the default), so callers can add their own and report all.
@@ -231,10 +248,7 @@ export function parseEnvironment(env: Environment = process.env): ParsedEnvironm
     input[key] = values[0]!;
     sources[key] = set[0]!;
   }
-  const shape = Object.fromEntries(
-    keys.map((key) => [key, (ENVIRONMENT_SETTINGS[key].schema as z.ZodType).optional()]),
-  );
-  const parsed = z.object(shape).safeParse(input);
+  const parsed = settingsSchema().safeParse(input);
   const bad = new Set<string>();
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
