@@ -2,30 +2,51 @@
  * Formats generated TypeScript with prettier and an explicit config, so output never depends
  * on a `.prettierrc` that happens to sit near the output directory.
  *
- * Verbatim blocks (route tables, printed one route per line under `// prettier-ignore`) are
- * spliced in after formatting: prettier would keep them as they are, but parsing them was half
- * of its time on large APIs (bench/generate).
+ * Verbatim blocks (route tables, printed one route per line under `// prettier-ignore`, and
+ * declarations that fit on their line, flat-layout.ts) are spliced in after formatting: prettier
+ * would keep them as they are, but parsing them was most of its time on large APIs
+ * (bench/generate). A file an emitter laid out whole (`formatted`) is not formatted at all.
  *
  * JSON is emitted in its final layout (`JSON.stringify` with two spaces, deterministic by
  * construction) and left as it is: prettier would only re-wrap short arrays, and on the
  * 1,100-route benchmark (bench/generate) it took 6.8 s, 40% of the whole run.
  */
 import type { Options } from 'prettier';
+import { PRINT_WIDTH } from './flat-layout.js';
 import { verbatimPlaceholder, type GeneratedFile } from './manifest.js';
 
 /** The one prettier config of generated files. */
 export const PRETTIER_OPTIONS: Options = {
-  printWidth: 100,
+  printWidth: PRINT_WIDTH,
   singleQuote: true,
   trailingComma: 'all',
   semi: true,
   parser: 'typescript',
 };
 
+/**
+ * Prettier's output by input text, kept across runs of `generate --watch`: after a change to
+ * one machine, only the files whose text changed are formatted again. Prettier's output
+ * depends on nothing but its input and the fixed options above.
+ */
+export type FormatCache = Map<string, string>;
+
 /** Formats every TypeScript file; paths and order are kept. */
-export async function formatFiles(files: readonly GeneratedFile[]): Promise<GeneratedFile[]> {
-  // Loaded on first use: `check` and `routes` never format.
-  const prettier = await import('prettier');
+export async function formatFiles(
+  files: readonly GeneratedFile[],
+  cache?: FormatCache,
+): Promise<GeneratedFile[]> {
+  // Loaded on first use: `check` and `routes` never format, and nor does a run whose files
+  // are all laid out already.
+  let prettier: Promise<typeof import('prettier')> | undefined;
+  const format = async (text: string): Promise<string> => {
+    const cached = cache?.get(text);
+    if (cached !== undefined) return cached;
+    prettier ??= import('prettier');
+    const formatted = await (await prettier).format(text, PRETTIER_OPTIONS);
+    cache?.set(text, formatted);
+    return formatted;
+  };
   return Promise.all(
     files.map(async (file) => {
       // JSON is laid out by JSON.stringify, Mermaid diagrams by their emitter.
@@ -33,18 +54,26 @@ export async function formatFiles(files: readonly GeneratedFile[]): Promise<Gene
       if (!file.path.endsWith('.ts')) {
         throw new Error(`No formatter for generated file '${file.path}'.`);
       }
-      const formatted = await prettier.format(file.contents, PRETTIER_OPTIONS);
-      return { path: file.path, contents: spliceVerbatim(file.path, formatted, file.verbatim) };
+      const text = file.formatted === true ? file.contents : await format(file.contents);
+      return { path: file.path, contents: spliceVerbatim(file.path, text, file.verbatim) };
     }),
   );
 }
 
+/**
+ * Puts each verbatim block where its placeholder is: in place of the whole line when the
+ * placeholder is a line comment of its own (`verbatimLine`, complete statements), else in
+ * place of the placeholder itself (an expression).
+ */
 function spliceVerbatim(path: string, text: string, blocks: readonly string[] = []): string {
   return blocks.reduce((result, block, index) => {
-    const [before, after, ...extra] = result.split(verbatimPlaceholder(index));
+    const placeholder = verbatimPlaceholder(index);
+    const [before, after, ...extra] = result.split(placeholder);
     if (after === undefined || extra.length > 0) {
       throw new Error(`Generated file '${path}' must hold verbatim block ${index} exactly once.`);
     }
-    return `${before}${block}${after}`;
+    const line = new RegExp(`^[ \\t]*// ${placeholder}$`, 'm').exec(result);
+    if (line === null) return `${before}${block}${after}`;
+    return `${result.slice(0, line.index)}${block}${result.slice(line.index + line[0].length)}`;
   }, text);
 }

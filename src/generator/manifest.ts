@@ -133,9 +133,23 @@ export interface GeneratedFile {
    * Formatting splices them in; formatted files have none left.
    */
   verbatim?: readonly string[];
+  /**
+   * True when the emitter laid `contents` out as prettier would (flat-layout.ts): formatting
+   * leaves it as it is, apart from splicing in the verbatim blocks.
+   */
+  formatted?: boolean;
 }
 
 /** The placeholder of verbatim block `index` in a file's unformatted contents. */
 export function verbatimPlaceholder(index: number): string {
   return `__machine_routes_verbatim_${index}__`;
+}
+
+/**
+ * The placeholder of verbatim block `index` when the block is whole lines (complete statements,
+ * with their own indentation): a line comment, which formatting keeps on its own line and the
+ * splice replaces, indentation included.
+ */
+export function verbatimLine(index: number): string {
+  return `// ${verbatimPlaceholder(index)}`;
 }

@@ -5,9 +5,11 @@
  *
  * Written here rather than calling json-schema-to-typescript per schema: that library
  * dereferences and prettier-formats every schema on its own, while here the component
- * references must stay names (they are emitted once) and the whole file is formatted once.
+ * references must stay names (they are emitted once) and the whole file is formatted once, or
+ * not at all when every declaration fits on its line.
  */
 import type { JsonSchema, JsonValue } from './manifest.js';
+import { quoteString } from './ts-literal.js';
 
 /** Turns `#/components/schemas/<Name>` into the name of the type emitted for it. */
 export type RefResolver = (ref: string) => string;
@@ -19,6 +21,7 @@ function isSchema(value: JsonValue | undefined): value is JsonSchema {
 }
 
 function literal(value: JsonValue): string {
+  if (typeof value === 'string') return quoteString(value);
   return typeof value === 'object' && value !== null ? 'unknown' : JSON.stringify(value);
 }
 
@@ -31,7 +34,7 @@ function union(types: string[]): string {
 }
 
 function propertyKey(name: string): string {
-  return IDENTIFIER.test(name) ? name : JSON.stringify(name);
+  return IDENTIFIER.test(name) ? name : quoteString(name);
 }
 
 function objectType(schema: JsonSchema, resolve: RefResolver): string {
@@ -39,15 +42,15 @@ function objectType(schema: JsonSchema, resolve: RefResolver): string {
   const required = new Set(Array.isArray(schema['required']) ? schema['required'].map(String) : []);
   const members = Object.entries(properties).map(([name, property]) => {
     const type = isSchema(property) ? schemaToType(property, resolve) : 'unknown';
-    return `${propertyKey(name)}${required.has(name) ? '' : '?'}: ${type};`;
+    return `${propertyKey(name)}${required.has(name) ? '' : '?'}: ${type}`;
   });
   const additional = schema['additionalProperties'];
   if (isSchema(additional)) {
-    members.push(`[key: string]: ${schemaToType(additional, resolve)};`);
+    members.push(`[key: string]: ${schemaToType(additional, resolve)}`);
   } else if (additional !== false && members.length === 0) {
     return 'Record<string, unknown>';
   }
-  return members.length === 0 ? 'Record<string, never>' : `{ ${members.join(' ')} }`;
+  return members.length === 0 ? 'Record<string, never>' : `{ ${members.join('; ')} }`;
 }
 
 function typeOfName(name: string, schema: JsonSchema, resolve: RefResolver): string {
@@ -79,7 +82,11 @@ function typeOfName(name: string, schema: JsonSchema, resolve: RefResolver): str
   }
 }
 
-/** The TypeScript type of `schema`, on one line (prettier lays it out afterwards). */
+/**
+ * The TypeScript type of `schema`, on one line, in the layout prettier gives a type that fits
+ * on one (single quotes, `{ a: T; b?: U }`): a declaration of it that fits the print width
+ * needs no formatting (see `flat-layout.ts`); a longer one is laid out by prettier.
+ */
 export function schemaToType(schema: JsonSchema, resolve: RefResolver): string {
   if (typeof schema['$ref'] === 'string') return resolve(schema['$ref']);
   if ('const' in schema) return literal(schema['const']!);

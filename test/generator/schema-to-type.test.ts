@@ -12,9 +12,9 @@ describe('schemaToType', () => {
     [
       'an enum',
       { type: 'string', enum: ['order.draft', 'order.paid'] },
-      '"order.draft" | "order.paid"',
+      "'order.draft' | 'order.paid'",
     ],
-    ['a const', { const: 'SUBMIT' }, '"SUBMIT"'],
+    ['a const', { const: 'SUBMIT' }, "'SUBMIT'"],
     ['a reference', { $ref: '#/components/schemas/OrderState' }, 'OrderState'],
     [
       'an array of a union',
@@ -33,12 +33,12 @@ describe('schemaToType', () => {
         properties: { amount: { type: 'number' }, 'payload.note': { type: 'string' } },
         required: ['amount'],
       },
-      '{ amount: number; "payload.note"?: string; }',
+      "{ amount: number; 'payload.note'?: string }",
     ],
     [
       'a record',
       { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-      '{ [key: string]: string[]; }',
+      '{ [key: string]: string[] }',
     ],
     ['an open object', { type: 'object' }, 'Record<string, unknown>'],
     [

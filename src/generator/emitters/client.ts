@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { pathParamsOf } from '../../runtime/definition/uri.js';
+import { setAsideFlatLines } from '../flat-layout.js';
 import {
   verbatimPlaceholder,
   type GeneratedFile,
@@ -223,20 +224,27 @@ function methodTable(groups: ReturnType<typeof buildClientView>['groups']): stri
  */
 export function emitClient(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
   const runtime = readFileSync(CLIENT_RUNTIME, 'utf8');
-  const { groups, ...view } = buildClientView(manifest);
+  const { groups, types, statusSets } = buildClientView(manifest);
   const defaultBaseUrl =
     options.client.baseUrl === null ? null : quoteString(options.client.baseUrl);
+  // The method table is verbatim block 0; the declarations that fit their line follow.
+  const declarations = setAsideFlatLines(
+    types.map(({ name, type }) => `export type ${name} = ${type};`),
+    1,
+  );
   return [
     {
       path: 'client.gen.ts',
       contents: renderTemplate('client', {
-        ...view,
+        declarations: declarations.lines,
+        statusSets,
         defaultBaseUrl,
         methods: verbatimPlaceholder(0),
       }),
-      verbatim: [methodTable(groups)],
+      verbatim: [methodTable(groups), ...declarations.blocks],
     },
-    { path: 'client-runtime.gen.ts', contents: `${GENERATED_HEADER}\n${runtime}` },
+    // A copy of src/client/runtime.ts, which is formatted with the same options.
+    { path: 'client-runtime.gen.ts', contents: `${GENERATED_HEADER}\n${runtime}`, formatted: true },
     ...(options.client.tanstackQuery === true ? emitTanstackQuery(manifest) : []),
   ];
 }

@@ -5,6 +5,7 @@
  * mounts every table with one generic call) and `server.gen.ts` (an entry that listens and
  * prints the URL and a curl to try).
  */
+import { isFlatLine, setAsideFlatLines } from '../flat-layout.js';
 import {
   verbatimPlaceholder,
   type GeneratedFile,
@@ -104,11 +105,29 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
     file: routesFileName(registration),
     view: routesView(registration),
   }));
+  // Route tables are verbatim block 0 of their files; the app's import and mount lines follow.
+  const imports = setAsideFlatLines(
+    registrations.map(
+      ({ file, view }) => `import { ${view.routesName} } from './${file.replace(/\.ts$/, '.js')}';`,
+    ),
+    0,
+  );
+  const mounts = setAsideFlatLines(
+    registrations.map(
+      ({ view }) => `  router.mount(machineOf(${view.machineIdLiteral}), ${view.routesName});`,
+    ),
+    imports.blocks.length,
+    2,
+  );
   return [
     ...registrations.map(({ registration, file, view }) => ({
       path: file,
       contents: renderTemplate('routes', view),
       verbatim: [routeTable(registration)],
+      // The template is laid out as prettier would; the payload types are when each fits its line.
+      formatted: view.payloads.every(({ name, type }) =>
+        isFlatLine(`export type ${name} = ${type};`),
+      ),
     })),
     {
       path: 'machines.gen.ts',
@@ -127,12 +146,10 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
                 prefixLiteral: JSON.stringify(options.docs?.prefix ?? ''),
               },
         configModule: manifest.configModule,
-        registrations: registrations.map(({ file, view }) => ({
-          routesName: view.routesName,
-          machineIdLiteral: view.machineIdLiteral,
-          module: file.replace(/\.ts$/, '.js'),
-        })),
+        imports: imports.lines,
+        mounts: mounts.lines,
       }),
+      verbatim: [...imports.blocks, ...mounts.blocks],
     },
     { path: 'server.gen.ts', contents: renderTemplate('server', { tryRoute: tryRoute(manifest) }) },
   ];
