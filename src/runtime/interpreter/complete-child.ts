@@ -6,7 +6,7 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject } from '../definition/types.js';
-import { Macrostep, leavesOf } from './macrostep-context.js';
+import { leavesOf, macrostepFromSnapshot } from './macrostep-context.js';
 import { finishMacrostep, settle } from './macrostep.js';
 import {
   describeError,
@@ -154,20 +154,16 @@ function routeInParent(
   const trigger: EventObject = {
     type: outcome.outcome === 'done' ? '@done' : outcome.outcome === 'fail' ? '@fail' : '@timeout',
   };
-  const macrostep = new Macrostep(
+  const macrostep = macrostepFromSnapshot(
     definition,
-    parent.id,
+    parent,
+    trigger,
     {
-      value: parent.value,
-      leaves,
-      context: parent.context,
-      sequence: parent.sequence,
-      time: options.now === undefined ? Date.now() : options.now().getTime(),
-      parent: parent.parent,
+      now: options.now,
       machines: options.machines,
       maxTransitionDepth: options.maxTransitionDepth,
     },
-    trigger,
+    leaves,
   );
   routeChildOutcome(macrostep, state, outcome);
   settle(macrostep);

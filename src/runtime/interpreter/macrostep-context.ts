@@ -19,7 +19,12 @@ import { cloneContext } from '../definition/clone-context.js';
 import { HistoryWriter } from './history.js';
 import { LiveStateView } from './state-view.js';
 import type { MacrostepEffect } from './effects.js';
-import type { ActiveScenario, MachineSnapshot, ValidationFailure } from './types.js';
+import type {
+  ActiveScenario,
+  MacrostepOptions,
+  MachineSnapshot,
+  ValidationFailure,
+} from './types.js';
 
 /** Where a macrostep starts from. */
 export interface MacrostepStart {
@@ -277,6 +282,43 @@ export class MacrostepArgs implements ScenarioBehaviorArgs {
   get dispatchToParent(): MessagingFunctions['dispatchToParent'] {
     return this.#macrostep.messaging.dispatchToParent;
   }
+}
+
+/** The options a macrostep continuing a snapshot takes from its caller. */
+export type SnapshotStepOptions = Pick<
+  MacrostepOptions,
+  'now' | 'machines' | 'maxTransitionDepth' | 'scenario' | 'parallelDispatch'
+>;
+
+/**
+ * A macrostep continuing `snapshot` on `trigger`: every entry point that runs an instance
+ * (events, queued listeners, region jobs, child outcomes) starts here. `leaves` defaults to the
+ * snapshot's active leaves; pass them when already computed.
+ */
+export function macrostepFromSnapshot(
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+  trigger: EventObject,
+  options: SnapshotStepOptions,
+  leaves: StateNode[] = leavesOf(definition, snapshot.value),
+): Macrostep {
+  return new Macrostep(
+    definition,
+    snapshot.id,
+    {
+      value: snapshot.value,
+      leaves,
+      context: snapshot.context,
+      sequence: snapshot.sequence,
+      time: options.now === undefined ? Date.now() : options.now().getTime(),
+      parent: snapshot.parent,
+      machines: options.machines,
+      scenario: options.scenario,
+      maxTransitionDepth: options.maxTransitionDepth,
+      parallelDispatch: options.parallelDispatch,
+    },
+    trigger,
+  );
 }
 
 /** The active leaves of a snapshot value; an unknown id means the snapshot is not this machine's. */

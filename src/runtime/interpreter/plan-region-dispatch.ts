@@ -32,7 +32,12 @@ import type { Context, EventObject } from '../definition/types.js';
 import type { DispatchRegionEffect, MacrostepEffect } from './effects.js';
 import type { JobPayloads, ParallelTimeoutPayload } from './job-payloads.js';
 import { finishMacrostep, settle } from './macrostep.js';
-import { leavesOf, Macrostep, type RegionDeferral } from './macrostep-context.js';
+import {
+  leavesOf,
+  macrostepFromSnapshot,
+  type Macrostep,
+  type RegionDeferral,
+} from './macrostep-context.js';
 import { runMicrostep } from './microstep.js';
 import { selectCompletion } from './select-transitions.js';
 import type { HistoryRecord, MacrostepOptions, MacrostepResult, MachineSnapshot } from './types.js';
@@ -148,7 +153,7 @@ export function runRegionEntry(
   work: RegionWork,
   options: StepOptions = {},
 ): RegionEntryRun {
-  const macrostep = stepOn(definition, base, work.trigger, options);
+  const macrostep = macrostepFromSnapshot(definition, base, work.trigger, options);
   for (const id of work.states) {
     const state = definition.idMap.get(id);
     if (state === undefined || state.entry.length === 0) continue;
@@ -220,7 +225,7 @@ export function mergeRegion(
   options: StepOptions = {},
 ): MacrostepResult {
   const region = definition.idMap.get(work.regionId) as StateNode;
-  const macrostep = stepOn(definition, fresh, work.trigger, options);
+  const macrostep = macrostepFromSnapshot(definition, fresh, work.trigger, options);
   macrostep.own();
   for (const record of run.records) macrostep.record(record.type, record.payload);
   const written = siblingWrites(definition, afterEntry, work);
@@ -280,7 +285,7 @@ export function timeoutParallel(
   });
   if (pending.length === 0) return null;
   const transition = parallel.on.get('@timeout') ?? parallel.on.get('@fail');
-  const macrostep = stepOn(
+  const macrostep = macrostepFromSnapshot(
     definition,
     fresh,
     { type: transition?.eventType ?? '@timeout' },
@@ -305,30 +310,6 @@ export function timeoutParallel(
     settle(macrostep);
   }
   return finishMacrostep(macrostep, fresh);
-}
-
-function stepOn(
-  definition: MachineDefinition,
-  snapshot: MachineSnapshot,
-  trigger: EventObject,
-  options: StepOptions,
-): Macrostep {
-  return new Macrostep(
-    definition,
-    snapshot.id,
-    {
-      value: snapshot.value,
-      leaves: leavesOf(definition, snapshot.value),
-      context: snapshot.context,
-      sequence: snapshot.sequence,
-      time: options.now === undefined ? Date.now() : options.now().getTime(),
-      parent: snapshot.parent,
-      machines: options.machines,
-      maxTransitionDepth: options.maxTransitionDepth,
-      parallelDispatch: options.parallelDispatch,
-    },
-    trigger,
-  );
 }
 
 /** Keys a sibling region of the same entry merged, with the region that wrote each. */

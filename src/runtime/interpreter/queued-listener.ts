@@ -9,7 +9,7 @@
 import { BehaviorNotFoundException, MachineNotFoundException } from '../errors.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { ListenerEffect } from './effects.js';
-import { Macrostep, leavesOf } from './macrostep-context.js';
+import { macrostepFromSnapshot } from './macrostep-context.js';
 import { finishMacrostep, settle } from './macrostep.js';
 import { queuedListenerRecord } from './microstep.js';
 import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from './types.js';
@@ -42,21 +42,11 @@ export function runQueuedListener(
       { machine: definition.id, path: `listen.${run.phase}`, key: run.listener },
     );
   }
-  const macrostep = new Macrostep(
-    definition,
-    snapshot.id,
-    {
-      value: snapshot.value,
-      leaves: leavesOf(definition, snapshot.value),
-      context: snapshot.context,
-      sequence: snapshot.sequence,
-      time: options.now === undefined ? Date.now() : options.now().getTime(),
-      parent: snapshot.parent,
-      machines: options.machines,
-      maxTransitionDepth: options.maxTransitionDepth,
-    },
-    run.event,
-  );
+  const macrostep = macrostepFromSnapshot(definition, snapshot, run.event, {
+    now: options.now,
+    machines: options.machines,
+    maxTransitionDepth: options.maxTransitionDepth,
+  });
   macrostep.record(queuedListenerRecord(definition.id, listener.name, 'started'));
   macrostep.own();
   listener.run(macrostep.argsFor(listener));

@@ -5,7 +5,7 @@
 import { MachineNotFoundException, NoTransitionDefinitionFoundException } from '../errors.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject } from '../definition/types.js';
-import { Macrostep, leavesOf } from './macrostep-context.js';
+import { macrostepFromSnapshot } from './macrostep-context.js';
 import { finishMacrostep, processEvent, settle } from './macrostep.js';
 import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from './types.js';
 
@@ -43,23 +43,7 @@ export function transition(
       { machine: definition.id, path: snapshot.value.join(','), key: external.type },
     );
   }
-  const macrostep = new Macrostep(
-    definition,
-    snapshot.id,
-    {
-      value: snapshot.value,
-      leaves: leavesOf(definition, snapshot.value),
-      context: snapshot.context,
-      sequence: snapshot.sequence,
-      time: options.now === undefined ? Date.now() : options.now().getTime(),
-      parent: snapshot.parent,
-      machines: options.machines,
-      scenario: options.scenario,
-      maxTransitionDepth: options.maxTransitionDepth,
-      parallelDispatch: options.parallelDispatch,
-    },
-    external,
-  );
+  const macrostep = macrostepFromSnapshot(definition, snapshot, external, options);
   macrostep.history.push(
     external.type,
     'external',
