@@ -12,6 +12,7 @@
  * The runtime publishes from its post-commit hook (`MachineRuntime.onCommit`), so every
  * committed step is announced, whoever made it (sends, creates, jobs).
  */
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { RuntimeClosedException } from '../errors.js';
 import type { PostgresStore } from './postgres-store.js';
@@ -94,6 +95,20 @@ export class LocalCommitFeed implements CommitFeed {
 /** Largest NOTIFY payload sent (PostgreSQL's limit is 8000 bytes). */
 const MAX_PAYLOAD = 7000;
 
+/** PostgreSQL's longest identifier, and so its longest channel name (NAMEDATALEN - 1). */
+const MAX_CHANNEL = 63;
+
+/**
+ * The schema's channel. Identifiers are checked by the store (letters, digits, _). A schema
+ * name longer than the channel allows is replaced by its hash: `pg_notify` refuses a long name
+ * while `LISTEN` would silently truncate it, so the two would never meet.
+ */
+export function commitChannel(schema: string): string {
+  const channel = `machine_routes_commits_${schema.toLowerCase()}`;
+  if (channel.length <= MAX_CHANNEL) return channel;
+  return `machine_routes_commits_${createHash('sha256').update(schema).digest('hex').slice(0, 32)}`;
+}
+
 /** The feed shared by every process of one PostgreSQL schema. */
 export class PostgresCommitFeed implements CommitFeed {
   readonly #pool: pg.Pool;
@@ -109,8 +124,7 @@ export class PostgresCommitFeed implements CommitFeed {
 
   constructor(store: PostgresStore, onError: (error: unknown) => void = () => {}) {
     this.#pool = store.pool;
-    // Identifiers are checked by the store (letters, digits, _); one channel per schema.
-    this.#channel = `machine_routes_commits_${(store.schema ?? 'public').toLowerCase()}`;
+    this.#channel = commitChannel(store.schema ?? 'public');
     this.#onError = onError;
   }
 

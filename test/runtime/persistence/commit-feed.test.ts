@@ -9,10 +9,13 @@ import { defineMachine } from '../../../src/runtime/definition/define-machine.js
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { RuntimeClosedException } from '../../../src/runtime/errors.js';
 import {
+  commitChannel,
   PostgresCommitFeed,
   type CommitNotice,
 } from '../../../src/runtime/persistence/commit-feed.js';
 import type { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';
+import { openStore } from '../../../src/runtime/persistence/open-store.js';
+import { createTestSchema } from '../../support/postgres.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 
 const machine = defineMachine({
@@ -81,6 +84,34 @@ describe.runIf(postgres !== null)('the PostgreSQL commit feed', () => {
     } finally {
       await closing.close();
       await listening.close();
+    }
+  });
+
+  it('should reach listeners of a schema whose name is too long for a channel name', async () => {
+    // 63 characters: PostgreSQL's longest identifier, 23 past what the channel prefix leaves.
+    const long = await createTestSchema(
+      'commit_feed_with_a_schema_name_as_long_as_postgres_allows',
+    );
+    expect(long.schema).toHaveLength(63);
+    expect(commitChannel(long.schema).length).toBeLessThanOrEqual(63);
+    await (await openStore(long.url, { migrate: true })).close();
+    const listening = new MachineRuntime({ store: await openStore(long.url) });
+    const sending = new MachineRuntime({ store: await openStore(long.url) });
+    try {
+      const { snapshot } = await sending.create(machine);
+      let heard!: (notice: CommitNotice) => void;
+      const arrived = new Promise<CommitNotice>((resolve) => (heard = resolve));
+      await listening.watch(snapshot.id, (notice) => {
+        if (notice.sequence > snapshot.sequence) heard(notice);
+      });
+      await sending.send(machine, snapshot.id, { type: 'GO' });
+      const notice = await arrived;
+      const { snapshot: last } = await listening.read(machine, snapshot.id);
+      expect(notice).toEqual({ machineId: 'feed', id: snapshot.id, sequence: last.sequence });
+    } finally {
+      await sending.close();
+      await listening.close();
+      await long.drop();
     }
   });
 
