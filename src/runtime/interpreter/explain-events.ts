@@ -25,6 +25,16 @@ export interface ExplainedAvailableEvent extends AvailableEvent {
   reason?: string;
 }
 
+/**
+ * The probe's macrostep writes no history: its records would be dropped anyway, and each one
+ * costs a record id (most of a probe's time when recorded).
+ */
+class ProbeMacrostep extends Macrostep {
+  override record(): void {}
+}
+
+const TAKEN: GuardVerdict = Object.freeze({ kind: 'pass' });
+
 /** Thrown by the probe event's `payload`: a guard that reads it cannot be answered without one. */
 const PAYLOAD_NEEDED = Symbol('payload needed');
 
@@ -88,26 +98,34 @@ function probeType(
   eventType: string,
 ): TypeVerdicts {
   const probe: PayloadProbe = { read: false };
-  const macrostep = new Macrostep(
-    definition,
-    snapshot.id,
-    {
-      value: snapshot.value,
-      leaves: [...leaves],
-      context: snapshot.context,
-      sequence: snapshot.sequence,
-      // Only the discarded history of the probe sees it.
-      time: Date.now(),
-      parent: snapshot.parent,
-    },
-    payloadlessEvent(eventType, probe),
-  );
+  // Made for the first handler with checks to run: most events have an unconditional first branch.
+  let macrostep: Macrostep | null = null;
   const byHandler = new Map<Handler, GuardVerdict>();
   for (const leaf of leaves) {
     const handler = leaf.handlers.get(eventType);
     if (handler === undefined || byHandler.has(handler)) continue;
     if ([...byHandler.keys()].some((known) => known.transition === handler.transition)) continue;
-    const verdict = probeHandler(macrostep, handler, probe);
+    // An unconditional first branch is taken whatever the context (probeHandler agrees).
+    const verdict = handler.transition.branches[0]?.unconditional
+      ? TAKEN
+      : probeHandler(
+          (macrostep ??= new ProbeMacrostep(
+            definition,
+            snapshot.id,
+            {
+              value: snapshot.value,
+              leaves: [...leaves],
+              context: snapshot.context,
+              sequence: snapshot.sequence,
+              // Nothing of the probe is recorded; the time only names the macrostep.
+              time: Date.now(),
+              parent: snapshot.parent,
+            },
+            new PayloadlessEvent(eventType, probe),
+          )),
+          handler,
+          probe,
+        );
     byHandler.set(handler, verdict);
     if (verdict.kind === 'reject') return { byHandler, rejection: verdict };
   }
@@ -174,28 +192,36 @@ function forwardedVerdict(
 }
 
 function explained(event: AvailableEvent, verdict: GuardVerdict): ExplainedAvailableEvent {
-  const entry: ExplainedAvailableEvent = {
-    ...event,
-    enabled: verdict.kind === 'pass' ? true : verdict.kind === 'unknown' ? null : false,
-  };
+  const enabled = verdict.kind === 'pass' ? true : verdict.kind === 'unknown' ? null : false;
+  // Literals of one shape per case (key order: type, source, region, enabled, reason).
+  const entry: ExplainedAvailableEvent =
+    event.region === undefined
+      ? { type: event.type, source: event.source, enabled }
+      : { type: event.type, source: event.source, region: event.region, enabled };
   if (verdict.kind === 'reject') entry.reason = verdict.message;
   return entry;
 }
 
 /**
- * The event guards see: its type, and a `payload` that records the read and throws, so
- * a guard depending on the payload stops at once instead of deciding on made-up data.
+ * The event guards see: its type, and a `payload` that records the read and throws, so a guard
+ * depending on the payload stops at once instead of deciding on made-up data. A class, so the
+ * getter is one prototype accessor rather than a property defined per probe (which made every
+ * probe event a slow dictionary object).
  */
-function payloadlessEvent(type: string, probe: PayloadProbe): EventObject {
-  const event: EventObject = { type };
-  Object.defineProperty(event, 'payload', {
-    enumerable: true,
-    get() {
-      probe.read = true;
-      throw PAYLOAD_NEEDED;
-    },
-  });
-  return event;
+class PayloadlessEvent implements EventObject {
+  readonly #probe: PayloadProbe;
+
+  constructor(
+    readonly type: string,
+    probe: PayloadProbe,
+  ) {
+    this.#probe = probe;
+  }
+
+  get payload(): Record<string, unknown> {
+    this.#probe.read = true;
+    throw PAYLOAD_NEEDED;
+  }
 }
 
 /** The key of the region (child of the nearest parallel ancestor) a state sits in. */

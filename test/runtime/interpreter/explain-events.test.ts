@@ -161,6 +161,42 @@ describe('explainAvailableEvents', () => {
     expect(snapshot).toEqual(before);
   });
 
+  it('should answer null for a guard that throws, and for a validation message that needs the payload', () => {
+    const odd = defineMachine({
+      config: {
+        id: 'odd',
+        initial: 'idle',
+        states: {
+          idle: {
+            on: {
+              BROKEN: { guards: 'throws' },
+              TOO_SMALL: {
+                guards: defineValidationGuard({
+                  name: 'neverEnough',
+                  check: () => false,
+                  message: ({ event }) =>
+                    `Amount ${String(event.payload?.['amount'])} is too small.`,
+                }),
+              },
+            },
+          },
+        },
+      },
+      behavior: {
+        guards: {
+          throws: () => {
+            throw new Error('boom');
+          },
+        },
+      },
+    });
+    const snapshot = initialize(odd).snapshot;
+    expect(explainAvailableEvents(odd, snapshot, availableEvents(odd, snapshot))).toEqual([
+      { type: 'BROKEN', source: 'parent', enabled: null },
+      { type: 'TOO_SMALL', source: 'parent', enabled: null },
+    ]);
+  });
+
   it('should list nothing for a done instance', () => {
     const done = { ...at({}, ['order.archived']), status: 'done' as const };
     expect(explain(done)).toEqual([]);
