@@ -24,6 +24,7 @@ export const KNOWN_KEYS = {
     'stream',
     'idempotency',
     'explainAvailableEvents',
+    'contention',
   ],
   /** `idempotency` of a registration, when an object. */
   idempotency: ['events', 'ttl'],

@@ -64,6 +64,14 @@ const CASES: Array<[string, string, string, number, number, string]> = [
     "Endpoint action `audit` of endpoint `SUBMIT` (machine 'order') must be created with defineEndpointAction(), be an object of before/after/onException hooks, or be a key of behavior 'endpointActions'.",
   ],
   [
+    'endpoint-invalid-contention',
+    'InvalidEndpointDefinitionException',
+    'MR_INVALID_ENDPOINT_DEFINITION',
+    11,
+    27,
+    "Endpoint `SUBMIT` of machine 'order': 'contention' must be 'reject' or { wait: 5000 } (milliseconds, 1 to 60000); 'wait' got 0.",
+  ],
+  [
     'endpoint-undefined-event',
     'InvalidEndpointDefinitionException',
     'MR_INVALID_ENDPOINT_DEFINITION',
@@ -134,6 +142,14 @@ const CASES: Array<[string, string, string, number, number, string]> = [
     10,
     5,
     "Machine 'payment', root state: root 'failure' must be a zod object schema (the machine's typed failure). Use failure: z.object({ ... }).",
+  ],
+  [
+    'router-invalid-contention',
+    'InvalidRouterConfigException',
+    'MR_INVALID_ROUTER_CONFIG',
+    20,
+    7,
+    "MachineRouter: 'contention' must be 'reject' or { wait: 5000 } (milliseconds, 1 to 60000), got 'wait'. (machine 'order', registration 'order')",
   ],
   [
     'router-binding-overlap',

@@ -130,11 +130,16 @@ export function operationDescription(
         ? '422 when `waitFor` names no state or `timeout` is out of range'
         : '422 when the payload or a validation guard rejects the event',
     );
-  if (statuses.includes(423)) answers.push(`423 while another request holds the ${noun}`);
+  // `contention: { wait }`: the request queues for the lock first (docs/http.md "Contention policy").
+  const busy =
+    route.contention === undefined
+      ? `while another request holds the ${noun}`
+      : `when another request still holds the ${noun} after waiting ${route.contention.waitMs} ms for it (requests wait in order of arrival)`;
+  if (statuses.includes(423)) answers.push(`423 ${busy}`);
   for (const [status, description] of Object.entries(route.actionStatuses))
     answers.push(`${status} from the endpoint action (${description.replace(/\.$/, '')})`);
   if (route.handler !== 'create' && usesIsProcessing(route, statuses))
-    answers.push(`200 with \`isProcessing: true\` while another request holds the ${noun}`);
+    answers.push(`200 with \`isProcessing: true\` ${busy}`);
   if (answers.length > 0) parts.push(`Answers ${answers.join('; ')}.`);
   return parts.filter((part) => part !== '').join('\n\n');
 }

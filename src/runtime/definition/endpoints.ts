@@ -10,11 +10,13 @@ import {
   InvalidStateConfigException,
   type MachineRoutesError,
 } from '../errors.js';
+import { contentionProblem } from './contention.js';
 import { asEndpointAction } from './endpoint-action.js';
 import { endpointUriFor, isValidEndpointUri } from './uri.js';
 import { eventTypeOf, isEventReference, toEventDefinition } from './event-type.js';
 import type {
   BehaviorConfig,
+  ContentionConfig,
   EndpointActionDefinition,
   EndpointConfig,
   EndpointDefinition,
@@ -71,6 +73,7 @@ const ENDPOINT_KEYS = [
   'middleware',
   'status',
   'available_events',
+  'contention',
 ];
 const FORWARD_KEYS = [...ENDPOINT_KEYS, 'child_event'];
 
@@ -410,7 +413,7 @@ interface OptionContext {
 
 type CommonOptions = Pick<
   EndpointDefinition,
-  'uri' | 'method' | 'action' | 'output' | 'middleware' | 'status'
+  'uri' | 'method' | 'action' | 'output' | 'middleware' | 'status' | 'contention'
 >;
 
 /** Resolves uri, method, action, output, middleware and status; `null` after reporting issues. */
@@ -500,6 +503,17 @@ function normalizeCommonOptions(
       ),
     );
   }
+  const contention = contentionProblem(options.contention);
+  if (contention !== null) {
+    issues.push(
+      endpointIssue(
+        `Endpoint \`${type}\` of machine '${machineId}': 'contention' ${contention}.`,
+        machineId,
+        path,
+        'contention',
+      ),
+    );
+  }
   const action = resolveAction(options.action, ctx);
   const output = resolveOutputConfig(options.output, ctx);
   if (issues.length > before) return null;
@@ -510,7 +524,14 @@ function normalizeCommonOptions(
     output,
     middleware: [...middleware],
     status,
+    contention: copyContention(options.contention),
   };
+}
+
+/** A valid policy, detached from the user's object (the definition is frozen data). */
+function copyContention(value: ContentionConfig | null | undefined): ContentionConfig | null {
+  if (value === undefined || value === null) return null;
+  return value === 'reject' ? 'reject' : { wait: value.wait };
 }
 
 function resolveAction(reference: unknown, ctx: OptionContext): EndpointActionDefinition | null {

@@ -308,7 +308,18 @@ export interface EndpointOptions {
   middleware?: readonly string[];
   status?: number;
   available_events?: boolean;
+  /**
+   * What a request does while another holds the instance's lock (docs/http.md "Contention
+   * policy"): `'reject'` answers 423 (GET 200) with the last committed state at once; `{ wait:
+   * ms }` waits for the lock up to `ms` (1 to 60 000), in order of arrival within a process, then
+   * answers normally or with the same contention response. Default: the registration's
+   * `contention`, else `'reject'`.
+   */
+  contention?: ContentionConfig;
 }
+
+/** An endpoint's contention policy (`EndpointOptions.contention`). */
+export type ContentionConfig = 'reject' | { readonly wait: number };
 
 /**
  * One entry of `endpoints`; the four formats stay mixable:
@@ -403,6 +414,8 @@ export interface EndpointDefinition {
   middleware: readonly string[];
   status: number;
   availableEvents: boolean;
+  /** The endpoint's own contention policy; `null` when it sets none (the registration decides). */
+  contention: ContentionConfig | null;
 }
 
 /** A normalized forwarded endpoint (a delegating state's `forward` entry). */
@@ -424,6 +437,8 @@ export interface ForwardDefinition {
   middleware: readonly string[];
   status: number;
   availableEvents: boolean;
+  /** The forward's own contention policy; `null` when it sets none (the registration decides). */
+  contention: ContentionConfig | null;
 }
 
 /** Runtime options of one machine after defaults. */

@@ -44,7 +44,12 @@ import { RecordAlreadyBoundError, type TransactionHook } from '../persistence/tr
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { OpenJobQueueOptions } from '../jobs/open-job-queue.js';
 import type { DurableJobQueue } from '../jobs/types.js';
-import { commitFeedFor, type CommitFeed, type NoticeListener } from '../persistence/commit-feed.js';
+import {
+  commitFeedFor,
+  RELEASED,
+  type CommitFeed,
+  type NoticeListener,
+} from '../persistence/commit-feed.js';
 import { LockManager, type LockHandle } from '../persistence/locks.js';
 import {
   keptScenario as keptScenarioOf,
@@ -269,7 +274,12 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     this.store = store;
     this.scenariosEnabled = options.scenarios === true;
     this.parallelDispatch = Object.freeze(loadParallelDispatchConfig(options.parallelDispatch));
-    this.#locks = new LockManager(store, (options.lockTtl ?? 60) * 1000);
+    this.#locks = new LockManager(store, (options.lockTtl ?? 60) * 1000, {
+      // Waiting sends hear of other processes' commits and releases through the commit feed
+      // (NOTIFY on PostgreSQL; in-process elsewhere, where only their backoff wakes them).
+      releases: (id, listener) => this.#feed.subscribe(id, () => listener()),
+      onRelease: (id) => this.#feed.publish([{ machineId: '', id, sequence: RELEASED }]),
+    });
     this.#lockTimeoutMs = (options.lockTimeout ?? 30) * 1000;
     this.#now = options.now ?? (() => new Date());
     this.#engine = options.engine ?? { initialize, transition };
@@ -296,7 +306,10 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     const onError =
       options.onDeferredError ??
       ((error: unknown, context: string) =>
-        (options.logger ?? stderrLogger).error({ err: error }, `machine-routes: ${context} failed`));
+        (options.logger ?? stderrLogger).error(
+          { err: error },
+          `machine-routes: ${context} failed`,
+        ));
     this.#listeners = new CommitListeners(onError);
     // Every committed step goes out on the feed too: streams and waiting reads of this process
     // (and, on PostgreSQL, of every process) follow instances with it.
@@ -593,9 +606,14 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         step === null ? undefined : null,
       );
     }
+    const waitMs = options.lockWaitMs ?? 0;
+    const deadline = Date.now() + waitMs;
     let acquired;
     try {
-      acquired = await this.#locks.tryAcquireAndLoad(id, 'send');
+      acquired =
+        waitMs > 0
+          ? await this.#locks.acquireAndLoad(id, { waitMs, context: 'send' })
+          : await this.#locks.tryAcquireAndLoad(id, 'send');
     } catch (error) {
       // Another connection kept the database locked past the busy timeout: contention.
       if (!(error instanceof StoreBusyError)) throw error;
@@ -625,16 +643,35 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       );
     }
     try {
-      return await this.#sendLocked(
-        definition,
-        id,
-        event,
-        lock,
-        options.scenario,
-        undefined,
-        loaded!.snapshot!,
-        options.idempotency,
-      );
+      let snapshot = loaded!.snapshot!;
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await this.#sendLocked(
+            definition,
+            id,
+            event,
+            lock,
+            options.scenario,
+            undefined,
+            snapshot,
+            options.idempotency,
+          );
+        } catch (error) {
+          // A waiting send fenced out before its commit (its snapshot was read while another
+          // process's commit was landing) or refused by a busy database still holds the lock:
+          // it runs again on the state committed meanwhile, which the refusal carries.
+          const fresh = error instanceof MachineAlreadyRunningException ? error.snapshot : null;
+          if (
+            waitMs === 0 ||
+            lock.released ||
+            !isSnapshot(fresh) ||
+            attempt >= STALE_RETRIES ||
+            Date.now() >= deadline
+          )
+            throw error;
+          snapshot = fresh;
+        }
+      }
     } finally {
       // A failed release must not hide the outcome: the row expires after the lock TTL.
       await lock.release().catch(() => false);
@@ -927,6 +964,18 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
 }
 
 const OMITTED: ScenarioRequest = Object.freeze({ kind: 'omitted' });
+
+/** Runs of a waiting send on one lock: a second fence failure under the same lock is unusual. */
+const STALE_RETRIES = 3;
+
+function isSnapshot(value: unknown): value is MachineSnapshot {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as MachineSnapshot).id === 'string' &&
+    Array.isArray((value as MachineSnapshot).value)
+  );
+}
 
 // The persisted outcome as callers see it; a failed validation guard surfaces only after its
 // history was committed. `scenario`: what the instance keeps, when scenarios are enabled.

@@ -8,7 +8,8 @@
  *   -> output (endpoint output, else state output, else context + computed values)
  *
  * Lock contention (`MachineAlreadyRunningException`) is answered 423 for POST/PUT/PATCH/DELETE
- * and 200 for GET, with the envelope of the last committed state and `isProcessing: true`.
+ * and 200 for GET, with the envelope of the last committed state and `isProcessing: true`: at
+ * once, or on a route with `contention: { wait }` once its wait for the lock ran out.
  * The spec's errors table also lists 409 for this exception: that is the exception's own
  * `statusCode` (its entry in the exception table, used by callers outside the endpoint layer
  * and by actions that abort with it). Endpoints follow the spec's lifecycle rows instead: the
@@ -227,6 +228,8 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         const options: SendOptions = {};
         if (scenario !== undefined) options.scenario = scenario;
         if (idempotency !== undefined) options.idempotency = idempotency;
+        // `contention: { wait }`: queue for a busy instance instead of answering 423 at once.
+        if (route.contention !== undefined) options.lockWaitMs = route.contention.waitMs;
         let result;
         if (instance.kind === 'stateless') {
           result = await services.instances.sendStateless(definition, event, options);

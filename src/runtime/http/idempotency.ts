@@ -79,7 +79,8 @@ export function withIdempotency<D extends MachineDefinitionBase>(
         key,
         fingerprint: fingerprintOf(request),
         ownerId,
-        leaseMs: IDEMPOTENCY_LEASE_MS,
+        // A route that waits for a busy instance holds its claim for that long too.
+        leaseMs: IDEMPOTENCY_LEASE_MS + (route.contention?.waitMs ?? 0),
         ttlMs: settings.ttl * 1000,
       });
     } catch (error) {

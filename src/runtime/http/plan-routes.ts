@@ -3,6 +3,7 @@
  * `MachineRouter.register` (which mounts it) and the generator (which emits code from it), so
  * both produce the same routes by construction.
  */
+import { contentionProblem, contentionWaitMs } from '../definition/contention.js';
 import { eventTypeOfReference } from '../definition/endpoints.js';
 import { InvalidRouterConfigException, throwIfAny, type MachineRoutesError } from '../errors.js';
 import type {
@@ -212,6 +213,9 @@ export function planRegistration(
   }
 
   const idempotency = planIdempotency(options.idempotency, available, fail);
+  const contentionIssue = contentionProblem(options.contention);
+  if (contentionIssue !== null) fail(`'contention' ${contentionIssue}.`, 'contention');
+  const defaultWaitMs = contentionIssue === null ? (contentionWaitMs(options.contention) ?? 0) : 0;
 
   // R1-R4: reads (independent of only/except; planned after the forwards).
   const reads = normalizeReads(options.reads, definition.behavior ?? {}, (message, key) =>
@@ -363,6 +367,17 @@ export function planRegistration(
       },
       null,
     );
+  }
+
+  // Contention: only routes that send to an existing instance can meet a held lock.
+  for (const route of routes) {
+    if (route.endpointIndex === null || route.binding.kind === 'none') continue;
+    const own =
+      route.childEventType === null
+        ? definition.endpoints[route.endpointIndex]?.contention
+        : definition.forwards[route.endpointIndex]?.contention;
+    const waitMs = contentionWaitMs(own) ?? defaultWaitMs;
+    if (waitMs > 0) route.contention = { waitMs };
   }
 
   if (idempotency !== null) {

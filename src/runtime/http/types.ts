@@ -2,7 +2,12 @@
  * Plain-data types of the HTTP layer: registration options, the planned route table, and the
  * framework-neutral request and response every handler speaks.
  */
-import type { EndpointResponse, EventReference, HttpMethod } from '../definition/types.js';
+import type {
+  ContentionConfig,
+  EndpointResponse,
+  EventReference,
+  HttpMethod,
+} from '../definition/types.js';
 import type { TransactionHook } from '../persistence/transaction.js';
 
 export type { EndpointResponse, HttpMethod };
@@ -59,6 +64,11 @@ export interface RegistrationOptions {
    * availableEvents"). Default `false`: entries are the spec's `{ type, source, region? }`.
    */
   explainAvailableEvents?: boolean;
+  /**
+   * The contention policy of the registration's event routes whose endpoint sets none
+   * (docs/http.md "Contention policy"): `'reject'` (the default) or `{ wait: ms }`.
+   */
+  contention?: ContentionConfig | null;
 }
 
 /** The object form of the `idempotency` registration option. */
@@ -67,6 +77,12 @@ export interface IdempotencyOptions {
   events?: readonly EventReference[];
   /** Seconds a key is remembered after its first request (default 86400, one day). */
   ttl?: number;
+}
+
+/** A route that waits for a busy instance's lock (`contention: { wait }`), as planned. */
+export interface RouteContention {
+  /** Longest wait for the lock, in ms; then the contention response (423, GET 200). */
+  waitMs: number;
 }
 
 /** A route's Idempotency-Key settings, as planned. */
@@ -191,6 +207,11 @@ export interface PlannedRoute {
   actionStatuses: Record<string, string>;
   /** Set when the route honours `Idempotency-Key` (the registration's `idempotency`). */
   idempotency?: RouteIdempotency;
+  /**
+   * Set when the route waits for a busy instance (its endpoint's `contention`, else the
+   * registration's); absent: a busy instance is answered at once (`'reject'`).
+   */
+  contention?: RouteContention;
 }
 
 /**

@@ -28,6 +28,13 @@ export interface CommitNotice {
   sequence: number;
 }
 
+/**
+ * The `sequence` of a notice that announces no commit but a lock released without one (an
+ * event nothing accepted, a failed step, the end of a `withLock`): waiting senders of other
+ * processes retry at once. Readers following commits skip it (it is never newer than a state).
+ */
+export const RELEASED = 0;
+
 /** Receives the notices of one instance. Must not throw. */
 export type NoticeListener = (notice: CommitNotice) => void;
 

@@ -48,6 +48,13 @@ export interface SendOptions {
    * (stateless, `should_persist: false`) and by forwarded sends; `stored` tells the caller.
    */
   idempotency?: IdempotentSend;
+  /**
+   * How long to wait for the instance's lock when another request holds it, in ms (the
+   * endpoint's `contention: { wait }`); default 0: refuse at once. Requests of one process
+   * get the lock in order of arrival; past the wait, `MachineAlreadyRunningException` with
+   * the last committed state, as without waiting.
+   */
+  lockWaitMs?: number;
 }
 
 /**

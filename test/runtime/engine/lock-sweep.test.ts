@@ -128,7 +128,9 @@ async function keysOf(store: Store, scope: string): Promise<string[]> {
   }
   return (
     (store as SqliteStore).database
-      .prepare('SELECT idempotency_key AS key FROM machine_idempotency_keys WHERE scope = ? ORDER BY key')
+      .prepare(
+        'SELECT idempotency_key AS key FROM machine_idempotency_keys WHERE scope = ? ORDER BY key',
+      )
       .all(scope) as { key: string }[]
   ).map((row) => row.key);
 }

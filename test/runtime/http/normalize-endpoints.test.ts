@@ -87,6 +87,7 @@ describe('normalizeEndpoints', () => {
         middleware: [],
         status: 200,
         availableEvents: true,
+        contention: null,
       },
     ]);
   });
@@ -127,6 +128,12 @@ describe('normalizeEndpoints', () => {
       [ApproveOrderEvent, { method: 'PATCH' }],
       { eventType: 'APPROVE_ORDER', method: 'PATCH' },
     ],
+    [
+      'contention: wait',
+      { PING: { contention: { wait: 1500 } } },
+      { eventType: 'PING', contention: { wait: 1500 } },
+    ],
+    ['contention: reject', { PING: { contention: 'reject' } }, { contention: 'reject' }],
     [
       'output as context keys',
       { PING: { output: ['total'] } },
@@ -251,6 +258,7 @@ describe('normalizeEndpoints (forwards)', () => {
         middleware: [],
         status: 200,
         availableEvents: true,
+        contention: null,
       },
       expect.objectContaining({
         parentEventType: 'CANCEL_PAYMENT',
