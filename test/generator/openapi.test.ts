@@ -145,6 +145,12 @@ describe('emitOpenApi', () => {
     expect(operation(document, '/orders/{machineId}/quote', 'get').description).toContain(
       'Keeps the order where it is (in `draft` or `submitted`).',
     );
+    // `contention: { wait }` (the ticket registration): 423 only once the wait ran out.
+    const comment = operation(document, '/tickets/{machineId}/comment', 'post');
+    expect(comment.description).toContain(
+      '423 when another request still holds the ticket after waiting 2000 ms for it (requests wait in order of arrival).',
+    );
+    expect(Object.keys(comment.responses)).toContain('423');
   });
 
   it('should describe the request body with the payload schema of the event', () => {
