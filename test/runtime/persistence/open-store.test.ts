@@ -116,6 +116,30 @@ describe('migrate', () => {
     },
   );
 
+  it.runIf(runPostgres)(
+    'should keep lock rows in an unlogged table and everything else logged',
+    async () => {
+      const schema = await createTestSchema('unlogged');
+      try {
+        await migrate(schema.url);
+        const store = (await openStore(schema.url)) as PostgresStore;
+        const { rows } = await store.pool.query<{ relname: string; relpersistence: string }>(
+          `SELECT c.relname, c.relpersistence FROM pg_class c
+           JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY c.relname`,
+          [schema.schema],
+        );
+        // 'u': unlogged (no WAL, emptied after a server crash); 'p': permanent.
+        const unlogged = rows.filter((row) => row.relpersistence === 'u').map((row) => row.relname);
+        expect(unlogged).toEqual(['machine_locks']);
+        expect(rows.length).toBeGreaterThan(5);
+        await store.close();
+      } finally {
+        await schema.drop();
+      }
+    },
+  );
+
   it.runIf(runPostgres)('should create a missing schema named in the URL', async () => {
     const schema = await createTestSchema('create');
     await schema.drop();
