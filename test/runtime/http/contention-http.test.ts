@@ -332,9 +332,9 @@ describe.each(backends)(
       await backend.tearDown();
     });
 
-    const call = async (base: string, path: string, body?: unknown) => {
+    const call = async (base: string, path: string, body?: unknown, method = 'POST') => {
       const response = await fetch(`${base}${path}`, {
-        method: 'POST',
+        method,
         ...(body === undefined
           ? {}
           : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
@@ -347,7 +347,7 @@ describe.each(backends)(
       };
     };
 
-    it('should answer 423 with the last committed state past the wait, and 200 after the transition within it', async () => {
+    it('should answer 423 (GET 200) with the last committed state past the wait, and 200 after the transition within it', async () => {
       const [a, b] = bases as [string, string];
       const x = (await call(a, '/slow/create')).body.data.id;
       expect((await call(a, `/slow/${x}/inc`)).body.data.output).toEqual({ count: 1 });
@@ -358,6 +358,10 @@ describe.each(backends)(
       const hasty = await call(b, `/hasty/${x}/inc`);
       expect(hasty.status).toBe(423);
       expect(hasty.body.data).toMatchObject({ id: x, output: { count: 1 }, isProcessing: true });
+      // A GET event route answers the same past its wait with 200.
+      const peek = await call(b, `/hasty/${x}/peek`, undefined, 'GET');
+      expect(peek.status).toBe(200);
+      expect(peek.body.data).toMatchObject({ id: x, output: { count: 1 }, isProcessing: true });
       expect((await slow).status).toBe(200);
       const waited = await patient;
       expect(waited.status).toBe(200);
