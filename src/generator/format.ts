@@ -27,7 +27,8 @@ export const PRETTIER_OPTIONS: Options = {
 /**
  * Prettier's output by input text, kept across runs of `generate --watch`: after a change to
  * one machine, only the files whose text changed are formatted again. Prettier's output
- * depends on nothing but its input and the fixed options above.
+ * depends on nothing but its input and the fixed options above. After a run the cache holds
+ * that run's texts only, so a long watch session does not grow it.
  */
 export type FormatCache = Map<string, string>;
 
@@ -39,15 +40,15 @@ export async function formatFiles(
   // Loaded on first use: `check` and `routes` never format, and nor does a run whose files
   // are all laid out already.
   let prettier: Promise<typeof import('prettier')> | undefined;
+  const used: FormatCache = new Map();
   const format = async (text: string): Promise<string> => {
-    const cached = cache?.get(text);
-    if (cached !== undefined) return cached;
-    prettier ??= import('prettier');
-    const formatted = await (await prettier).format(text, PRETTIER_OPTIONS);
-    cache?.set(text, formatted);
+    const formatted =
+      cache?.get(text) ??
+      (await (await (prettier ??= import('prettier'))).format(text, PRETTIER_OPTIONS));
+    used.set(text, formatted);
     return formatted;
   };
-  return Promise.all(
+  const formatted = await Promise.all(
     files.map(async (file) => {
       // JSON is laid out by JSON.stringify, Mermaid diagrams by their emitter.
       if (file.path.endsWith('.json') || file.path.endsWith('.mmd')) return file;
@@ -58,6 +59,11 @@ export async function formatFiles(
       return { path: file.path, contents: spliceVerbatim(file.path, text, file.verbatim) };
     }),
   );
+  if (cache !== undefined) {
+    cache.clear();
+    for (const [text, result] of used) cache.set(text, result);
+  }
+  return formatted;
 }
 
 /**

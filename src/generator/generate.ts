@@ -8,7 +8,7 @@ import { buildManifest } from './build-manifest.js';
 import { DEFAULT_OUTPUT_DIR, OUTPUT_KINDS, registrationName, type OutputKind } from './config.js';
 import { emitterFor } from './emitters/index.js';
 import type { EmitOptions } from './emitters/types.js';
-import { formatFiles } from './format.js';
+import { formatFiles, type FormatCache } from './format.js';
 import { flattenIssues, isMachineRoutesError, sortIssues, type Issue } from './issues.js';
 import { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
 import type { GeneratedFile, RouteManifest } from './manifest.js';
@@ -109,14 +109,18 @@ export async function checkProject(options: LoadConfigOptions): Promise<CheckRep
   return { issues: await locateAll(loaded, errors), errors, manifest: null, loaded };
 }
 
-/** Runs every emitter of `kinds` and formats the result; pure apart from prettier. */
+/**
+ * Runs every emitter of `kinds` and formats the result; pure apart from prettier. `cache`
+ * keeps prettier's results between runs (`generate --watch`).
+ */
 export async function renderFiles(
   manifest: RouteManifest,
   options: EmitOptions,
   kinds: readonly OutputKind[] = OUTPUT_KINDS,
+  cache?: FormatCache,
 ): Promise<GeneratedFile[]> {
   const files = kinds.flatMap((kind) => emitterFor(kind)(manifest, options));
-  return sortBy(await formatFiles(files), (file) => file.path);
+  return sortBy(await formatFiles(files, cache), (file) => file.path);
 }
 
 /**

@@ -53,8 +53,11 @@ describe('formatFiles', () => {
     expect(file!.contents).toBe('const  a = 1\nexport const rows = [];\n');
   });
 
-  it('should format a text found in the cache from the cache', async () => {
-    const cache: FormatCache = new Map([['const a=1\n', 'const a = 1; // cached\n']]);
+  it("should take a text found in the cache from it, and keep only this run's texts", async () => {
+    const cache: FormatCache = new Map([
+      ['const a=1\n', 'const a = 1; // cached\n'],
+      ['const old=0\n', 'const old = 0;\n'],
+    ]);
     const files = await formatFiles(
       [
         { path: 'a.gen.ts', contents: 'const a=1\n' },
@@ -66,7 +69,12 @@ describe('formatFiles', () => {
       'const a = 1; // cached\n',
       'const b = 2;\n',
     ]);
-    expect(cache.get('const b=2\n')).toBe('const b = 2;\n');
+    expect(cache).toEqual(
+      new Map([
+        ['const a=1\n', 'const a = 1; // cached\n'],
+        ['const b=2\n', 'const b = 2;\n'],
+      ]),
+    );
   });
 
   // Every generated TypeScript file of the example and of the snapshot configs: the parts kept

@@ -6,6 +6,7 @@
 import { watch as fsWatch } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import type { FormatCache } from '../../generator/format.js';
 import { checkProject, emitOptionsOf, outputDirOf, renderFiles } from '../../generator/generate.js';
 import { resolveConfigFile } from '../../generator/load-config.js';
 import { diffOutput, isGeneratedFileName, writeOutput } from '../../generator/write-files.js';
@@ -30,15 +31,24 @@ export function registerGenerate(program: Command, io: CliIo, exit: (code: numbe
         io.stderr('--check and --watch cannot be used together.');
         return exit(1);
       }
-      const code = await generateOnce(options, io);
+      // In watch mode, a change to one machine formats again only the files whose text changed.
+      const cache: FormatCache | undefined = options.watch ? new Map() : undefined;
+      const code = await generateOnce(options, io, cache);
       if (!options.watch) return exit(code);
-      await watch(options, io);
+      await watch(options, io, cache!);
       exit(0);
     });
 }
 
-/** One `generate` (or `generate --check`) run; returns its exit code. */
-async function generateOnce(options: GenerateOptions, io: CliIo): Promise<number> {
+/**
+ * One `generate` (or `generate --check`) run; returns its exit code. `cache` is prettier's
+ * results of the previous run, in watch mode.
+ */
+async function generateOnce(
+  options: GenerateOptions,
+  io: CliIo,
+  cache?: FormatCache,
+): Promise<number> {
   const report = await checkProject({ config: options.config, cwd: io.cwd });
   if (report.manifest === null || report.loaded === null) {
     printIssues(io, report.issues);
@@ -49,6 +59,7 @@ async function generateOnce(options: GenerateOptions, io: CliIo): Promise<number
     report.manifest,
     emitOptionsOf(report.loaded),
     report.loaded.config.output?.kinds,
+    cache,
   );
   const shown = path.relative(io.cwd, dir) || '.';
   if (options.check) {
@@ -85,7 +96,7 @@ const IGNORED = /(?:^|\/)(?:node_modules|\.git|dist|build)(?:\/|$)/;
  * Regenerates whenever a source under the config's directory changes, until SIGINT/SIGTERM
  * (or `io.signal`). Changes are batched for 50 ms; a run waits for the previous one to end.
  */
-async function watch(options: GenerateOptions, io: CliIo): Promise<void> {
+async function watch(options: GenerateOptions, io: CliIo, cache: FormatCache): Promise<void> {
   const root = path.dirname(resolveConfigFile({ config: options.config, cwd: io.cwd }));
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -103,7 +114,7 @@ async function watch(options: GenerateOptions, io: CliIo): Promise<void> {
       running = running
         .then(async () => {
           io.stdout(`${file} changed: generating.`);
-          await generateOnce(options, io);
+          await generateOnce(options, io, cache);
         })
         .catch((error: unknown) => io.stderr(`generate failed: ${String(error)}`));
     }, 50);
