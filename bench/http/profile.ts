@@ -2,7 +2,7 @@
  * CPU profile of one benchmark scenario: `npx tsx bench/http/profile.ts <scenario> [store] [framework]`.
  *
  * Starts bench/http/server.ts under `node --cpu-prof`, seeds instances, drives the scenario
- * (`raw`, `mr-stateless`, `mr-machineid`, `hw-machineid`) with autocannon for BENCH_DURATION
+ * (`raw`, `mr-stateless`, `mr-machineid`, `hw-machineid`, `mr-read`: GET /counters/{id}/status) with autocannon for BENCH_DURATION
  * seconds (default 8), stops the server (which writes its profile) and prints the functions
  * with the most self time, then the heaviest inclusive frames of this repository's sources.
  * Store: `sqlite` (default, a temp file) or a PostgreSQL URL; framework: `fastify` (default) or
@@ -63,14 +63,16 @@ const port = await new Promise<number>((resolve, reject) => {
 });
 const base = `http://127.0.0.1:${port}`;
 const ids: string[] = [];
-if (scenario === 'mr-machineid' || scenario === 'hw-machineid') {
-  const create = `${base}/${scenario === 'mr-machineid' ? 'counters' : 'hw'}/create`;
+const bound = scenario === 'mr-machineid' || scenario === 'mr-read';
+if (bound || scenario === 'hw-machineid') {
+  const create = `${base}/${bound ? 'counters' : 'hw'}/create`;
   for (let index = 0; index < 500; index += 1) {
     const response = await fetch(create, { method: 'POST' });
     ids.push(((await response.json()) as { data: { id: string } }).data.id);
   }
 }
-const prefix = scenario === 'mr-machineid' ? '/counters' : '/hw';
+const prefix = bound ? '/counters' : '/hw';
+const action = scenario === 'mr-read' ? 'status' : 'increment';
 const fixed = scenario === 'raw' ? '/raw/increment' : '/quotes/increment';
 let next = 0;
 const result = await autocannon({
@@ -79,12 +81,12 @@ const result = await autocannon({
   duration: DURATION,
   requests: [
     {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: BODY,
+      ...(scenario === 'mr-read'
+        ? { method: 'GET' as const }
+        : { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: BODY }),
       setupRequest: (request) => ({
         ...request,
-        path: ids.length === 0 ? fixed : `${prefix}/${ids[next++ % ids.length]}/increment`,
+        path: ids.length === 0 ? fixed : `${prefix}/${ids[next++ % ids.length]}/${action}`,
       }),
     },
   ],
@@ -116,12 +118,14 @@ const parentOf = new Map<number, number>();
 for (const node of profile.nodes)
   for (const child of node.children ?? []) parentOf.set(child, node.id);
 
+// Paths relative to this checkout (main or a worktree), so the filter below finds src/ and bench/.
+const REPOSITORY = fileURLToPath(new URL('../../', import.meta.url));
 const label = (node: ProfileNode) => {
   const { functionName, url, lineNumber } = node.callFrame;
   const short = url
     .replace(/^file:\/\//, '')
     .replace(/^.*node_modules\//, '~/')
-    .replace(/^.*\/main\//, '');
+    .replace(REPOSITORY, '');
   return `${functionName || '(anonymous)'} ${short}${url ? `:${lineNumber + 1}` : ''}`;
 };
 

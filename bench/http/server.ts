@@ -4,6 +4,7 @@
  * - POST /raw/increment                      the framework answering the same JSON, nothing else
  * - POST /quotes/increment                   machine-routes, stateless
  * - POST /counters/create, /counters/{id}/increment   machine-routes, machineId-bound
+ * - GET /counters/{id}/status                machine-routes read (bench/reads measures it)
  * - POST /hw/create, /hw/{id}/increment      (Fastify only) the hand-written baseline:
  *   Fastify + XState v5 + better-sqlite3 (or pg), load the current-state row, restore the
  *   actor, send, insert the history rows and upsert the current state in one transaction.
@@ -33,7 +34,12 @@ const router = new MachineRouter({
   runtime: new MachineRuntime({ store }),
   logger: { error: () => {} },
 });
-router.register(counterMachine, { prefix: 'counters', create: true, machineIdFor: ['INCREMENT'] });
+router.register(counterMachine, {
+  prefix: 'counters',
+  create: true,
+  machineIdFor: ['INCREMENT'],
+  reads: true,
+});
 router.register(counterMachine, { prefix: 'quotes', name: 'quote' });
 const raw = envelope('01J0000000000000000000RAW0', 1);
 
