@@ -572,12 +572,12 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   }
 
   async read(definition: MachineDefinition, id: string): Promise<InstanceRead> {
-    // Two reads, no write: the lock row is looked at, never taken or waited for.
-    const [snapshot, lock] = await Promise.all([
-      this.restore(definition, id),
-      isInstanceId(id) ? this.store.readLock(id) : null,
-    ]);
-    return { snapshot, isProcessing: lock !== null && Date.parse(lock.expiresAt) > Date.now() };
+    // One statement, no write: the lock row is looked at, never taken or waited for.
+    const loaded = isInstanceId(id) ? await this.store.loadForRead(id) : null;
+    if (!loaded || loaded.snapshot.machineId !== definition.id) throw notFound(definition, id);
+    assertKnownStates(definition, loaded.snapshot);
+    const expires = loaded.lockExpiresAt;
+    return { snapshot: loaded.snapshot, isProcessing: expires !== null && expires > Date.now() };
   }
 
   /** Listens to the commits of one instance, from any process on PostgreSQL (see {@link CommitFeed}). */

@@ -13,10 +13,17 @@ import { normalizeOutput } from '../definition/build-state-tree.js';
 import { IssueCollector } from '../definition/issues.js';
 import type { MachineDefinitionBase, OutputDefinition } from '../definition/types.js';
 import { MachineNotFoundException, MachineValidationException } from '../errors.js';
+import type { AvailableEvent } from '../interpreter/types.js';
 import type { InstanceRead } from '../persistence/types.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import type { HttpServices } from './http-services.js';
-import { defaultHttpLogger, guarded, HttpError, machineEnvelope } from './responses.js';
+import {
+  defaultHttpLogger,
+  guarded,
+  HttpError,
+  machineEnvelope,
+  type MachineEnvelopeData,
+} from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 import { watchInstance } from './watch-instance.js';
 
@@ -25,12 +32,18 @@ export const MAX_WAIT_MS = 60_000;
 /** `timeout` of a waiting read that gives none, in milliseconds. */
 export const DEFAULT_WAIT_MS = 10_000;
 
-/** What a read or stream route needs besides its handler: the instance and the envelope. */
+/**
+ * What a read or stream route needs besides its handler: the instance and the envelope. Both
+ * answer synchronously when they need no I/O (a machineId-bound route, a machine without
+ * forwards): a read takes no promise round trip it does not need.
+ */
 export interface ReadRoute {
   /** The instance id the request names (404 when there is none). */
-  instanceId(request: EndpointRequest): Promise<string>;
+  instanceId(request: EndpointRequest): string | Promise<string>;
   /** The envelope of one read, as the route's options shape it. */
-  envelope(read: InstanceRead): Promise<unknown>;
+  envelope(
+    read: InstanceRead,
+  ): { data: MachineEnvelopeData } | Promise<{ data: MachineEnvelopeData }>;
   middleware: readonly ResolvedMiddleware[];
 }
 
@@ -47,37 +60,47 @@ export function readRoute<D extends MachineDefinitionBase>(
   if (binding.kind === 'model' && binder === undefined) {
     throw new Error(`Route ${route.name}: no model binder named '${binding.model}'.`);
   }
+  const paramName = binding.kind === 'none' ? '' : binding.param;
+  const recordId = async (param: string): Promise<string> => {
+    if (binding.kind !== 'model') return param;
+    const record = await binder!.find(param);
+    if (record === null || record === undefined) {
+      throw new HttpError(404, `${binding.model} not found.`);
+    }
+    // A record without a machine has nothing to read: creating one here would be a write.
+    const id = binder!.readMachineId(record, binding.attribute);
+    if (!id) {
+      throw new MachineNotFoundException(
+        `The record of this read has no machine of '${definition.id}'.`,
+        { machine: definition.id },
+      );
+    }
+    return id;
+  };
+  const envelopeWith = (
+    { snapshot, isProcessing }: InstanceRead,
+    available: AvailableEvent[] | undefined,
+  ) =>
+    machineEnvelope({
+      id: snapshot.id,
+      state: snapshot.value,
+      availableEvents: available,
+      output: services.resolveOutput(definition, snapshot, output),
+      isProcessing,
+    });
   return {
     middleware,
-    async instanceId(request) {
-      const param = request.params[binding.kind === 'none' ? '' : binding.param] ?? '';
-      if (binding.kind !== 'model') return param;
-      const record = await binder!.find(param);
-      if (record === null || record === undefined) {
-        throw new HttpError(404, `${binding.model} not found.`);
-      }
-      // A record without a machine has nothing to read: creating one here would be a write.
-      const id = binder!.readMachineId(record, binding.attribute);
-      if (!id) {
-        throw new MachineNotFoundException(
-          `The record of this read has no machine of '${definition.id}'.`,
-          { machine: definition.id },
-        );
-      }
-      return id;
+    instanceId(request) {
+      const param = request.params[paramName] ?? '';
+      return binding.kind === 'model' ? recordId(param) : param;
     },
-    async envelope({ snapshot, isProcessing }) {
-      let available = route.availableEvents
-        ? services.availableEvents(definition, snapshot, route.explainAvailableEvents)
+    envelope(read) {
+      const available = route.availableEvents
+        ? services.availableEvents(definition, read.snapshot, route.explainAvailableEvents)
         : undefined;
-      if (available instanceof Promise) available = await available;
-      return machineEnvelope({
-        id: snapshot.id,
-        state: snapshot.value,
-        availableEvents: available,
-        output: services.resolveOutput(definition, snapshot, output),
-        isProcessing,
-      });
+      return available instanceof Promise
+        ? available.then((events) => envelopeWith(read, events))
+        : envelopeWith(read, available);
     },
   };
 }
@@ -90,10 +113,12 @@ export function createReadHandler<D extends MachineDefinitionBase>(
   services: HttpServices<D>,
 ): RouteHandler {
   const read = readRoute(definition, route, middleware, services);
-  const respond = async (current: InstanceRead): Promise<EndpointResponse> => ({
-    status: route.status,
-    body: await read.envelope(current),
-  });
+  const respond = (current: InstanceRead): EndpointResponse | Promise<EndpointResponse> => {
+    const body = read.envelope(current);
+    return body instanceof Promise
+      ? body.then((envelope) => ({ status: route.status, body: envelope }))
+      : { status: route.status, body };
+  };
 
   return guarded(route, services.logger, async (request) => {
     if (middleware.length > 0) {
@@ -101,8 +126,9 @@ export function createReadHandler<D extends MachineDefinitionBase>(
       if (shortCircuit) return shortCircuit;
     }
     const wait = waitOptions(definition, request.query);
-    const id = await read.instanceId(request);
-    if (wait === null) return await respond(await services.instances.read(definition, id));
+    const named = read.instanceId(request);
+    const id = typeof named === 'string' ? named : await named;
+    if (wait === null) return respond(await services.instances.read(definition, id));
 
     let settle: (current: InstanceRead) => void = () => {};
     const settled = new Promise<InstanceRead>((resolve) => (settle = resolve));

@@ -23,6 +23,7 @@ import {
   type LockedLoad,
   type LockRequest,
   type LockRow,
+  type ReadLoad,
   type Store,
   type TimerCandidate,
   type TimerCandidateQuery,
@@ -279,6 +280,16 @@ export class MemoryStore implements Store {
   async readLock(rootEventId: string): Promise<LockRow | null> {
     const lock = this.#locks.get(rootEventId);
     return lock ? { ...lock } : null;
+  }
+
+  async loadForRead(rootEventId: string): Promise<ReadLoad | null> {
+    const entry = this.#instances.get(rootEventId);
+    if (!entry) return null;
+    const lock = this.#locks.get(rootEventId);
+    return {
+      snapshot: structuredClone(entry.snapshot),
+      lockExpiresAt: lock ? Date.parse(lock.expiresAt) : null,
+    };
   }
 
   async sweepExpiredLocks(): Promise<number> {

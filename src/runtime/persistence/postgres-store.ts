@@ -24,6 +24,7 @@ import {
   historyFromRow,
   instanceInStateFromRow,
   lockFromRow,
+  readLoadFromRow,
   snapshotFromRow,
   timerCandidateFromRow,
   timerClaimValues,
@@ -34,6 +35,7 @@ import {
   type EventRow,
   type InstanceRow,
   type LockDbRow,
+  type ReadLoadRow,
   type TimerCandidateDbRow,
   type TimerFireDbRow,
 } from './rows.js';
@@ -51,6 +53,7 @@ import {
   type LockedLoad,
   type LockRequest,
   type LockRow,
+  type ReadLoad,
   type Store,
   type TimerCandidate,
   type TimerCandidateQuery,
@@ -139,6 +142,11 @@ const SQL = {
     SELECT instance.*, EXISTS (SELECT 1 FROM taken) AS acquired FROM instance`,
   releaseLock: `DELETE FROM machine_locks WHERE root_event_id = $1 AND owner_id = $2`,
   readLock: `SELECT * FROM machine_locks WHERE root_event_id = $1`,
+  // The instance row and its lock's expiry, joined on the primary keys (loadForRead).
+  loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
+      i.sequence_number, i.parent_machine_id, i.parent_root_event_id, l.expires_at AS lock_expires_at
+    FROM machine_instances i LEFT JOIN machine_locks l ON l.root_event_id = i.root_event_id
+    WHERE i.root_event_id = $1`,
   sweepLocks: `DELETE FROM machine_locks WHERE expires_at < clock_timestamp()`,
 } as const;
 
@@ -591,6 +599,12 @@ export class PostgresStore implements Store {
     const result = await this.#query<LockDbRow>('readLock', [rootEventId]);
     const row = result.rows[0];
     return row ? lockFromRow(row) : null;
+  }
+
+  async loadForRead(rootEventId: string): Promise<ReadLoad | null> {
+    const result = await this.#query<ReadLoadRow>('loadForRead', [rootEventId]);
+    const row = result.rows[0];
+    return row ? readLoadFromRow(row) : null;
   }
 
   async sweepExpiredLocks(): Promise<number> {

@@ -11,6 +11,7 @@ import type {
   CurrentStateRow,
   InstanceInState,
   LockRow,
+  ReadLoad,
   TimerCandidate,
   TimerFireClaim,
   TimerFireRow,
@@ -108,6 +109,24 @@ function fromJson<T>(value: JsonColumn): T | null {
 
 function toIso(value: TimeColumn): string {
   return typeof value === 'string' ? value : value.toISOString();
+}
+
+/** A row of `loadForRead`'s statement: the instance row and its lock's expiry (`null`: none). */
+export interface ReadLoadRow extends InstanceRow {
+  lock_expires_at: TimeColumn | null;
+}
+
+export function readLoadFromRow(row: ReadLoadRow): ReadLoad {
+  const expires = row.lock_expires_at;
+  return {
+    snapshot: snapshotFromRow(row),
+    lockExpiresAt:
+      expires === null
+        ? null
+        : typeof expires === 'string'
+          ? Date.parse(expires)
+          : expires.getTime(),
+  };
 }
 
 export function snapshotFromRow(row: InstanceRow): MachineSnapshot {

@@ -29,6 +29,7 @@ import {
   historyFromRow,
   instanceInStateFromRow,
   lockFromRow,
+  readLoadFromRow,
   timerCandidateFromRow,
   timerClaimValues,
   timerFireFromRow,
@@ -39,6 +40,7 @@ import {
   type EventRow,
   type InstanceRow,
   type LockDbRow,
+  type ReadLoadRow,
   type TimerCandidateDbRow,
   type TimerFireDbRow,
 } from './rows.js';
@@ -57,6 +59,7 @@ import {
   type LockedLoad,
   type LockRequest,
   type LockRow,
+  type ReadLoad,
   type TimerCandidate,
   type TimerCandidateQuery,
   type TimerFireClaim,
@@ -133,6 +136,11 @@ const SQL = {
     WHERE machine_locks.expires_at < excluded.acquired_at`,
   releaseLock: `DELETE FROM machine_locks WHERE root_event_id = ? AND owner_id = ?`,
   readLock: `SELECT * FROM machine_locks WHERE root_event_id = ?`,
+  // The instance row and its lock's expiry, joined on the primary keys (loadForRead).
+  loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
+      i.sequence_number, i.parent_machine_id, i.parent_root_event_id, l.expires_at AS lock_expires_at
+    FROM machine_instances i LEFT JOIN machine_locks l ON l.root_event_id = i.root_event_id
+    WHERE i.root_event_id = ?`,
   sweepLocks: `DELETE FROM machine_locks WHERE expires_at < ?`,
 } as const;
 
@@ -462,6 +470,11 @@ export class SqliteStore implements Store {
   async readLock(rootEventId: string): Promise<LockRow | null> {
     const row = this.#sql.readLock.get(rootEventId) as LockDbRow | undefined;
     return row ? lockFromRow(row) : null;
+  }
+
+  async loadForRead(rootEventId: string): Promise<ReadLoad | null> {
+    const row = this.#sql.loadForRead.get(rootEventId) as ReadLoadRow | undefined;
+    return row ? readLoadFromRow(row) : null;
   }
 
   async sweepExpiredLocks(): Promise<number> {

@@ -154,6 +154,14 @@ export interface LockedLoad {
   snapshot: MachineSnapshot | null;
 }
 
+/** What a read finds in one statement (`Store.loadForRead`). */
+export interface ReadLoad {
+  /** The last committed snapshot. */
+  snapshot: MachineSnapshot;
+  /** When the instance's lock row expires (epoch ms), expired or not; `null` without one. */
+  lockExpiresAt: number | null;
+}
+
 /** A row of `machine_locks`. */
 export interface LockRow {
   rootEventId: string;
@@ -207,6 +215,13 @@ export interface Store extends ChildStore {
   releaseLock(rootEventId: string, ownerId: string): Promise<boolean>;
   /** The lock row of an instance, expired or not. */
   readLock(rootEventId: string): Promise<LockRow | null>;
+  /**
+   * `load` and the expiry of the instance's lock row in one statement (reads: the lock is
+   * looked at, never taken or waited for); `null` when the instance does not exist. One
+   * statement is one read transaction on SQLite and one round trip on PostgreSQL, where
+   * `load` then `readLock` took two of each.
+   */
+  loadForRead(rootEventId: string): Promise<ReadLoad | null>;
   /** Deletes every expired lock; returns how many. */
   sweepExpiredLocks(): Promise<number>;
   /** `machine_idempotency_keys`: Idempotency-Key records of command endpoints. */

@@ -294,6 +294,25 @@ describe.each(backends)('Store ($name)', (backend) => {
       expect(results.filter(Boolean)).toHaveLength(1);
     });
 
+    it('should load for a read with the lock expiry in one step: none, held, released, unknown id', async () => {
+      const created = makeStep({ machineId, value: ['m.a'], context: { n: 1, z: [true] } });
+      await store.commit(created);
+      const id = created.snapshot.id;
+      expect(await store.loadForRead(id)).toEqual({
+        snapshot: created.snapshot,
+        lockExpiresAt: null,
+      });
+      const owner = ulid();
+      await store.tryAcquireLock({ rootEventId: id, ownerId: owner, ttlMs: 60_000 });
+      const locked = await store.loadForRead(id);
+      expect(locked?.snapshot).toEqual(created.snapshot);
+      expect(locked?.lockExpiresAt).toBe(Date.parse((await store.readLock(id))!.expiresAt));
+      expect(locked!.lockExpiresAt! - Date.now()).toBeGreaterThan(30_000);
+      await store.releaseLock(id, owner);
+      expect((await store.loadForRead(id))?.lockExpiresAt).toBeNull();
+      expect(await store.loadForRead(ulid())).toBeNull();
+    });
+
     it('should lock and load in one step: the lock with the snapshot, a refusal with it, nothing for an unknown id', async () => {
       const created = makeStep({ machineId, value: ['m.a'], context: { n: 1 } });
       await store.commit(created);
