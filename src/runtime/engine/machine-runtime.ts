@@ -821,21 +821,18 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     event: EventObject,
     options: SendOptions = {},
   ): Promise<InstanceResult> {
-    const stepOptions = { now: this.#now, ...pickDepth(this.#macrostepOptions) };
+    const history = options.keepHistory !== false;
+    const stepOptions = { now: this.#now, ...pickDepth(this.#macrostepOptions), history };
     const initial = this.#engine.initialize(definition, stepOptions);
     const step = this.#unkeptScenarioStep(definition, initial.snapshot, event.type, options);
     const result = this.#engine.transition(definition, initial.snapshot, event, {
       ...stepOptions,
       scenario: step?.active ?? null,
     });
-    return finish(
-      {
-        ...result,
-        history: [...initial.history, ...result.history],
-        effects: [...initial.effects, ...result.effects],
-      },
-      step === null ? undefined : null,
-    );
+    // The two steps as one result; the lists are joined only when both have entries.
+    result.history = joined(initial.history, result.history);
+    result.effects = joined(initial.effects, result.effects);
+    return finish(result, step === null ? undefined : null);
   }
 
   /** The scenario kept on an instance (a continuation), `null` when none. */
@@ -999,6 +996,11 @@ function outcomeOf(
   if (result.validationFailure)
     return toValidationException(result.validationFailure, result.snapshot.machineId);
   return finish(result, scenario);
+}
+
+function joined<T>(first: T[], second: T[]): T[] {
+  if (first.length === 0) return second;
+  return second.length === 0 ? first : [...first, ...second];
 }
 
 // Stateless steps resolve no child machines: only the depth limit carries over.

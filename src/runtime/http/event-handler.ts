@@ -45,7 +45,7 @@ import { createInstanceLoader, type RouteInstance } from './route-instance.js';
 import { resolveTarget } from './route-target.js';
 import { readScenarioRequest } from './scenario-fields.js';
 import type { EndpointRequest, PlannedRoute, RouteHandler } from './types.js';
-import { validatePayload, type PayloadValidation } from './validation-errors.js';
+import { checkPayload, type PayloadValidation } from './validation-errors.js';
 
 /** Builds the handler of one planned event route. */
 export function createEventHandler<D extends MachineDefinitionBase>(
@@ -103,8 +103,12 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     });
   };
 
-  const handle = (request: EndpointRequest, idempotent: IdempotentRequest | null) =>
-    guarded(route, services.logger, async (request: EndpointRequest) => {
+  // Made once per route: a request allocates no handler closures of its own.
+  const handle = guarded<IdempotentRequest | null>(
+    route,
+    services.logger,
+    async (request: EndpointRequest, claim?: IdempotentRequest | null) => {
+      const idempotent = claim ?? null;
       // 1. Middleware.
       if (middleware.length > 0) {
         const shortCircuit = await runMiddleware(middleware, request);
@@ -146,9 +150,10 @@ export function createEventHandler<D extends MachineDefinitionBase>(
           eventType,
           target.event.payloadLimit ?? services.payloadLimit,
         );
-        validation = await validatePayload(target.event.payload, data.payload, {
+        const checked = checkPayload(target.event.payload, data.payload, {
           coerce: isRead(request),
         });
+        validation = checked instanceof Promise ? await checked : checked;
       } catch (error) {
         if (found.kind === 'deferred') await instances.load(request);
         throw error;
@@ -172,25 +177,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
             : action?.before
               ? services.initialSnapshot(definition)
               : null;
-      const hookArgs = (
-        snapshot: MachineSnapshot | null,
-        id: string | null,
-      ): EndpointActionArgs => ({
-        machineId: definition.id,
-        id,
-        state: {
-          value: snapshot ? [...snapshot.value] : [],
-          context: snapshot ? { ...snapshot.context } : {},
-        },
-        event,
-        headers: request.headers,
-        abort(status: number, message?: string): never {
-          throw new HttpError(status, message ?? '');
-        },
-      });
       const preId =
         instance.kind === 'stateless' || instance.kind === 'unbound' ? null : instance.id;
-      if (action?.before) await action.before(hookArgs(pre, preId));
+      if (action?.before) await action.before(hookArgs(definition, event, request, pre, preId));
 
       // 5. Send.
       let snapshot: MachineSnapshot;
@@ -219,11 +208,6 @@ export function createEventHandler<D extends MachineDefinitionBase>(
                       }),
                 ),
             };
-      const committed = () => {
-        if (idempotent === null) return;
-        idempotent.committed = instance.kind !== 'stateless';
-        idempotent.stored = idempotency?.stored === true;
-      };
       try {
         const options: SendOptions = {};
         if (scenario !== undefined) options.scenario = scenario;
@@ -232,6 +216,8 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         if (route.contention !== undefined) options.lockWaitMs = route.contention.waitMs;
         let result;
         if (instance.kind === 'stateless') {
+          // The answer shows no history: the runtime need not build it.
+          options.keepHistory = false;
           result = await services.instances.sendStateless(definition, event, options);
         } else if (instance.kind === 'unbound') {
           result = await instances.sendFirst(instance.record, event, options);
@@ -248,10 +234,11 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         snapshot = result.snapshot;
         kept = result.scenario ?? null;
         reached = result.forwardedChild;
-        committed();
+        noteCommitted(idempotent, instance, idempotency);
       } catch (error) {
         // A validation guard's refusal commits its history like a success: its answer is kept.
-        if (error instanceof MachineValidationException) committed();
+        if (error instanceof MachineValidationException)
+          noteCommitted(idempotent, instance, idempotency);
         if (error instanceof MachineAlreadyRunningException)
           return await contended(error, request, instance, pre, event);
         // Validation guards and scenario refusals are answered like request validation, without
@@ -264,14 +251,18 @@ export function createEventHandler<D extends MachineDefinitionBase>(
           throw error;
         // 7. onException: a response is sent as it is, null/undefined re-throws.
         if (action?.onException) {
-          const handled = await action.onException(error, hookArgs(pre, preId));
+          const handled = await action.onException(
+            error,
+            hookArgs(definition, event, request, pre, preId),
+          );
           if (handled) return handled;
         }
         throw error;
       }
 
       // 8. after() with the post-transition state.
-      if (action?.after) await action.after(hookArgs(snapshot, snapshot.id));
+      if (action?.after)
+        await action.after(hookArgs(definition, event, request, snapshot, snapshot.id));
 
       // 9. Output.
       return await respond({
@@ -282,8 +273,43 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         kept,
         reached,
       });
-    })(request);
+    },
+  );
   return withIdempotency(route, services, handle);
+}
+
+/** The arguments of an action hook: the state it sees is a copy (hooks must not change it). */
+function hookArgs(
+  definition: MachineDefinitionBase,
+  event: EventObject,
+  request: EndpointRequest,
+  snapshot: MachineSnapshot | null,
+  id: string | null,
+): EndpointActionArgs {
+  return {
+    machineId: definition.id,
+    id,
+    state: {
+      value: snapshot ? [...snapshot.value] : [],
+      context: snapshot ? { ...snapshot.context } : {},
+    },
+    event,
+    headers: request.headers,
+    abort(status: number, message?: string): never {
+      throw new HttpError(status, message ?? '');
+    },
+  };
+}
+
+/** What an Idempotency-Key claim keeps once the send went through (see idempotency.ts). */
+function noteCommitted(
+  idempotent: IdempotentRequest | null,
+  instance: RouteInstance,
+  idempotency: IdempotentSend | undefined,
+): void {
+  if (idempotent === null) return;
+  idempotent.committed = instance.kind !== 'stateless';
+  idempotent.stored = idempotency?.stored === true;
 }
 
 function isSnapshot(value: unknown): value is MachineSnapshot {

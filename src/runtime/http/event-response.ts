@@ -4,7 +4,7 @@
  */
 import { MachineOutputInjectionException } from '../errors.js';
 import type { EventObject, MachineDefinitionBase, OutputDefinition } from '../definition/types.js';
-import type { MachineSnapshot, StoredScenario } from '../interpreter/types.js';
+import type { AvailableEvent, MachineSnapshot, StoredScenario } from '../interpreter/types.js';
 import type { HttpServices } from './http-services.js';
 import { forwardedEnvelope, machineEnvelope } from './responses.js';
 import type { RouteTarget } from './route-target.js';
@@ -22,7 +22,10 @@ export interface EventAnswer {
   reached?: MachineSnapshot | undefined;
 }
 
-/** Builds the answers of one event route. */
+/**
+ * Builds the answers of one event route. A machine answer whose available events need no I/O
+ * (no forwards) is built synchronously: no promise round trip on the hot path.
+ */
 export function createEventResponder<D extends MachineDefinitionBase>(
   definition: D,
   route: PlannedRoute,
@@ -30,32 +33,43 @@ export function createEventResponder<D extends MachineDefinitionBase>(
   services: HttpServices<D>,
   /** Present when the route answers scenario fields. */
   scenarios: ScenarioServices<D> | undefined,
-): (answer: EventAnswer) => Promise<EndpointResponse> {
-  return async ({ snapshot, status, isProcessing, event, kept = null, reached }) => {
+): (answer: EventAnswer) => EndpointResponse | Promise<EndpointResponse> {
+  const machineAnswer = (
+    { snapshot, status, isProcessing, event, kept = null }: EventAnswer,
+    available: AvailableEvent[] | undefined,
+  ): EndpointResponse => ({
+    status,
+    body: machineEnvelope({
+      id: snapshot.id,
+      state: snapshot.value,
+      availableEvents: available,
+      output: services.resolveOutput(definition, snapshot, target.output, event),
+      isProcessing,
+      scenarios: scenarios && scenarioFields(scenarios, definition, snapshot, kept),
+    }),
+  });
+  const forward = target.forward;
+  if (forward === null) {
+    return (answer) => {
+      const available = route.availableEvents
+        ? services.availableEvents(definition, answer.snapshot, route.explainAvailableEvents)
+        : undefined;
+      return available instanceof Promise
+        ? available.then((events) => machineAnswer(answer, events))
+        : machineAnswer(answer, available);
+    };
+  }
+  return async ({ snapshot, status, isProcessing, event, reached }) => {
     let available = route.availableEvents
       ? services.availableEvents(definition, snapshot, route.explainAvailableEvents)
       : undefined;
     if (available instanceof Promise) available = await available;
-    if (target.forward === null) {
-      const output = services.resolveOutput(definition, snapshot, target.output, event);
-      return {
-        status,
-        body: machineEnvelope({
-          id: snapshot.id,
-          state: snapshot.value,
-          availableEvents: available,
-          output,
-          isProcessing,
-          scenarios: scenarios && scenarioFields(scenarios, definition, snapshot, kept),
-        }),
-      };
-    }
     const child =
-      reached ?? (await services.forwardedChild?.(definition, snapshot, target.forward)) ?? null;
+      reached ?? (await services.forwardedChild?.(definition, snapshot, forward)) ?? null;
     if (services.forwardedOutput) {
       let resolved: ReturnType<NonNullable<typeof services.forwardedOutput>>;
       try {
-        resolved = services.forwardedOutput(definition, snapshot, target.forward, child, event);
+        resolved = services.forwardedOutput(definition, snapshot, forward, child, event);
       } catch (error) {
         // Contention answers the last committed state (spec "Errors": the standard envelope,
         // isProcessing true): the event was not processed, so an output behavior that reads

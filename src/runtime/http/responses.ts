@@ -21,13 +21,7 @@ import {
 import type { ScenarioSummary } from '../interpreter/scenarios.js';
 import type { AvailableEvent } from '../interpreter/types.js';
 import type { ScenarioFields } from './scenario-fields.js';
-import type {
-  EndpointRequest,
-  EndpointResponse,
-  HttpLogger,
-  PlannedRoute,
-  RouteHandler,
-} from './types.js';
+import type { EndpointRequest, EndpointResponse, HttpLogger, PlannedRoute } from './types.js';
 import { validationErrorBody } from './validation-errors.js';
 import { stderrLogger, type Logger } from '../logger.js';
 
@@ -63,18 +57,18 @@ export interface MachineEnvelopeInput {
  * clients and snapshots see a stable body.
  */
 export function machineEnvelope(input: MachineEnvelopeInput): { data: MachineEnvelopeData } {
-  return {
-    data: {
-      id: input.id,
-      state: [...input.state],
-      ...(input.availableEvents === undefined
-        ? {}
-        : { availableEvents: [...input.availableEvents] }),
-      output: input.output,
-      isProcessing: input.isProcessing,
-      ...input.scenarios,
-    },
-  };
+  // Assigned one by one rather than spread from conditional literals: every request builds one,
+  // and spreading allocates and copies throwaway objects.
+  const data = { id: input.id, state: [...input.state] } as MachineEnvelopeData;
+  if (input.availableEvents !== undefined) data.availableEvents = [...input.availableEvents];
+  data.output = input.output;
+  data.isProcessing = input.isProcessing;
+  const scenarios = input.scenarios;
+  if (scenarios !== undefined) {
+    data.availableScenarios = scenarios.availableScenarios;
+    if (scenarios.activeScenario !== undefined) data.activeScenario = scenarios.activeScenario;
+  }
+  return { data };
 }
 
 /** Fields of {@link forwardedEnvelope}. */
@@ -227,16 +221,17 @@ export function errorToResponse(
 /**
  * Wraps a route's handling so that it never throws: an escaped error becomes its response.
  * Unexpected errors go to `logger` (the router's own), else to the request's framework logger,
- * else to stderr as one JSON line.
+ * else to stderr as one JSON line. `extra` is handed through (the event handler's
+ * Idempotency-Key claim), so the wrapper is made once per route, not once per request.
  */
-export function guarded(
+export function guarded<Extra = never>(
   route: PlannedRoute,
   logger: HttpLogger | undefined,
-  handle: (request: EndpointRequest) => Promise<EndpointResponse>,
-): RouteHandler {
-  return async (request) => {
+  handle: (request: EndpointRequest, extra?: Extra) => Promise<EndpointResponse>,
+): (request: EndpointRequest, extra?: Extra) => Promise<EndpointResponse> {
+  return async (request, extra) => {
     try {
-      return await handle(request);
+      return await handle(request, extra);
     } catch (error) {
       return errorToResponse(error, logger ?? request.log ?? defaultHttpLogger, route.name);
     }
@@ -247,7 +242,10 @@ export function guarded(
 export function httpLoggerOf(log: Logger): HttpLogger {
   return {
     error(message, meta) {
-      log.error({ err: meta.error, ...(meta.route === undefined ? {} : { route: meta.route }) }, message);
+      log.error(
+        { err: meta.error, ...(meta.route === undefined ? {} : { route: meta.route }) },
+        message,
+      );
     },
   };
 }

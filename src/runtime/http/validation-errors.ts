@@ -56,50 +56,91 @@ export async function validatePayload(
   payload: unknown,
   options: { coerce: boolean },
 ): Promise<PayloadValidation> {
+  return checkPayload(schema, payload, options);
+}
+
+/**
+ * {@link validatePayload}, answered synchronously unless the schema is async: the request
+ * lifecycle takes no promise round trip for the common synchronous schema.
+ */
+export function checkPayload(
+  schema: ZodType | undefined,
+  payload: unknown,
+  options: { coerce: boolean },
+): PayloadValidation | Promise<PayloadValidation> {
   const input = payload === undefined || payload === null ? {} : payload;
   if (schema === undefined) {
     return isRecord(input)
       ? { ok: true, payload: input }
       : { ok: false, errors: { payload: ['The payload must be an object.'] } };
   }
+  if (asyncSchemas.has(schema)) return checkAsync(schema, input, options);
   let candidate: unknown = input;
   // Each round fixes at least one value or stops; the bound guards against schemas whose
   // issues never settle (e.g. a union that keeps asking for another type).
-  for (let round = 0; round < 25; round += 1) {
-    const result = asyncSchemas.has(schema)
-      ? await schema.safeParseAsync(candidate)
-      : await safeParse(schema, candidate);
-    if (result.success) {
-      return isRecord(result.data)
-        ? { ok: true, payload: result.data }
-        : { ok: false, errors: { payload: ['The payload must be an object.'] } };
+  for (let round = 0; round < MAX_COERCION_ROUNDS; round += 1) {
+    let result: ReturnType<ZodType['safeParse']>;
+    try {
+      result = schema.safeParse(candidate);
+    } catch (error) {
+      // An async refinement or transform: this schema is parsed asynchronously from now on.
+      if (!(error instanceof core.$ZodAsyncError)) throw error;
+      asyncSchemas.add(schema);
+      return checkAsync(schema, candidate, options);
     }
-    const coerced = options.coerce ? coerceFromIssues(candidate, result.error.issues) : null;
-    if (coerced === null) return { ok: false, errors: fieldErrorsFromIssues(result.error.issues) };
-    candidate = coerced;
+    const outcome = roundOutcome(result, candidate, options);
+    if (outcome.done) return outcome.validation;
+    candidate = outcome.candidate;
   }
-  return { ok: false, errors: { payload: ['The payload could not be validated.'] } };
+  return notSettled();
 }
+
+const MAX_COERCION_ROUNDS = 25;
+const notSettled = (): PayloadValidation => ({
+  ok: false,
+  errors: { payload: ['The payload could not be validated.'] },
+});
 
 // Schemas with async refinements or transforms: synchronous parsing throws $ZodAsyncError on
 // them, so they are parsed asynchronously from their first request on.
 const asyncSchemas = new WeakSet<ZodType>();
 
-/**
- * `safeParse`, which avoids the promise machinery of `safeParseAsync` (most schemas are
- * synchronous), falling back to `safeParseAsync` for a schema that turns out to be async.
- */
-function safeParse(
+/** {@link checkPayload} with `safeParseAsync` (schemas with async refinements or transforms). */
+async function checkAsync(
   schema: ZodType,
-  candidate: unknown,
-): ReturnType<ZodType['safeParse']> | ReturnType<ZodType['safeParseAsync']> {
-  try {
-    return schema.safeParse(candidate);
-  } catch (error) {
-    if (!(error instanceof core.$ZodAsyncError)) throw error;
-    asyncSchemas.add(schema);
-    return schema.safeParseAsync(candidate);
+  input: unknown,
+  options: { coerce: boolean },
+): Promise<PayloadValidation> {
+  let candidate = input;
+  for (let round = 0; round < MAX_COERCION_ROUNDS; round += 1) {
+    const outcome = roundOutcome(await schema.safeParseAsync(candidate), candidate, options);
+    if (outcome.done) return outcome.validation;
+    candidate = outcome.candidate;
   }
+  return notSettled();
+}
+
+/** One parse: the validation when it is decided, else the coerced candidate to parse again. */
+function roundOutcome(
+  result: ReturnType<ZodType['safeParse']>,
+  candidate: unknown,
+  options: { coerce: boolean },
+): { done: true; validation: PayloadValidation } | { done: false; candidate: unknown } {
+  if (result.success) {
+    return {
+      done: true,
+      validation: isRecord(result.data)
+        ? { ok: true, payload: result.data }
+        : { ok: false, errors: { payload: ['The payload must be an object.'] } },
+    };
+  }
+  const coerced = options.coerce ? coerceFromIssues(candidate, result.error.issues) : null;
+  if (coerced === null)
+    return {
+      done: true,
+      validation: { ok: false, errors: fieldErrorsFromIssues(result.error.issues) },
+    };
+  return { done: false, candidate: coerced };
 }
 
 /** A copy of `input` with the strings that `invalid_type` issues point at converted, or `null`. */

@@ -111,6 +111,8 @@ export class HistoryWriter {
     private readonly rootEventId: string,
     lastSequence: number,
     private readonly time: number,
+    /** `false`: records are counted (sequence numbers) but not built. */
+    private readonly keep = true,
   ) {
     this.sequence = lastSequence;
     this.createdAt = isoTime(time);
@@ -130,6 +132,7 @@ export class HistoryWriter {
     id?: string,
   ): void {
     this.sequence += 1;
+    if (!this.keep) return;
     this.records.push({
       id: id ?? nextRecordId(this.time),
       sequence: this.sequence,

@@ -63,6 +63,7 @@ export function initialize(
       machines: options.machines,
       maxTransitionDepth: options.maxTransitionDepth,
       parallelDispatch: options.parallelDispatch,
+      history: options.history,
     },
     event,
   );

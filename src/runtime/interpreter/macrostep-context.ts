@@ -44,6 +44,8 @@ export interface MacrostepStart {
   maxTransitionDepth?: number | undefined;
   /** Parallel dispatch in force (`MacrostepOptions.parallelDispatch`). */
   parallelDispatch?: { regionTimeoutSeconds: number | null } | null | undefined;
+  /** `false`: records are counted, not kept (`MacrostepOptions.history`). */
+  history?: boolean | undefined;
 }
 
 /** One entry of a parallel state under parallel dispatch: the sequence of its `enter` record. */
@@ -125,7 +127,13 @@ export class Macrostep {
     this.value = start.value;
     this.context = start.context;
     this.event = trigger;
-    this.history = new HistoryWriter(definition.id, id, start.sequence, start.time);
+    this.history = new HistoryWriter(
+      definition.id,
+      id,
+      start.sequence,
+      start.time,
+      start.history !== false,
+    );
     this.parent = start.parent ?? null;
     this.machines = start.machines;
     this.scenario = start.scenario ?? null;
@@ -287,7 +295,7 @@ export class MacrostepArgs implements ScenarioBehaviorArgs {
 /** The options a macrostep continuing a snapshot takes from its caller. */
 export type SnapshotStepOptions = Pick<
   MacrostepOptions,
-  'now' | 'machines' | 'maxTransitionDepth' | 'scenario' | 'parallelDispatch'
+  'now' | 'machines' | 'maxTransitionDepth' | 'scenario' | 'parallelDispatch' | 'history'
 >;
 
 /**
@@ -316,6 +324,7 @@ export function macrostepFromSnapshot(
       scenario: options.scenario,
       maxTransitionDepth: options.maxTransitionDepth,
       parallelDispatch: options.parallelDispatch,
+      history: options.history,
     },
     trigger,
   );

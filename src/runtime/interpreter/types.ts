@@ -110,6 +110,12 @@ export interface MacrostepOptions {
    * them in this step. `regionTimeoutSeconds`: the watchdog's delay, `null` for none.
    */
   parallelDispatch?: { regionTimeoutSeconds: number | null } | null | undefined;
+  /**
+   * `false`: history records are counted (sequence numbers stay right) but not built, and
+   * `history` is empty. For steps whose history nobody reads: stateless sends answered over
+   * HTTP, where building records and their ids was a good part of the request's cost.
+   */
+  history?: boolean;
 }
 
 /** A scenario plan in force for one macrostep, with the request's validated `scenarioParams`. */

@@ -55,6 +55,11 @@ export interface SendOptions {
    * the last committed state, as without waiting.
    */
   lockWaitMs?: number;
+  /**
+   * `sendStateless` only: `false` leaves `history` empty instead of building records nobody
+   * reads (the HTTP layer's stateless routes: their answer shows none). Default true.
+   */
+  keepHistory?: boolean;
 }
 
 /**

@@ -231,6 +231,18 @@ describe.each(backends)('MachineRuntime ($name)', (backend) => {
         MachineNotFoundException,
       );
     });
+
+    it('should build no history records with keepHistory false, and reach the same state', async () => {
+      const kept = await runtime.sendStateless(counterMachine, { type: 'INC' });
+      const light = await runtime.sendStateless(
+        counterMachine,
+        { type: 'INC' },
+        { keepHistory: false },
+      );
+      expect(light.history).toEqual([]);
+      expect(light.snapshot).toEqual({ ...kept.snapshot, id: light.snapshot.id });
+      expect(light.snapshot.sequence).toBe(kept.history.length);
+    });
   });
 
   describe('withLock', () => {
