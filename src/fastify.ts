@@ -10,4 +10,5 @@ export {
   type FastifyMountOptions,
   type MachineRoutesPluginOptions,
 } from './runtime/http/adapters/fastify.js';
+export { machineRoutesFrameworkErrors } from './runtime/http/adapters/fastify-framework-errors.js';
 export type { MountOptions, MountSource } from './runtime/http/adapters/shared.js';

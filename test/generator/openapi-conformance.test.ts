@@ -1033,6 +1033,26 @@ describe('routes outside the document', () => {
     expect(errorBodyProblems(response)).toEqual([]);
   });
 
+  // Ids no route can decode or match (invalid percent-encoding, longer than Fastify's
+  // maxParamLength) name no machine: 404 { message } like any unknown id, not Fastify's own
+  // { error, code, message, statusCode } body (400) or an undocumented 414.
+  it.each([
+    { method: 'POST', url: '/tickets/%E0%A4%A/comment' },
+    { method: 'POST', url: '/tickets/%ff/comment' },
+    { method: 'GET', url: '/review/orders/%E0%A4%A/status' },
+    { method: 'POST', url: `/tickets/${'Z'.repeat(120)}/comment` },
+    { method: 'GET', url: `/review/orders/${'Z'.repeat(120)}/status` },
+  ])('should answer 404 JSON { message } to a malformed id: $method $url', async ({ method, url }) => {
+    const response = await send({
+      method,
+      url,
+      headers: jsonHeaders,
+      body: method === 'GET' ? undefined : '{"payload":{"text":"hi"}}',
+    } as Outgoing);
+    expect(response.status).toBe(404);
+    expect(errorBodyProblems(response)).toEqual([]);
+  });
+
   it.each([
     { method: 'GET', url: '/orders/create', allow: 'POST' },
     { method: 'PUT', url: '/calculator/add', allow: 'POST' },
