@@ -46,6 +46,9 @@ export function contentionWaitMs(value: ContentionConfig | null | undefined): nu
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (typeof value === 'string') return `'${value}'`;
+  // JSON.stringify spells NaN and the infinities null, and refuses a bigint.
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {

@@ -120,6 +120,10 @@ describe('contention option', () => {
     expect(plan({ wait: 0 })).toThrow(/'contention' must be .*; 'wait' got 0/);
     expect(plan({ wait: 60_001 })).toThrow(/'wait' got 60001/);
     expect(plan({ wait: 1.5 })).toThrow(/'wait' got 1.5/);
+    // JSON.stringify spells both null: the message names the value that was given.
+    expect(plan({ wait: Number.NaN })).toThrow(/'wait' got NaN\./);
+    expect(plan({ wait: Number.POSITIVE_INFINITY })).toThrow(/'wait' got Infinity\./);
+    expect(plan({ wait: 5n })).toThrow(/'wait' got 5n\./);
     expect(plan({ wiat: 100 })).toThrow(/'contention' has unknown key 'wiat'/);
   });
 
