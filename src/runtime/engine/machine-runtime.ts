@@ -250,6 +250,8 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     MacrostepOptions,
     'now' | 'machines' | 'maxTransitionDepth' | 'parallelDispatch'
   >;
+  /** The options of stateless steps, with and without history records: made once, not per send. */
+  readonly #statelessSteps: { kept: MacrostepOptions; light: MacrostepOptions };
   readonly #listeners: CommitListeners;
   readonly #feed: CommitFeed;
   #closing: Promise<void> | null = null;
@@ -302,6 +304,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       ...(options.maxTransitionDepth === undefined
         ? {}
         : { maxTransitionDepth: options.maxTransitionDepth }),
+    };
+    const statelessStep = { now: this.#now, ...pickDepth(this.#macrostepOptions) };
+    this.#statelessSteps = {
+      kept: statelessStep,
+      light: { ...statelessStep, history: false },
     };
     const onError =
       options.onDeferredError ??
@@ -821,14 +828,16 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     event: EventObject,
     options: SendOptions = {},
   ): Promise<InstanceResult> {
-    const history = options.keepHistory !== false;
-    const stepOptions = { now: this.#now, ...pickDepth(this.#macrostepOptions), history };
+    const stepOptions =
+      options.keepHistory === false ? this.#statelessSteps.light : this.#statelessSteps.kept;
     const initial = this.#engine.initialize(definition, stepOptions);
     const step = this.#unkeptScenarioStep(definition, initial.snapshot, event.type, options);
-    const result = this.#engine.transition(definition, initial.snapshot, event, {
-      ...stepOptions,
-      scenario: step?.active ?? null,
-    });
+    const result = this.#engine.transition(
+      definition,
+      initial.snapshot,
+      event,
+      step === null ? stepOptions : { ...stepOptions, scenario: step.active },
+    );
     // The two steps as one result; the lists are joined only when both have entries.
     result.history = joined(initial.history, result.history);
     result.effects = joined(initial.effects, result.effects);

@@ -66,6 +66,12 @@ export interface DispatchedRegion extends RegionDeferral {
   states: StateNode[];
 }
 
+/**
+ * The deferral maps of every macrostep without parallel dispatch: `planRegionDeferral`, their
+ * only writer, runs under parallel dispatch only (microstep.ts), so this map stays empty.
+ */
+const NOTHING_DEFERRED: ReadonlyMap<StateNode, unknown> = new Map<StateNode, unknown>();
+
 /** `max_transition_depth` when neither the machine nor the runtime sets one. */
 export const DEFAULT_MAX_TRANSITION_DEPTH = 100;
 
@@ -108,9 +114,11 @@ export class Macrostep {
   /**
    * Parallel dispatch: states about to be entered whose entry actions a region job runs
    * (planned by `enterStates`), and each parallel state being entered with such regions.
+   * Without parallel dispatch nothing is planned, so both are one shared empty map that is only
+   * read: two maps per macrostep were a visible share of a small event's allocations.
    */
-  readonly deferredEntries = new Map<StateNode, RegionDeferral>();
-  readonly parallelEntries = new Map<StateNode, ParallelEntry>();
+  readonly deferredEntries: Map<StateNode, RegionDeferral>;
+  readonly parallelEntries: Map<StateNode, ParallelEntry>;
   /** Regions whose entry actions were deferred, in the order they were entered. */
   readonly dispatchedRegions: DispatchedRegion[] = [];
   validationFailure: ValidationFailure | null = null;
@@ -139,6 +147,13 @@ export class Macrostep {
     this.scenario = start.scenario ?? null;
     this.time = start.time;
     this.parallelDispatch = start.parallelDispatch ?? null;
+    if (this.parallelDispatch === null) {
+      this.deferredEntries = NOTHING_DEFERRED as Map<StateNode, RegionDeferral>;
+      this.parallelEntries = NOTHING_DEFERRED as Map<StateNode, ParallelEntry>;
+    } else {
+      this.deferredEntries = new Map();
+      this.parallelEntries = new Map();
+    }
     this.maxTransitionDepth =
       definition.options.maxTransitionDepth ??
       start.maxTransitionDepth ??
