@@ -1042,16 +1042,19 @@ describe('routes outside the document', () => {
     { method: 'GET', url: '/review/orders/%E0%A4%A/status' },
     { method: 'POST', url: `/tickets/${'Z'.repeat(120)}/comment` },
     { method: 'GET', url: `/review/orders/${'Z'.repeat(120)}/status` },
-  ])('should answer 404 JSON { message } to a malformed id: $method $url', async ({ method, url }) => {
-    const response = await send({
-      method,
-      url,
-      headers: jsonHeaders,
-      body: method === 'GET' ? undefined : '{"payload":{"text":"hi"}}',
-    } as Outgoing);
-    expect(response.status).toBe(404);
-    expect(errorBodyProblems(response)).toEqual([]);
-  });
+  ])(
+    'should answer 404 JSON { message } to a malformed id: $method $url',
+    async ({ method, url }) => {
+      const response = await send({
+        method,
+        url,
+        headers: jsonHeaders,
+        body: method === 'GET' ? undefined : '{"payload":{"text":"hi"}}',
+      } as Outgoing);
+      expect(response.status).toBe(404);
+      expect(errorBodyProblems(response)).toEqual([]);
+    },
+  );
 
   it.each([
     { method: 'GET', url: '/orders/create', allow: 'POST' },

@@ -27,6 +27,7 @@ import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
 import { toColonPath } from '../../definition/uri.js';
 import {
   allowHeader,
+  MALFORMED_URL_MESSAGE,
   methodsByPath,
   endpointRequest,
   rawQuery,
@@ -120,8 +121,7 @@ export function withFallback(
         response.end();
         return;
       }
-      const logger =
-        options.logger ?? requestLogger(request as Request) ?? defaultHttpLogger;
+      const logger = options.logger ?? requestLogger(request as Request) ?? defaultHttpLogger;
       sendResponse(
         res,
         error === undefined || error === null
@@ -249,8 +249,9 @@ export function jsonBody(limit: number): RequestHandler {
 
 /**
  * The layer's answer to an error reaching the router: Express's own request errors carry a 4xx
- * `status` (a path parameter with malformed percent-encoding is a URIError with status 400) and
- * are the client's, answered like the Fastify adapter does; anything else goes through
+ * `status` and are the client's, answered like the Fastify adapter does (a path parameter with
+ * malformed percent-encoding, a URIError with status 400, is 404 like the generated Fastify
+ * app's `frameworkErrors`); anything else goes through
  * `errorToResponse` (500 unless it is one of ours).
  */
 function expressErrorResponse(
@@ -265,6 +266,8 @@ function expressErrorResponse(
     status >= 400 &&
     status < 500
   ) {
+    // A path parameter Express cannot decode names no machine: the documented 404.
+    if (error instanceof URIError) return errorResponse(404, MALFORMED_URL_MESSAGE);
     return errorResponse(status, status === 400 ? 'Malformed request.' : 'Request refused.');
   }
   return errorToResponse(error, logger, route);

@@ -10,10 +10,11 @@
  * option (`Fastify({ frameworkErrors })`), so it is the generated application's, not the plugin's.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { MALFORMED_URL_MESSAGE } from './shared.js';
 
 /** Fastify error codes of URLs no route can match, answered 404. */
 const UNROUTABLE: Readonly<Record<string, string>> = {
-  FST_ERR_BAD_URL: 'Not Found: the URL is not valid percent-encoded UTF-8.',
+  FST_ERR_BAD_URL: MALFORMED_URL_MESSAGE,
   FST_ERR_MAX_PARAM_LENGTH: 'Not Found: a path segment of the URL is too long to name a machine.',
 };
 

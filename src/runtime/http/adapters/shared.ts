@@ -100,3 +100,9 @@ export function rawQuery(url: string | undefined): string {
   const index = (url ?? '').indexOf('?');
   return index === -1 ? '' : (url ?? '').slice(index + 1);
 }
+
+/**
+ * The 404 message of a URL that is not valid percent-encoded UTF-8: it names no machine, and
+ * every operation of the OpenAPI document lists 404 (reads list no 400).
+ */
+export const MALFORMED_URL_MESSAGE = 'Not Found: the URL is not valid percent-encoded UTF-8.';
