@@ -108,10 +108,11 @@ const MAX_CHANNEL = 63;
 /**
  * The schema's channel. Identifiers are checked by the store (letters, digits, _). A schema
  * name longer than the channel allows is replaced by its hash: `pg_notify` refuses a long name
- * while `LISTEN` would silently truncate it, so the two would never meet.
+ * while `LISTEN` would silently truncate it, so the two would never meet. The name keeps the
+ * schema's case (`LISTEN` quotes it): schemas `Tenant` and `tenant` are two schemas.
  */
 export function commitChannel(schema: string): string {
-  const channel = `machine_routes_commits_${schema.toLowerCase()}`;
+  const channel = `machine_routes_commits_${schema}`;
   if (channel.length <= MAX_CHANNEL) return channel;
   return `machine_routes_commits_${createHash('sha256').update(schema).digest('hex').slice(0, 32)}`;
 }
@@ -199,7 +200,7 @@ export class PostgresCommitFeed implements CommitFeed {
         client.release(true);
       });
       try {
-        await client.query(`LISTEN ${this.#channel}`);
+        await client.query(`LISTEN "${this.#channel}"`);
       } catch (error) {
         this.#listener = null;
         client.release(true);

@@ -274,7 +274,9 @@ export class PostgresStore implements Store {
     this.#pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
-      ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+      // Quoted like the schema's DDL: unquoted, PostgreSQL folds the name to lower case and a
+      // mixed-case schema is never found.
+      ...(options.schema ? { options: `-c search_path="${options.schema}"` } : {}),
     });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     this.#pool.on('error', () => {});

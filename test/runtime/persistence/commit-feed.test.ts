@@ -15,7 +15,7 @@ import {
 } from '../../../src/runtime/persistence/commit-feed.js';
 import type { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';
 import { openStore } from '../../../src/runtime/persistence/open-store.js';
-import { createTestSchema } from '../../support/postgres.js';
+import { createTestSchema, dropSchema } from '../../support/postgres.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 
 const machine = defineMachine({
@@ -111,6 +111,38 @@ describe.runIf(postgres !== null)('the PostgreSQL commit feed', () => {
       await sending.close();
       await listening.close();
       await long.drop();
+    }
+  });
+
+  it('should migrate, serve and reach listeners of a schema named in mixed case', async () => {
+    // The store accepts upper-case letters in a schema name and creates it quoted: the
+    // search_path and the channel must keep its case (unquoted, PostgreSQL folds both to lower
+    // case: migrate found no schema to create in, and `Tenant` and `tenant` shared a channel).
+    const schema = `Mrt_Mixed_Case_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+    expect(commitChannel(schema)).not.toBe(commitChannel(schema.toLowerCase()));
+    const url = new URL(postgres!.url());
+    url.searchParams.set('schema', schema);
+    try {
+      await (await openStore(url.toString(), { migrate: true })).close();
+      const listening = new MachineRuntime({ store: await openStore(url.toString()) });
+      const sending = new MachineRuntime({ store: await openStore(url.toString()) });
+      try {
+        const { snapshot } = await sending.create(machine);
+        let heard!: (notice: CommitNotice) => void;
+        const arrived = new Promise<CommitNotice>((resolve) => (heard = resolve));
+        await listening.watch(snapshot.id, (notice) => {
+          if (notice.sequence > snapshot.sequence) heard(notice);
+        });
+        await sending.send(machine, snapshot.id, { type: 'GO' });
+        const notice = await arrived;
+        const { snapshot: last } = await listening.read(machine, snapshot.id);
+        expect(notice).toEqual({ machineId: 'feed', id: snapshot.id, sequence: last.sequence });
+      } finally {
+        await sending.close();
+        await listening.close();
+      }
+    } finally {
+      await dropSchema(schema);
     }
   });
 
