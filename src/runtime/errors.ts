@@ -270,6 +270,14 @@ export class InvalidStoreUrlException extends MachineRoutesError {
   readonly code = 'MR_INVALID_STORE_URL';
 }
 
+/**
+ * An optional peer package the configuration needs is not installed (`pg` or `pg-boss` for a
+ * PostgreSQL store): the message names it and the command that installs it.
+ */
+export class MissingPeerDependencyException extends MachineRoutesError {
+  readonly code = 'MR_MISSING_PEER_DEPENDENCY';
+}
+
 /** One bad runtime setting, as `InvalidSettingsException` lists it. */
 export interface SettingProblem {
   /** Where the value came from: an environment variable's name, or `option 'key'`. */

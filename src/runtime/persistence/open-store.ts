@@ -10,6 +10,7 @@
  *
  * SQLite URLs take `?synchronous=normal|full`.
  */
+import { MissingPeerDependencyException } from '../errors.js';
 import { MemoryStore } from './memory-store.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
@@ -78,10 +79,13 @@ export async function importPostgres<T>(load: () => Promise<T>): Promise<T> {
     const code = (error as { code?: unknown }).code;
     const missing = /Cannot find (?:package|module) '(pg|pg-boss)'/.exec(String(error));
     if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && missing !== null) {
-      throw new Error(
+      // One of ours, so the CLI prints the line instead of a stack.
+      const named = new MissingPeerDependencyException(
         `PostgreSQL stores need the '${missing[1]}' package, which is not installed: run npm install pg pg-boss.`,
-        { cause: error },
+        { key: missing[1] },
       );
+      named.cause = error;
+      throw named;
     }
     throw error;
   }

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../../src/runtime/persistence/migrations.js';
-import { migrate, openStore, parseStoreUrl } from '../../../src/runtime/persistence/open-store.js';
+import { MissingPeerDependencyException } from '../../../src/runtime/errors.js';
+import {
+  importPostgres,
+  migrate,
+  openStore,
+  parseStoreUrl,
+} from '../../../src/runtime/persistence/open-store.js';
 import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 import { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';
 import { createTestSchema, shouldRunPostgresTests } from '../../support/postgres.js';
@@ -151,5 +157,25 @@ describe('migrate', () => {
     } finally {
       await schema.drop();
     }
+  });
+});
+
+describe('importPostgres', () => {
+  it('should name a missing driver as a MachineRoutesError (one CLI line, not a stack)', async () => {
+    const missing = Object.assign(
+      new Error("Cannot find package 'pg' imported from /app/node_modules/machine-routes/x.js"),
+      { code: 'ERR_MODULE_NOT_FOUND' },
+    );
+    const error = await importPostgres(() => Promise.reject(missing)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MissingPeerDependencyException);
+    expect(error).toMatchObject({
+      code: 'MR_MISSING_PEER_DEPENDENCY',
+      message:
+        "PostgreSQL stores need the 'pg' package, which is not installed: run npm install pg pg-boss.",
+      cause: missing,
+    });
+    // Anything else is not ours to rename.
+    const other = new Error('boom');
+    await expect(importPostgres(() => Promise.reject(other))).rejects.toBe(other);
   });
 });
