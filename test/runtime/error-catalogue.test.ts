@@ -33,7 +33,7 @@ function errorClasses(source: string): ErrorClass[] {
 function catalogueRows(markdown: string): ErrorClass[] {
   const rows: ErrorClass[] = [];
   for (const [, name, code, status] of markdown.matchAll(
-    /^\| `(\w+)` \| `([A-Z_]+)` \| (\d+) \|/gm,
+    /^\| `(\w+)` +\| `([A-Z_]+)` +\| (\d+) +\|/gm,
   )) {
     rows.push({ name: name!, code: code!, status: Number(status) });
   }

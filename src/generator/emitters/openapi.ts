@@ -254,7 +254,8 @@ const SHARED_RESPONSES: Readonly<
   415: { name: 'UnsupportedMediaType', description: 'Body is not JSON.', schema: ERROR_SCHEMA },
   422: {
     name: 'ValidationFailed',
-    description: 'Payload or validation guard rejected the event; on a read, an invalid waitFor or timeout.',
+    description:
+      'Payload or validation guard rejected the event; on a read, an invalid waitFor or timeout.',
     schema: VALIDATION_ERROR_SCHEMA,
   },
   500: { name: 'ServerError', description: 'Unexpected error.', schema: ERROR_SCHEMA },
@@ -338,7 +339,8 @@ export function buildComponentSchemas(manifest: RouteManifest): Record<string, J
     if (!registered.has(machine.id)) continue;
     schemas[availableEventSchemaName(machine.id)] = availableEventSchema(machine);
     if (routes.some((route) => route.explainAvailableEvents && route.machineId === machine.id))
-      schemas[explainedAvailableEventSchemaName(machine.id)] = explainedAvailableEventSchema(machine);
+      schemas[explainedAvailableEventSchemaName(machine.id)] =
+        explainedAvailableEventSchema(machine);
     schemas[outputSchemaName(machine.id)] = machine.outputSchema;
   }
   for (const machine of manifest.machines) {
@@ -393,7 +395,8 @@ function explainedAvailableEventSchema(machine: ManifestMachine): JsonSchema {
     },
     reason: {
       type: 'string',
-      description: 'The message of the validation guard that refuses the event now (the 422 a send would answer).',
+      description:
+        'The message of the validation guard that refuses the event now (the 422 a send would answer).',
     },
   };
   return objectSchema(properties, ['type', 'source', 'enabled']);

@@ -304,7 +304,10 @@ export class SqliteStore implements Store {
       this.#applyInstance(part, part === request ? request.releaseLockOwner : undefined);
     for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
     if (request.timerFire !== undefined) this.#claimTimerFire(request.timerFire);
-    if (request.idempotency !== undefined && !this.idempotencyKeys.completeSync(request.idempotency))
+    if (
+      request.idempotency !== undefined &&
+      !this.idempotencyKeys.completeSync(request.idempotency)
+    )
       throw new IdempotencyClaimLostError(request.idempotency);
     if (request.inTransaction !== undefined) {
       const pending = request.inTransaction({ kind: 'sqlite', database: this.#db });
