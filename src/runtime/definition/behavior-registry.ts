@@ -146,10 +146,12 @@ export class BehaviorRegistry {
         instance = new value();
         this.instances.set(value, instance);
       }
+      if (this.refusesAsync(instance.run, kind, key ?? value.name, where)) return null;
       const bound = instance.run.bind(instance) as AnyFunction;
       return this.make(kind, key ?? value.name, bound, params, null, queued);
     }
     if (typeof value === 'function') {
+      if (this.refusesAsync(value, kind, key ?? (value.name || 'anonymous'), where)) return null;
       return this.make(
         kind,
         key ?? (value.name || 'anonymous'),
@@ -166,6 +168,24 @@ export class BehaviorRegistry {
       `Use an inline key of behavior.${kind}, a function, a class with run(args), or [behavior, { ...params }].`,
     );
     return null;
+  }
+
+  // A behavior runs inside the synchronous macrostep: an async guard's Promise would count as
+  // passing, and an async action's writes would land after the step was committed.
+  private refusesAsync(
+    run: unknown,
+    kind: BehaviorKind,
+    name: string,
+    where: IssueLocation,
+  ): boolean {
+    if (!isAsyncFunction(run)) return false;
+    this.issues.add(
+      InvalidBehaviorDefinitionException,
+      { path: where.path, key: name },
+      `${RECORD_WORD[kind]} '${name}' (in ${where.key}) is an async function; behaviors run synchronously inside a macrostep.`,
+      `Make it synchronous. Asynchronous work belongs in an endpoint action (before/after) or a job actor.`,
+    );
+    return true;
   }
 
   private make(
@@ -190,6 +210,10 @@ export class BehaviorRegistry {
       failType: `${prefix}.fail`,
     });
   }
+}
+
+function isAsyncFunction(value: unknown): boolean {
+  return typeof value === 'function' && value.constructor?.name === 'AsyncFunction';
 }
 
 function describe(value: unknown): string {

@@ -114,6 +114,20 @@ const cases: [fixture: string, error: ErrorClass, code: string, path: string, ke
   ],
   ['behavior-not-found', BehaviorNotFoundException, 'MR_BEHAVIOR_NOT_FOUND', 'idle', 'isOpen'],
   [
+    'async-guard',
+    InvalidBehaviorDefinitionException,
+    'MR_INVALID_BEHAVIOR_DEFINITION',
+    'idle',
+    'isApproved',
+  ],
+  [
+    'async-action-class',
+    InvalidBehaviorDefinitionException,
+    'MR_INVALID_BEHAVIOR_DEFINITION',
+    'idle',
+    'Notify',
+  ],
+  [
     'invalid-behavior-reference',
     InvalidBehaviorDefinitionException,
     'MR_INVALID_BEHAVIOR_DEFINITION',
