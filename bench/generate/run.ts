@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/generate/run.ts [--samples 5]
  *
- * Prints medians and the ratio (goal: generate <= 2x openapi-typescript); writes
+ * Prints medians and the ratio (goal: generate <= 1.0x openapi-typescript); writes
  * bench/results/generate.json.
  */
 import { execFileSync } from 'node:child_process';
@@ -123,7 +123,7 @@ function outputSize(dir: string): number {
   return readdirSync(dir).reduce((total, file) => total + statSync(path.join(dir, file)).size, 0);
 }
 
-// Inside the repository (bench/results/ is ignored by git) so the config resolves zod and
+// Inside the repository (bench/results/synthetic/ is ignored by git) so the config resolves zod and
 // machine-routes/runtime as a user's project would.
 const synthetic = path.join(ROOT, 'bench/results/synthetic');
 mkdirSync(synthetic, { recursive: true });

@@ -1,6 +1,5 @@
 /**
- * Idempotency-Key overhead: `npx tsx bench/idempotency/run.ts` (run under
- * `flock /work/.suite.lock`). One Fastify server in a child process, the same counter machine
+ * Idempotency-Key overhead: `npx tsx bench/idempotency/run.ts`. One Fastify server in a child process, the same counter machine
  * registered three times on one store:
  *
  * - `/plain/{id}/increment`: no `idempotency`;

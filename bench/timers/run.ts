@@ -66,8 +66,9 @@ const median = (values: number[]): number => {
 function counting(store: Store): { store: Store; calls: Map<string, number> } {
   const calls = new Map<string, number>();
   const proxy = new Proxy(store, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver);
+    get(target, key) {
+      // The target as receiver: getters of private fields (PostgresStore.pool) need it.
+      const value = Reflect.get(target, key);
       if (typeof value !== 'function' || typeof key !== 'string') return value;
       return (...args: unknown[]) => {
         calls.set(key, (calls.get(key) ?? 0) + 1);
