@@ -31,13 +31,14 @@ import {
   type ScenarioStep,
 } from '../interpreter/scenarios.js';
 import { transition } from '../interpreter/transition.js';
-import type {
-  AvailableEvent,
-  HistoryRecord,
-  MachineSnapshot,
-  MacrostepOptions,
-  MacrostepResult,
-  StoredScenario,
+import {
+  isSnapshot,
+  type AvailableEvent,
+  type HistoryRecord,
+  type MachineSnapshot,
+  type MacrostepOptions,
+  type MacrostepResult,
+  type StoredScenario,
 } from '../interpreter/types.js';
 import { toValidationException } from '../interpreter/validation-failure.js';
 import { RecordAlreadyBoundError, type TransactionHook } from '../persistence/transaction.js';
@@ -973,15 +974,6 @@ const OMITTED: ScenarioRequest = Object.freeze({ kind: 'omitted' });
 
 /** Runs of a waiting send on one lock: a second fence failure under the same lock is unusual. */
 const STALE_RETRIES = 3;
-
-function isSnapshot(value: unknown): value is MachineSnapshot {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as MachineSnapshot).id === 'string' &&
-    Array.isArray((value as MachineSnapshot).value)
-  );
-}
 
 // The persisted outcome as callers see it; a failed validation guard surfaces only after its
 // history was committed. `scenario`: what the instance keeps, when scenarios are enabled.

@@ -27,7 +27,7 @@ import type {
   MachineDefinitionBase,
 } from '../definition/types.js';
 import type { ScenarioRequest } from '../interpreter/scenarios.js';
-import type { MachineSnapshot, StoredScenario } from '../interpreter/types.js';
+import { isSnapshot, type MachineSnapshot, type StoredScenario } from '../interpreter/types.js';
 import { createEventResponder } from './event-response.js';
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
@@ -310,13 +310,4 @@ function noteCommitted(
   if (idempotent === null) return;
   idempotent.committed = instance.kind !== 'stateless';
   idempotent.stored = idempotency?.stored === true;
-}
-
-function isSnapshot(value: unknown): value is MachineSnapshot {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as MachineSnapshot).id === 'string' &&
-    Array.isArray((value as MachineSnapshot).value)
-  );
 }

@@ -28,6 +28,19 @@ export interface MachineSnapshot {
   parent?: MachineTarget;
 }
 
+/**
+ * Whether an untyped value (an error's `snapshot`, a row read back) has a snapshot's shape: the
+ * check the runtime and the HTTP layer make before using one.
+ */
+export function isSnapshot(value: unknown): value is MachineSnapshot {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as MachineSnapshot).id === 'string' &&
+    Array.isArray((value as MachineSnapshot).value)
+  );
+}
+
 /** Where a history record came from. */
 export type HistorySource = 'external' | 'internal';
 

@@ -30,6 +30,31 @@ const postgres = await postgresBackend('commit_feed');
 const backends: StoreBackend[] = [sqliteFileBackend()];
 if (postgres) backends.push(postgres);
 
+/**
+ * Migrates the store at `url`, then one runtime sends an event and another runtime of the same
+ * schema hears its commit through the feed.
+ */
+async function expectNoticeAcrossRuntimes(url: string): Promise<void> {
+  await (await openStore(url, { migrate: true })).close();
+  const listening = new MachineRuntime({ store: await openStore(url) });
+  const sending = new MachineRuntime({ store: await openStore(url) });
+  try {
+    const { snapshot } = await sending.create(machine);
+    let heard!: (notice: CommitNotice) => void;
+    const arrived = new Promise<CommitNotice>((resolve) => (heard = resolve));
+    await listening.watch(snapshot.id, (notice) => {
+      if (notice.sequence > snapshot.sequence) heard(notice);
+    });
+    await sending.send(machine, snapshot.id, { type: 'GO' });
+    const notice = await arrived;
+    const { snapshot: last } = await listening.read(machine, snapshot.id);
+    expect(notice).toEqual({ machineId: 'feed', id: snapshot.id, sequence: last.sequence });
+  } finally {
+    await sending.close();
+    await listening.close();
+  }
+}
+
 describe.each(backends)('closing a runtime and its commit feed on $name', (backend) => {
   beforeAll(() => backend.setUp());
   afterAll(() => backend.tearDown());
@@ -93,23 +118,9 @@ describe.runIf(postgres !== null)('the PostgreSQL commit feed', () => {
     const long = await createTestSchema('commit_feed_with_a_long_schema_name');
     expect(`machine_routes_commits_${long.schema}`.length).toBeGreaterThan(63);
     expect(commitChannel(long.schema).length).toBeLessThanOrEqual(63);
-    await (await openStore(long.url, { migrate: true })).close();
-    const listening = new MachineRuntime({ store: await openStore(long.url) });
-    const sending = new MachineRuntime({ store: await openStore(long.url) });
     try {
-      const { snapshot } = await sending.create(machine);
-      let heard!: (notice: CommitNotice) => void;
-      const arrived = new Promise<CommitNotice>((resolve) => (heard = resolve));
-      await listening.watch(snapshot.id, (notice) => {
-        if (notice.sequence > snapshot.sequence) heard(notice);
-      });
-      await sending.send(machine, snapshot.id, { type: 'GO' });
-      const notice = await arrived;
-      const { snapshot: last } = await listening.read(machine, snapshot.id);
-      expect(notice).toEqual({ machineId: 'feed', id: snapshot.id, sequence: last.sequence });
+      await expectNoticeAcrossRuntimes(long.url);
     } finally {
-      await sending.close();
-      await listening.close();
       await long.drop();
     }
   });
@@ -123,24 +134,7 @@ describe.runIf(postgres !== null)('the PostgreSQL commit feed', () => {
     const url = new URL(postgres!.url());
     url.searchParams.set('schema', schema);
     try {
-      await (await openStore(url.toString(), { migrate: true })).close();
-      const listening = new MachineRuntime({ store: await openStore(url.toString()) });
-      const sending = new MachineRuntime({ store: await openStore(url.toString()) });
-      try {
-        const { snapshot } = await sending.create(machine);
-        let heard!: (notice: CommitNotice) => void;
-        const arrived = new Promise<CommitNotice>((resolve) => (heard = resolve));
-        await listening.watch(snapshot.id, (notice) => {
-          if (notice.sequence > snapshot.sequence) heard(notice);
-        });
-        await sending.send(machine, snapshot.id, { type: 'GO' });
-        const notice = await arrived;
-        const { snapshot: last } = await listening.read(machine, snapshot.id);
-        expect(notice).toEqual({ machineId: 'feed', id: snapshot.id, sequence: last.sequence });
-      } finally {
-        await sending.close();
-        await listening.close();
-      }
+      await expectNoticeAcrossRuntimes(url.toString());
     } finally {
       await dropSchema(schema);
     }
