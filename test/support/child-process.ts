@@ -16,6 +16,12 @@ export interface FixtureProcess {
   stderr(): string;
 }
 
+/** The URL a server fixture prints as `LISTENING <url>` once it accepts requests. */
+export async function listeningUrl(server: FixtureProcess, timeoutMs = 45_000): Promise<string> {
+  const line = await server.waitForLine((text) => text.startsWith('LISTENING '), timeoutMs);
+  return line.slice('LISTENING '.length);
+}
+
 /** Starts `node --import tsx <script> ...args` on this repository's sources. */
 export function startFixture(
   script: string,

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultJobSchema, openJobQueue, openStore } from '../../../src/runtime/index.js';
-import { startFixture, type FixtureProcess } from '../../support/child-process.js';
+import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
 import {
   PG_TEST_URL,
   createTestSchema,
@@ -80,10 +80,7 @@ describe.runIf(run)('two servers and two workers on one PostgreSQL database', ()
       ),
     );
     processes.push(...serverProcesses, ...workers);
-    for (const server of serverProcesses)
-      servers.push(
-        (await server.waitForLine((line) => line.startsWith('LISTENING '), 45_000)).slice(10),
-      );
+    for (const server of serverProcesses) servers.push(await listeningUrl(server));
     for (const worker of workers)
       await worker.waitForLine((line) => line.startsWith('Worker running'), 45_000);
   }, 60_000);

@@ -16,7 +16,7 @@ import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
 import type { SendOptions } from '../../../src/runtime/persistence/types.js';
-import { startFixture, type FixtureProcess } from '../../support/child-process.js';
+import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 import { send, startServer, type TestServer } from './support/servers.js';
 
@@ -275,8 +275,7 @@ describe.each(backends)('contention policy across two server processes on $name'
     for (let index = 0; index < 2; index += 1) {
       const server = startFixture(LEDGER_SERVER, [backend.url(), JSON.stringify(PATIENT)]);
       servers.push(server);
-      const line = await server.waitForLine((text) => text.startsWith('LISTENING '), 45_000);
-      urls.push(line.slice('LISTENING '.length));
+      urls.push(await listeningUrl(server));
     }
   }, 120_000);
   afterAll(async () => {

@@ -6,14 +6,14 @@
  * commits with the event.
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerMachine } from '../../../fixtures/http/ledger-machine.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
 import { IdempotencyClaimLostError } from '../../../src/runtime/persistence/idempotency.js';
-import { startFixture, type FixtureProcess } from '../../support/child-process.js';
+import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 import { send, startServer, type TestServer } from './support/servers.js';
 
@@ -304,11 +304,9 @@ describe.each(backends)('Idempotency-Key across two server processes on $name', 
     for (let index = 0; index < 2; index += 1) {
       const server = startFixture(SERVER, [backend.url(), JSON.stringify(LEDGERS)]);
       servers.push(server);
-      const line = await server.waitForLine((text) => text.startsWith('LISTENING '), 45_000);
-      urls.push(line.slice('LISTENING '.length));
+      urls.push(await listeningUrl(server));
     }
   }, 90_000);
-  afterEach(() => {});
   afterAll(async () => {
     for (const server of servers) {
       server.child.kill('SIGTERM');

@@ -10,7 +10,7 @@ import { defineMachine } from '../../../src/runtime/definition/define-machine.js
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import type { Store } from '../../../src/runtime/persistence/store.js';
-import { startFixture, type FixtureProcess } from '../../support/child-process.js';
+import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 import { LIVE_REGISTRATION, liveMachine } from './fixtures/live-machine.js';
 import { send, startServer, type AdapterName, type TestServer } from './support/servers.js';
@@ -254,9 +254,7 @@ describe.runIf(postgres !== null)('live state across processes (PostgreSQL)', ()
     other = startFixture(new URL('./fixtures/live-server.ts', import.meta.url).pathname, [
       postgres!.url(),
     ]);
-    otherUrl = (await other.waitForLine((line) => line.startsWith('LISTENING '), 30_000)).slice(
-      'LISTENING '.length,
-    );
+    otherUrl = await listeningUrl(other, 30_000);
   }, 60_000);
   afterAll(async () => {
     other?.child.kill('SIGTERM');
