@@ -1,29 +1,13 @@
 /**
  * `machine-routes`: `defineConfig` and its types, and the generator API.
  *
- * Every generated server imports this module through its config, so it stays light: what is
- * exported here as a value imports no build tool, and the pipeline functions (`loadConfig`,
- * `checkProject`, `renderFiles`, `renderProject`) load the generator on first call.
+ * A config imports `machine-routes/config` instead (the same config names without the generator
+ * API), so that a generated server, which imports its config, loads no generator module. This
+ * module imports no build tool either: the pipeline functions (`loadConfig`, `checkProject`,
+ * `renderFiles`, `renderProject`) load the generator on first call.
  * The pipeline is `loadConfig -> buildManifest -> emitters -> format`.
  */
-export {
-  defineConfig,
-  DEFAULT_CONFIG_FILE,
-  DEFAULT_OUTPUT_DIR,
-  OUTPUT_KINDS,
-  type ClientConfig,
-  type DocsConfig,
-  type Framework,
-  type MachineRoutesConfig,
-  type ModelConfig,
-  type OpenApiConfig,
-  type OpenApiServer,
-  type OutputConfig,
-  type OutputKind,
-  type RegistrationConfig,
-  type TableModelConfig,
-} from './generator/config.js';
-export { isTableModel, resolveModelBinders } from './generator/models.js';
+export * from './config.js';
 export { checkProject, loadConfig, renderFiles, renderProject } from './generator/api.js';
 export {
   buildManifest,

@@ -129,6 +129,7 @@ const DIST = import.meta.url.endsWith('.ts') ? '../../dist/' : '../';
 const ownEntry = (file: string): string =>
   fileURLToPath(new URL(`${DIST}${file}.js`, import.meta.url));
 const OWN_PACKAGE: Record<string, string> = {
+  'machine-routes/config': ownEntry('config'),
   'machine-routes/runtime': ownEntry('runtime/index'),
   'machine-routes/fastify': ownEntry('fastify'),
   'machine-routes/express': ownEntry('express'),

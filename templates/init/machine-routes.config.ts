@@ -1,5 +1,5 @@
 // machine-routes.config.ts
-import { defineConfig } from 'machine-routes';
+import { defineConfig } from 'machine-routes/config';
 import { orderMachine } from './machines/order.js';
 
 export default defineConfig({

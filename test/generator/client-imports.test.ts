@@ -55,10 +55,28 @@ describe('emitHandlers', () => {
     const graph = importGraph(path.join(ROOT, 'generated-example/server.gen.ts'), {
       dynamic: false,
     });
-    // It does load the package root, through the config's defineConfig import.
-    expect(graph).toContain(path.join(ROOT, 'src/index.ts'));
     expect(graph).toContain(path.join(ROOT, 'fixtures/example/machine-routes.config.ts'));
     expect(matching(graph, BUILD_TOOLS)).toEqual([]);
+  });
+
+  it('should emit a server that loads no generator module: its config imports machine-routes/config', () => {
+    const graph = importGraph(path.join(ROOT, 'generated-example/server.gen.ts'), {
+      dynamic: false,
+    });
+    // The package root would load the manifest builder and its analyses into every server.
+    expect(graph).not.toContain(path.join(ROOT, 'src/index.ts'));
+    expect(graph).toContain(path.join(ROOT, 'src/config.ts'));
+    const generator = graph
+      .filter((file) => file.startsWith(path.join(ROOT, 'src/generator/')))
+      .map((file) => path.relative(ROOT, file))
+      .sort();
+    // config.ts (defineConfig) and models.ts (resolveModelBinders), which import only runtime.
+    expect(generator).toEqual(['src/generator/config.ts', 'src/generator/models.ts']);
+  });
+
+  it('should flag a generator module when the graph reaches the package root', () => {
+    const graph = importGraph(path.join(ROOT, 'src/index.ts'), { dynamic: false });
+    expect(graph).toContain(path.join(ROOT, 'src/generator/build-manifest.ts'));
   });
 
   it('should emit a Fastify server that loads neither Express nor the PostgreSQL drivers', () => {

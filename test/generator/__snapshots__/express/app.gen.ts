@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import express, { type Express } from 'express';
 import { machineRoutesRouter, withFallback } from 'machine-routes/express';
-import { resolveModelBinders } from 'machine-routes';
+import { resolveModelBinders } from 'machine-routes/config';
 import {
   apiReferenceRoutes,
   httpLoggerOf,

@@ -5,7 +5,7 @@ import {
   machineRoutes as routesPlugin,
   machineRoutesFrameworkErrors,
 } from 'machine-routes/fastify';
-import { resolveModelBinders } from 'machine-routes';
+import { resolveModelBinders } from 'machine-routes/config';
 import {
   MachineRouter,
   MachineRuntime,
