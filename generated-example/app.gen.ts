@@ -8,9 +8,11 @@ import {
 import { resolveModelBinders } from 'machine-routes/config';
 import {
   apiReferenceRoutes,
+  httpLoggerOf,
   MachineRouter,
   MachineRuntime,
   resolveServerOptions,
+  stderrLogger,
   type Clock,
   type Logger,
   type MiddlewareRegistry,
@@ -44,7 +46,12 @@ export interface AppOptions {
   server?: ServerOptions;
   /** Time source of the runtime (default: the system clock); tests pass a `ManualClock`. */
   clock?: Clock;
-  /** Fastify's `logger` option (default: pino at level `warn`); the runtime logs through it too. */
+  /**
+   * Fastify's `logger` option; the runtime and the routes log through it too. Default: none, and
+   * the runtime and the routes log unexpected errors as JSON lines on stderr (pino's fields):
+   * Fastify's logger is pino, which every start would load. `{ level: 'warn' }` adds Fastify's
+   * own warnings and errors (a reply sent twice, a failing hook of yours).
+   */
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -58,6 +65,9 @@ export interface App {
   close(): Promise<void>;
 }
 
+/** The options the router is built from, with a pino-style logger of unexpected errors. */
+type RouterOptions = Omit<AppOptions, 'logger'> & { logger?: Logger };
+
 function configMiddleware(): MiddlewareRegistry {
   const middleware = config.middleware;
   return middleware === undefined || Array.isArray(middleware)
@@ -68,7 +78,7 @@ function configMiddleware(): MiddlewareRegistry {
 /** The router of every registration of the config, once the config's `setup` has run. */
 async function buildRouter(
   runtime: MachineRuntime,
-  options: AppOptions,
+  options: RouterOptions,
   limits: ReturnType<typeof resolveServerOptions>,
 ): Promise<MachineRouter> {
   await config.setup?.(runtime.store);
@@ -76,6 +86,8 @@ async function buildRouter(
     runtime,
     middleware: options.middleware ?? configMiddleware(),
     models: resolveModelBinders(config.models, runtime.store),
+    // Unset: each request's framework logger (Fastify's request.log, pino-http's req.log).
+    ...(options.logger === undefined ? {} : { logger: httpLoggerOf(options.logger) }),
     bodyLimit: limits.bodyLimit,
     payloadLimit: limits.payloadLimit,
   });
@@ -98,7 +110,10 @@ const referenceRoutes = apiReferenceRoutes({
 });
 
 /** Opens the runtime of the config's machines, logging through `logger`. */
-function openRuntime(options: AppOptions, logger: Logger | undefined): Promise<MachineRuntime> {
+function openRuntime(
+  options: Omit<AppOptions, 'logger'>,
+  logger: Logger | undefined,
+): Promise<MachineRuntime> {
   const databaseUrl = options.databaseUrl ?? config.store;
   // The store's durable job queue (embedded on SQLite, pg-boss on PostgreSQL) runs the child
   // machines; its jobs commit with the steps that cause them.
@@ -115,7 +130,7 @@ function openRuntime(options: AppOptions, logger: Logger | undefined): Promise<M
 /** The router, or, when the config's `setup` or a mount fails, the runtime closed and the error. */
 async function routerOf(
   runtime: MachineRuntime,
-  options: AppOptions,
+  options: RouterOptions,
   limits: ReturnType<typeof resolveServerOptions>,
 ): Promise<MachineRouter> {
   try {
@@ -131,16 +146,21 @@ async function routerOf(
 export interface MachineRoutesOptions extends Omit<AppOptions, 'logger'> {
   /** A runtime opened by the application (then the plugin does not close it). */
   runtime?: MachineRuntime;
+  /**
+   * Where the runtime the plugin opens and its routes log unexpected errors (pino-style).
+   * Default: the app's `app.log`, and each request's `request.log`.
+   */
+  logger?: Logger;
 }
 
 /**
  * Every registration of the config as a Fastify plugin, for an application of your own:
  * `await app.register(machineRoutes, { prefix: '/api' })`. Encapsulated: `prefix` applies, its
- * JSON parser stays inside, your hooks reach its routes; it logs through `app.log`, and closes
- * the runtime it opened when the app closes.
+ * JSON parser stays inside, your hooks reach its routes; it logs through `app.log` (or `logger`),
+ * and closes the runtime it opened when the app closes.
  */
 export const machineRoutes = encapsulatedPlugin<MachineRoutesOptions>(async (app, options) => {
-  const runtime = options.runtime ?? (await openRuntime(options, app.log));
+  const runtime = options.runtime ?? (await openRuntime(options, options.logger ?? app.log));
   if (options.runtime === undefined) app.addHook('onClose', () => runtime.close());
   const limits = resolveServerOptions({ ...config.server, ...options.server });
   const router = await routerOf(runtime, options, limits);
@@ -152,12 +172,16 @@ export const machineRoutes = encapsulatedPlugin<MachineRoutesOptions>(async (app
         .send(await route.read()),
     );
   }
-  await app.register(routesPlugin, { router });
+  await app.register(routesPlugin, {
+    router,
+    ...(options.logger === undefined ? {} : { logger: httpLoggerOf(options.logger) }),
+  });
 }, 'machine-routes-app');
 
 /** Builds the Fastify application of every registration of the config. */
 export async function buildApp(options: AppOptions = {}): Promise<App> {
   const limits = resolveServerOptions({ ...config.server, ...options.server });
+  const { logger: fastifyLogger, ...pluginOptions } = options;
   // Fastify sets no request timeout by default: a client trickling its body would hold the
   // connection forever.
   const app = Fastify({
@@ -166,13 +190,15 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
       headersTimeout: limits.headersTimeout,
       connectionsCheckingInterval: limits.connectionsCheckingInterval,
     },
-    logger: options.logger ?? { level: 'warn' },
+    logger: fastifyLogger ?? false,
     // An id Fastify cannot route (bad percent-encoding, too long) is the documented 404 { message }.
     frameworkErrors: machineRoutesFrameworkErrors,
   });
-  const runtime = await openRuntime(options, app.log);
+  // Without a Fastify logger (the default), unexpected errors still reach stderr.
+  const logger = fastifyLogger === undefined ? { logger: stderrLogger } : {};
+  const runtime = await openRuntime(options, logger.logger ?? app.log);
   try {
-    await app.register(machineRoutes, { ...options, runtime });
+    await app.register(machineRoutes, { ...pluginOptions, runtime, ...logger });
     app.setNotFoundHandler((_request, reply) => reply.code(404).send({ message: 'Not Found.' }));
     await app.ready();
   } catch (error) {

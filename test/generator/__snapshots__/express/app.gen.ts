@@ -59,6 +59,9 @@ export interface App {
   close(): Promise<void>;
 }
 
+/** The options the router is built from, with a pino-style logger of unexpected errors. */
+type RouterOptions = Omit<AppOptions, 'logger'> & { logger?: Logger };
+
 function configMiddleware(): MiddlewareRegistry {
   const middleware = config.middleware;
   return middleware === undefined || Array.isArray(middleware)
@@ -69,7 +72,7 @@ function configMiddleware(): MiddlewareRegistry {
 /** The router of every registration of the config, once the config's `setup` has run. */
 async function buildRouter(
   runtime: MachineRuntime,
-  options: AppOptions,
+  options: RouterOptions,
   limits: ReturnType<typeof resolveServerOptions>,
 ): Promise<MachineRouter> {
   await config.setup?.(runtime.store);
@@ -77,6 +80,8 @@ async function buildRouter(
     runtime,
     middleware: options.middleware ?? configMiddleware(),
     models: resolveModelBinders(config.models, runtime.store),
+    // Unset: each request's framework logger (Fastify's request.log, pino-http's req.log).
+    ...(options.logger === undefined ? {} : { logger: httpLoggerOf(options.logger) }),
     bodyLimit: limits.bodyLimit,
     payloadLimit: limits.payloadLimit,
   });
@@ -99,7 +104,10 @@ const referenceRoutes = apiReferenceRoutes({
 });
 
 /** Opens the runtime of the config's machines, logging through `logger`. */
-function openRuntime(options: AppOptions, logger: Logger | undefined): Promise<MachineRuntime> {
+function openRuntime(
+  options: Omit<AppOptions, 'logger'>,
+  logger: Logger | undefined,
+): Promise<MachineRuntime> {
   const databaseUrl = options.databaseUrl ?? config.store;
   // The store's durable job queue (embedded on SQLite, pg-boss on PostgreSQL) runs the child
   // machines; its jobs commit with the steps that cause them.
@@ -116,7 +124,7 @@ function openRuntime(options: AppOptions, logger: Logger | undefined): Promise<M
 /** The router, or, when the config's `setup` or a mount fails, the runtime closed and the error. */
 async function routerOf(
   runtime: MachineRuntime,
-  options: AppOptions,
+  options: RouterOptions,
   limits: ReturnType<typeof resolveServerOptions>,
 ): Promise<MachineRouter> {
   try {
