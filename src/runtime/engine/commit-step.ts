@@ -66,6 +66,7 @@ export function prepareCommit(
   const outbox = jobs.length > 0 ? port.outbox : null;
   const request: CommitRequest = { ...plan.write };
   if (options.releaseLockOwner !== undefined) request.releaseLockOwner = options.releaseLockOwner;
+  if (options.lockFree === true) request.lockFree = true;
   if (options.timerFire !== undefined) request.timerFire = options.timerFire;
   const hooks = [
     ...(options.inTransaction === undefined ? [] : [options.inTransaction]),

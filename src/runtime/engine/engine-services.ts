@@ -20,6 +20,8 @@ import type { RegionJobs } from './region-jobs.js';
 export interface CommitOptions {
   /** Lock owner whose row on the main instance the commit deletes (the caller's send lock). */
   releaseLockOwner?: string;
+  /** A lock-free send's commit: fails when someone holds the instance's lock (`CommitRequest.lockFree`). */
+  lockFree?: boolean;
   /** The timer fire this step delivers, claimed in the same transaction (`CommitRequest.timerFire`). */
   timerFire?: TimerFireClaim;
   /** Runs in the commit's transaction after the store's writes (a model record's binding). */

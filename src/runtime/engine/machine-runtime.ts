@@ -10,6 +10,11 @@
  * short transaction, fenced on the sequence number read with the lock (or release alone when
  * nothing is written). A refusal answers the snapshot read in the lock's transaction: the last
  * committed state. No process waits on another's transition, only on its short writes.
+ *
+ * Lock-free sends (stores with `lockFreeSends`: SQLite; engine/lock-free-sends.ts): a quick
+ * transition takes this process's in-process slot only, reads the instance and its lock row in
+ * one statement (a live lock refuses as above), and commits with `lockFree`, which checks the
+ * lock row again in the commit's transaction: one write transaction per event.
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject, ForwardDefinition } from '../definition/types.js';
@@ -61,7 +66,9 @@ import type { Clock } from '../clock.js';
 import type { TimerRegistration } from '../definition/timer-registration.js';
 import { TimerWorker } from './timer-worker.js';
 import { LockSweeper } from './lock-sweeper.js';
+import { TransitionSpeeds } from './lock-free-sends.js';
 import {
+  InstanceLockedError,
   SequenceConflictError,
   StoreBusyError,
   type FindInStateOptions,
@@ -243,6 +250,8 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   /** Parallel dispatch settings in force (docs/parallel-dispatch.md). */
   readonly parallelDispatch: Readonly<ParallelDispatchSettings>;
   readonly #locks: LockManager;
+  /** Event types whose last transition was quick (lock-free sends; engine/lock-free-sends.ts). */
+  readonly #speeds = new TransitionSpeeds();
   readonly #lockTimeoutMs: number;
   readonly #now: () => Date;
   readonly #engine: MachineEngine;
@@ -615,6 +624,19 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       );
     }
     const waitMs = options.lockWaitMs ?? 0;
+    if (waitMs === 0 && this.#lockFree(definition, event.type, options))
+      return this.#sendLockFree(definition, id, event, options);
+    return this.#sendLocking(definition, id, event, options);
+  }
+
+  // The locking path of `send`: lock row + load, transition, commit + release.
+  async #sendLocking(
+    definition: MachineDefinition,
+    id: string,
+    event: EventObject,
+    options: SendOptions,
+  ): Promise<InstanceResult> {
+    const waitMs = options.lockWaitMs ?? 0;
     const deadline = Date.now() + waitMs;
     let acquired;
     try {
@@ -686,6 +708,68 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     }
   }
 
+  /**
+   * Whether this send may skip the lock row: the store supports it, the transition of this
+   * event type was quick last time, and nothing between load and commit needs more than the
+   * store's commit (no scenario lookup, no Idempotency-Key response, no forwarded endpoint, no
+   * waiting for a held lock).
+   */
+  #lockFree(definition: MachineDefinition, eventType: string, options: SendOptions): boolean {
+    return (
+      this.store.lockFreeSends === true &&
+      !this.scenariosEnabled &&
+      options.idempotency === undefined &&
+      definition.forwards.length === 0 &&
+      this.#speeds.isQuick(definition, eventType)
+    );
+  }
+
+  // A send without a lock row: the in-process slot keeps this process's other requests out, the
+  // commit's `lockFree` check and sequence fence keep other processes' writers out.
+  async #sendLockFree(
+    definition: MachineDefinition,
+    id: string,
+    event: EventObject,
+    options: SendOptions,
+  ): Promise<InstanceResult> {
+    const release = this.#locks.claimSlot(id);
+    // Held by this process: refused without a write, as on the locking path.
+    if (release === null) throw alreadyRunning(definition, id, await this.restore(definition, id));
+    try {
+      let loaded;
+      try {
+        loaded = await this.store.loadForRead(id);
+      } catch (error) {
+        if (!(error instanceof StoreBusyError)) throw error;
+        throw alreadyRunning(definition, id, await this.#committedAfterBusy(definition, id));
+      }
+      if (!loaded || loaded.snapshot.machineId !== definition.id) throw notFound(definition, id);
+      assertKnownStates(definition, loaded.snapshot);
+      // A live lock row (another process, a job's withLock elsewhere): refused with the state
+      // read in the same statement, the last committed one.
+      if (loaded.lockExpiresAt !== null) {
+        if (loaded.lockExpiresAt >= Date.now())
+          throw alreadyRunning(definition, id, loaded.snapshot);
+        // An expired row (a crashed holder's): the locking path takes it over and deletes it.
+        release();
+        return await this.#sendLocking(definition, id, event, options);
+      }
+      return await this.#sendLocked(
+        definition,
+        id,
+        event,
+        undefined,
+        OMITTED,
+        undefined,
+        loaded.snapshot,
+        undefined,
+        release,
+      );
+    } finally {
+      release();
+    }
+  }
+
   // The last committed snapshot after a busy database; `null` when the read fails as well
   // (MachineNotFoundException still propagates: an unknown id stays a 404).
   async #committedAfterBusy(
@@ -701,7 +785,9 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   }
 
   // `lock`: released by the commit itself (one write transaction less per event); without it
-  // (inside `withLock`) the lock stays held for the rest of the callback.
+  // (inside `withLock`) the lock stays held for the rest of the callback. `lockFree`: the
+  // in-process slot of a lock-free send, given back once the commit is written (the follow-up
+  // may send to this instance again).
   async #sendLocked(
     definition: MachineDefinition,
     id: string,
@@ -712,6 +798,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     /** The snapshot read when the lock was taken (else read now). */
     loaded?: MachineSnapshot,
     idempotency?: IdempotentSend,
+    lockFree?: () => void,
   ): Promise<InstanceResult> {
     const snapshot = loaded ?? (await this.restore(definition, id));
     this.#registry.register(definition);
@@ -734,10 +821,13 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     const scenario = this.scenariosEnabled
       ? await planKeptScenarioStep(this.store, definition, snapshot, event.type, scenarioRequest)
       : null;
+    const started = performance.now();
     const result = this.#engine.transition(definition, snapshot, event, {
       ...this.#macrostepOptions,
       scenario: scenario?.step.active ?? null,
     });
+    // Whether the next event of this type may skip the lock row (a slow one announces itself).
+    this.#speeds.record(definition, event.type, performance.now() - started);
     const keptNow = scenario === null ? undefined : keptAfter(scenario.kept, scenario.step);
     // The response a retry with the same Idempotency-Key replays, committed with the event.
     const answered =
@@ -766,15 +856,18 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         },
         {
           ...(lock ? { releaseLockOwner: lock.ownerId } : {}),
+          ...(lockFree ? { lockFree: true } : {}),
           ...(timerFire ? { timerFire } : {}),
           ...(answered ? { idempotency: answered } : {}),
         },
       );
       lock?.releasedByCommit();
+      lockFree?.();
       if (idempotency !== undefined) idempotency.stored = true;
     } catch (error) {
-      // Fenced out: our lock expired and another writer committed in between.
-      if (error instanceof SequenceConflictError) {
+      // Fenced out: our lock expired and another writer committed in between (or, lock-free,
+      // another process took the lock or committed while this step was computed).
+      if (error instanceof SequenceConflictError || error instanceof InstanceLockedError) {
         throw alreadyRunning(definition, id, await this.restore(definition, id));
       }
       // The database stayed locked by another connection past its busy timeout: contention.

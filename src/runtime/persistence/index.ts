@@ -14,7 +14,12 @@ export type {
   TimerFireClaim,
   TimerFireRow,
 } from './store.js';
-export { SequenceConflictError, StoreBusyError, TimerFireConflictError } from './store.js';
+export {
+  InstanceLockedError,
+  SequenceConflictError,
+  StoreBusyError,
+  TimerFireConflictError,
+} from './store.js';
 export type { ChildQuery, ChildStore } from './child-rows.js';
 export type { StoreTransaction, TransactionHook } from './transaction.js';
 export type {

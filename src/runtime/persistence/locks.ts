@@ -178,6 +178,23 @@ export class LockManager {
     }
   }
 
+  /**
+   * The in-process slot of an instance without a lock row, for a lock-free send (the store's
+   * commit checks the row instead: `CommitRequest.lockFree`). `null` when a request of this
+   * process holds or is acquiring the instance; else the function giving the slot back (to
+   * this process's next waiter, if any), safe to call twice.
+   */
+  claimSlot(rootEventId: string): (() => void) | null {
+    if (this.#held.has(rootEventId)) return null;
+    this.#held.set(rootEventId, []);
+    let claimed = true;
+    return () => {
+      if (!claimed) return;
+      claimed = false;
+      this.#handOff(rootEventId);
+    };
+  }
+
   /** True while this manager holds (or is acquiring) the instance's lock. */
   holds(rootEventId: string): boolean {
     return this.#held.has(rootEventId);

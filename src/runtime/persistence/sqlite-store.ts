@@ -45,6 +45,7 @@ import {
   type TimerFireDbRow,
 } from './rows.js';
 import {
+  InstanceLockedError,
   SequenceConflictError,
   StoreBusyError,
   TimerFireConflictError,
@@ -136,6 +137,8 @@ const SQL = {
     WHERE machine_locks.expires_at < excluded.acquired_at`,
   releaseLock: `DELETE FROM machine_locks WHERE root_event_id = ? AND owner_id = ?`,
   readLock: `SELECT * FROM machine_locks WHERE root_event_id = ?`,
+  // A live lock (the acquire statement takes over rows with expires_at < now, so >= is live).
+  liveLock: `SELECT 1 FROM machine_locks WHERE root_event_id = ? AND expires_at >= ?`,
   // The instance row and its lock's expiry, joined on the primary keys (loadForRead).
   loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
       i.sequence_number, i.parent_machine_id, i.parent_root_event_id, l.expires_at AS lock_expires_at
@@ -185,6 +188,11 @@ const FAR_FUTURE = '9999-12-31T23:59:59.999Z';
 /** `Store` on a SQLite file (or `:memory:` database). */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
+  /**
+   * A lock row costs a write transaction here (about as much as the commit: BEGIN IMMEDIATE,
+   * WAL frames, file locks), and the read a lock-free send starts with is a local one.
+   */
+  readonly lockFreeSends = true;
   readonly filename: string;
   readonly #db: Database.Database;
   readonly idempotencyKeys: SqliteIdempotencyKeys;
@@ -299,6 +307,12 @@ export class SqliteStore implements Store {
 
   // The instance writes of the request and its `also` requests, then their child-row changes.
   #applyCommit(request: CommitRequest): void {
+    // Before any write: a lock taken while a lock-free step was computed wins.
+    if (
+      request.lockFree === true &&
+      this.#sql.liveLock.get(request.snapshot.id, new Date().toISOString()) !== undefined
+    )
+      throw new InstanceLockedError(request.snapshot.id);
     const requests = flattenCommit(request);
     for (const part of requests)
       this.#applyInstance(part, part === request ? request.releaseLockOwner : undefined);

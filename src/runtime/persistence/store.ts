@@ -29,6 +29,13 @@ export interface CommitRequest extends InstanceWrite {
    */
   releaseLockOwner?: string;
   /**
+   * A lock-free send's commit (stores with `lockFreeSends`; docs/persistence.md "Locks"): no
+   * lock row was taken, so the commit checks, in its transaction, that nobody holds a live lock
+   * on the (top-level) instance, and fails with `InstanceLockedError` when someone does (a
+   * lock taken while the step was computed). The sequence fence applies as on every commit.
+   */
+  lockFree?: boolean;
+  /**
    * Extra writes in the same transaction, after the store's own (the job queue's outbox: jobs
    * of this step committed with it). The memory store has no transaction to share and rejects it.
    */
@@ -228,6 +235,13 @@ export interface Store extends ChildStore {
   readonly idempotencyKeys: IdempotencyKeyStore;
   /** Releases connections / file handles. */
   close(): Promise<void>;
+  /**
+   * True when `commit` honours `CommitRequest.lockFree` and `loadForRead` is a cheap local read:
+   * `send` may then skip the lock row for quick transitions (docs/persistence.md "Locks").
+   * SQLite only: there a lock transaction costs as much as a commit, while on PostgreSQL the
+   * lock is one statement on an unlogged table.
+   */
+  readonly lockFreeSends?: boolean;
 }
 
 /**
@@ -248,6 +262,21 @@ export class SequenceConflictError extends Error {
     this.name = 'SequenceConflictError';
     this.rootEventId = rootEventId;
     this.expectedSequence = expectedSequence;
+  }
+}
+
+/**
+ * A lock-free commit (`CommitRequest.lockFree`) found a live lock on its instance: someone took
+ * it while the step was computed; nothing was written. Internal to persistence:
+ * `MachineRuntime` turns it into `MachineAlreadyRunningException` with the last committed state.
+ */
+export class InstanceLockedError extends Error {
+  readonly rootEventId: string;
+
+  constructor(rootEventId: string) {
+    super(`Machine '${rootEventId}' is locked by another writer.`);
+    this.name = 'InstanceLockedError';
+    this.rootEventId = rootEventId;
   }
 }
 

@@ -17,6 +17,10 @@ import {
   NoTransitionDefinitionFoundException,
 } from '../../../src/runtime/errors.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
+import { LOCK_FREE_MAX_MS } from '../../../src/runtime/engine/lock-free-sends.js';
+import { initialize } from '../../../src/runtime/interpreter/initialize.js';
+import { transition } from '../../../src/runtime/interpreter/transition.js';
+import type { MachineSnapshot } from '../../../src/runtime/interpreter/types.js';
 import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 import { counterMachine } from './fixtures/machines.js';
 
@@ -175,5 +179,211 @@ describe('MachineRuntime.send locks (SQLite file)', () => {
     expect(restored.context).toEqual(created.context);
     expect(restored.sequence).toBeGreaterThan(created.sequence);
     expect(await store.history(created.id)).toHaveLength(restored.sequence);
+  });
+});
+
+/**
+ * Lock-free sends (docs/persistence.md "Lock-free sends"): once an event type's transition was
+ * quick, its next events take no lock row; the commit checks the row instead.
+ */
+describe('MachineRuntime.send without a lock row (SQLite file)', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let runtime: MachineRuntime;
+  /** Milliseconds the next INC transitions keep the thread busy (0: as fast as they are). */
+  let spinMs = 0;
+  /** Runs inside the next transition (another process acting meanwhile). */
+  let during: (() => void) | null = null;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mr-lock-free-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  beforeEach(() => {
+    spinMs = 0;
+    during = null;
+    store = new SqliteStore({ filename: join(dir, `${ulid()}.db`) });
+    runtime = new MachineRuntime({
+      store,
+      engine: {
+        initialize,
+        transition: (...args: Parameters<typeof transition>) => {
+          const until = Date.now() + spinMs;
+          while (Date.now() < until) {
+            // A transition doing synchronous work.
+          }
+          during?.();
+          during = null;
+          return transition(...args);
+        },
+      },
+    });
+  });
+  afterEach(async () => {
+    await runtime.close();
+  });
+
+  /** An instance whose INC is known quick: one INC sent through the locking path. */
+  async function warmed(): Promise<MachineSnapshot> {
+    const { snapshot } = await runtime.create(counterMachine);
+    return (await runtime.send(counterMachine, snapshot.id, { type: 'INC' })).snapshot;
+  }
+
+  it('should commit a quick event type in one transaction, with no lock row at any time', async () => {
+    const lockAndLoad = vi.spyOn(store, 'lockAndLoad');
+    const commit = vi.spyOn(store, 'commit');
+    const warm = await warmed();
+    // The first INC of this runtime took the lock row: its speed was not known yet.
+    expect(lockAndLoad).toHaveBeenCalledTimes(1);
+    let lockDuring: unknown = 'unread';
+    during = () => {
+      lockDuring = new Database(store.filename, { readonly: true })
+        .prepare('SELECT * FROM machine_locks')
+        .all();
+    };
+    const sent = await runtime.send(counterMachine, warm.id, { type: 'INC' });
+    expect(lockAndLoad).toHaveBeenCalledTimes(1);
+    expect(lockDuring).toEqual([]);
+    expect(commit.mock.calls.at(-1)![0]).toMatchObject({ lockFree: true });
+    expect(sent.snapshot.context).toEqual({ count: 2 });
+    expect(await runtime.restore(counterMachine, warm.id)).toEqual(sent.snapshot);
+    const history = await store.history(warm.id);
+    expect(history.map((record) => record.sequence)).toEqual(history.map((_, i) => i + 1));
+  });
+
+  it('should refuse at commit when another process took the lock during the transition, writing nothing', async () => {
+    const warm = await warmed();
+    const other = new Database(store.filename);
+    try {
+      during = () => {
+        const now = Date.now();
+        other
+          .prepare('INSERT INTO machine_locks VALUES (?, ?, ?, ?, ?)')
+          .run(
+            warm.id,
+            ulid(),
+            new Date(now).toISOString(),
+            new Date(now + 60_000).toISOString(),
+            'x',
+          );
+      };
+      const error = await runtime
+        .send(counterMachine, warm.id, { type: 'INC' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MachineAlreadyRunningException);
+      expect((error as MachineAlreadyRunningException).snapshot).toEqual(warm);
+      expect(await store.history(warm.id)).toHaveLength(warm.sequence);
+      // Refused while the row lives, by the read (before any transition) this time.
+      const read = await runtime
+        .send(counterMachine, warm.id, { type: 'INC' })
+        .catch((e: unknown) => e);
+      expect((read as MachineAlreadyRunningException).snapshot).toEqual(warm);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('should lose to another process whose send took the lock during the transition', async () => {
+    const warm = await warmed();
+    // Its INC is not known quick there: it takes the lock row (synchronously, in its first call).
+    const other = new MachineRuntime({ store: new SqliteStore({ filename: store.filename }) });
+    try {
+      let theirs: Promise<unknown> = Promise.resolve();
+      during = () => {
+        theirs = other.send(counterMachine, warm.id, { type: 'INC' });
+      };
+      const [ours, their] = await Promise.allSettled([
+        runtime.send(counterMachine, warm.id, { type: 'INC' }),
+        // Read once `during` ran: the transition runs before the first await of `send`.
+        Promise.resolve().then(() => theirs),
+      ]);
+      expect(ours.status).toBe('rejected');
+      expect((ours as PromiseRejectedResult).reason).toBeInstanceOf(MachineAlreadyRunningException);
+      expect(their.status).toBe('fulfilled');
+      const restored = await runtime.restore(counterMachine, warm.id);
+      expect(restored.context).toEqual({ count: 2 });
+      const history = await store.history(warm.id);
+      expect(history.map((record) => record.sequence)).toEqual(history.map((_, i) => i + 1));
+      expect(restored.sequence).toBe(history.length);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('should refuse at commit when the instance moved during the transition (sequence fence)', async () => {
+    const warm = await warmed();
+    const other = new Database(store.filename);
+    try {
+      during = () => {
+        other
+          .prepare(
+            `UPDATE machine_instances SET sequence_number = sequence_number + 1,
+               context = '{"count":41}' WHERE root_event_id = ?`,
+          )
+          .run(warm.id);
+      };
+      const error = await runtime
+        .send(counterMachine, warm.id, { type: 'INC' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MachineAlreadyRunningException);
+      // The refusal carries the state committed meanwhile; nothing of this step was written.
+      expect((error as MachineAlreadyRunningException).snapshot).toMatchObject({
+        context: { count: 41 },
+      });
+      expect(await store.history(warm.id)).toHaveLength(warm.sequence);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('should take the lock row again for the event after a slow transition of its type', async () => {
+    const warm = await warmed();
+    const lockAndLoad = vi.spyOn(store, 'lockAndLoad');
+    spinMs = LOCK_FREE_MAX_MS * 5;
+    await runtime.send(counterMachine, warm.id, { type: 'INC' });
+    // That one ran lock-free (INC was quick); it was slow, so the next one announces itself.
+    expect(lockAndLoad).not.toHaveBeenCalled();
+    spinMs = 0;
+    const reader = new Database(store.filename, { readonly: true });
+    const locks = reader.prepare('SELECT context FROM machine_locks');
+    let lockDuring: unknown = null;
+    during = () => {
+      lockDuring = locks.all();
+    };
+    await runtime.send(counterMachine, warm.id, { type: 'INC' });
+    reader.close();
+    expect(lockAndLoad).toHaveBeenCalledTimes(1);
+    expect(lockDuring).toEqual([{ context: 'send' }]);
+    // Quick again: lock-free again.
+    await runtime.send(counterMachine, warm.id, { type: 'INC' });
+    expect(lockAndLoad).toHaveBeenCalledTimes(1);
+    expect(await store.readLock(warm.id)).toBeNull();
+  });
+
+  it('should commit one of 20 concurrent lock-free sends of one process and refuse the others with the committed state', async () => {
+    const warm = await warmed();
+    const commit = vi.spyOn(store, 'commit');
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, () => runtime.send(counterMachine, warm.id, { type: 'INC' })),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    for (const outcome of outcomes.filter((o) => o.status === 'rejected'))
+      expect((outcome.reason as MachineAlreadyRunningException).snapshot).toEqual(warm);
+    expect(commit).toHaveBeenCalledTimes(1);
+    expect((await runtime.restore(counterMachine, warm.id)).context).toEqual({ count: 2 });
+    // Free again.
+    expect((await runtime.send(counterMachine, warm.id, { type: 'INC' })).snapshot.context).toEqual(
+      { count: 3 },
+    );
+  });
+
+  it('should refuse while withLock holds the instance, as on the locking path', async () => {
+    const warm = await warmed();
+    await runtime.withLock(warm.id, async () => {
+      const error = await runtime
+        .send(counterMachine, warm.id, { type: 'INC' })
+        .catch((e: unknown) => e);
+      expect((error as MachineAlreadyRunningException).snapshot).toEqual(warm);
+    });
   });
 });
