@@ -35,25 +35,25 @@
  * macrostep share one `createdAt`. Only the last record carries the full context (restore reads
  * it); the others have `context: null`.
  */
-import { monotonicFactory } from 'ulidx';
-import { pooledRandom } from '../ids.js';
+import { monotonicUlidFactory, pooledRandom } from '../ids.js';
 import type { Context, EventObject } from '../definition/types.js';
 import type { HistoryRecord, HistorySource } from './types.js';
 
 const ENCODING = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const RANDOM_START = 10;
-// The pooled source matters: ulidx's default draws one crypto value per character, ~40 us for
-// the first id of every millisecond.
-const seedFactory = monotonicFactory(pooledRandom);
+// The pooled source matters: one crypto value per character costs ~40 us for the first id of
+// every millisecond.
+const seedFactory = monotonicUlidFactory(pooledRandom);
 
 let lastTime = -1;
 let prefix = '';
 let lastDigit = 0;
 
 /**
- * A new record id: a ULID, monotonic within the process. ulidx seeds each new millisecond; ids
- * within one millisecond increment the random part locally, which is what a monotonic factory
- * does too but without re-encoding the whole id per record (records are the hot path).
+ * A new record id: a ULID, monotonic within the process. The factory seeds each new
+ * millisecond; ids within one millisecond increment the random part locally, which is what a
+ * monotonic factory does too but without re-encoding the whole id per record (records are the
+ * hot path).
  */
 export function nextRecordId(time: number): string {
   if (time > lastTime) {
