@@ -29,7 +29,7 @@ import {
   historyFromRow,
   instanceInStateFromRow,
   lockFromRow,
-  readLoadFromRow,
+  readLoadFromValues,
   timerCandidateFromRow,
   timerClaimValues,
   timerFireFromRow,
@@ -40,7 +40,7 @@ import {
   type EventRow,
   type InstanceRow,
   type LockDbRow,
-  type ReadLoadRow,
+  type ReadLoadValues,
   type TimerCandidateDbRow,
   type TimerFireDbRow,
 } from './rows.js';
@@ -268,6 +268,8 @@ export class SqliteStore implements Store {
       const prepared = {} as Statements;
       for (const key of Object.keys(SQL) as (keyof typeof SQL)[])
         prepared[key] = this.#db.prepare(SQL[key]);
+      // Arrays, not objects: reads and lock-free sends run it on every request (rows.ts).
+      prepared.loadForRead.raw(true);
       this.#statements = prepared;
     }
     return this.#statements;
@@ -490,8 +492,8 @@ export class SqliteStore implements Store {
   }
 
   async loadForRead(rootEventId: string): Promise<ReadLoad | null> {
-    const row = this.#sql.loadForRead.get(rootEventId) as ReadLoadRow | undefined;
-    return row ? readLoadFromRow(row) : null;
+    const values = this.#sql.loadForRead.get(rootEventId) as ReadLoadValues | undefined;
+    return values ? readLoadFromValues(values) : null;
   }
 
   async sweepExpiredLocks(): Promise<number> {

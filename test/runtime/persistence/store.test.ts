@@ -313,6 +313,22 @@ describe.each(backends)('Store ($name)', (backend) => {
       expect(await store.loadForRead(ulid())).toBeNull();
     });
 
+    it("should load for a read a child's parent and a done status, as load does", async () => {
+      const parent = makeStep({ machineId, value: ['m.a'], context: {} });
+      await store.commit(parent);
+      const child = makeStep({
+        machineId: 'child',
+        value: ['child.done'],
+        context: { ok: true, list: [1, 'two'] },
+        status: 'done',
+      });
+      child.snapshot.parent = { machineId, id: parent.snapshot.id };
+      await store.commit(child);
+      const read = await store.loadForRead(child.snapshot.id);
+      expect(read).toEqual({ snapshot: child.snapshot, lockExpiresAt: null });
+      expect(read?.snapshot).toEqual(await store.load(child.snapshot.id));
+    });
+
     it('should lock and load in one step: the lock with the snapshot, a refusal with it, nothing for an unknown id', async () => {
       const created = makeStep({ machineId, value: ['m.a'], context: { n: 1 } });
       await store.commit(created);
