@@ -14,6 +14,7 @@
  *   is refused with 423 instead of waiting, and never waits on a transition).
  */
 import type { AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { getRandomValues } from 'node:crypto';
@@ -81,9 +82,16 @@ process.stdout.write(`READY ${port}\n`);
 // Exit normally on a signal, so `node --cpu-prof` (bench/http/profile.ts) writes its profile.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(0));
 
-/** The hand-written baseline, on the same SQLite file and pragmas (WAL, synchronous NORMAL). */
+/**
+ * The hand-written baseline, on the same SQLite file and pragmas (WAL, synchronous NORMAL, the
+ * store's busy timeout), through a connection of its own as such a handler would open: SQLite's
+ * defaults otherwise, so its checkpoints run on its commits (the store's connection checkpoints
+ * from a thread and keeps the automatic checkpoint only as a fallback, docs/persistence.md).
+ */
 function handWritten(app: FastifyInstance, sqlite: SqliteStore): void {
-  const db = sqlite.database;
+  const db = new Database(sqlite.filename, { timeout: 5000 });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
   db.exec(`CREATE TABLE IF NOT EXISTS hw_current_states (id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, seq INTEGER NOT NULL);
     CREATE TABLE IF NOT EXISTS hw_events (id TEXT PRIMARY KEY, root_id TEXT NOT NULL, seq INTEGER NOT NULL,
       type TEXT NOT NULL, payload TEXT, context TEXT, created_at TEXT NOT NULL);

@@ -16,6 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { IdempotencyClaimLostError, SqliteIdempotencyKeys } from './idempotency.js';
+import { CheckpointWorker } from './sqlite-checkpoints.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import type { ChildQuery } from './child-rows.js';
@@ -78,7 +79,17 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Run pending migrations when opening (default true). */
   migrate?: boolean;
+  /**
+   * Where WAL checkpoints run (docs/persistence.md "Checkpoints"): `worker` (default for files),
+   * a worker thread with its own connection once the store has committed
+   * `CHECKPOINT_WORKER_AFTER_COMMITS` times, the committing thread only past 8,000 WAL pages;
+   * `inline`, SQLite's automatic checkpoint on the committing thread every 1,000 pages.
+   */
+  checkpoints?: 'worker' | 'inline';
 }
+
+/** Commits after which a store starts its checkpoint thread (a store that barely writes never does). */
+export const CHECKPOINT_WORKER_AFTER_COMMITS = 100;
 
 // Every statement of this dialect, prepared once per connection.
 const SQL = {
@@ -201,13 +212,22 @@ export class SqliteStore implements Store {
   #insertEvents = new Map<number, Database.Statement>();
   readonly #commitTransaction: (request: CommitRequest) => void;
   readonly #lockAndLoadTransaction: (request: LockRequest) => LockedLoad;
+  readonly #synchronous: 'NORMAL' | 'FULL';
+  /** Commits until the checkpoint thread starts (`null`: checkpoints stay inline). */
+  #untilCheckpointWorker: number | null;
+  #checkpointWorker: CheckpointWorker | null = null;
 
   constructor(options: SqliteStoreOptions) {
     this.filename = options.filename;
+    this.#synchronous = options.synchronous === 'FULL' ? 'FULL' : 'NORMAL';
+    this.#untilCheckpointWorker =
+      options.filename === ':memory:' || options.checkpoints === 'inline'
+        ? null
+        : CHECKPOINT_WORKER_AFTER_COMMITS;
     if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
     this.#db = new Database(options.filename, { timeout: options.busyTimeoutMs ?? 5000 });
     this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma(`synchronous = ${options.synchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
+    this.#db.pragma(`synchronous = ${this.#synchronous}`);
     this.#db.pragma('foreign_keys = ON');
     this.idempotencyKeys = new SqliteIdempotencyKeys(this.#db);
     if (options.migrate !== false) this.migrateSync();
@@ -226,6 +246,11 @@ export class SqliteStore implements Store {
   /** The underlying connection, for tools and the benchmark's hand-written baseline. */
   get database(): Database.Database {
     return this.#db;
+  }
+
+  /** The checkpoint thread, once started (`checkpoints: 'worker'`); for tools and tests. */
+  get checkpointWorker(): CheckpointWorker | null {
+    return this.#checkpointWorker;
   }
 
   async migrate(): Promise<void> {
@@ -288,6 +313,14 @@ export class SqliteStore implements Store {
       // Another connection kept the database locked past the busy timeout: nothing applied.
       if (isBusy(error)) throw new StoreBusyError(error);
       throw error;
+    }
+    if (this.#checkpointWorker !== null) this.#checkpointWorker.committed();
+    else if (this.#untilCheckpointWorker !== null && --this.#untilCheckpointWorker === 0) {
+      this.#checkpointWorker = new CheckpointWorker({
+        database: this.#db,
+        filename: this.filename,
+        synchronous: this.#synchronous,
+      });
     }
   }
 
@@ -501,6 +534,9 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    // The thread's connection first: the store's, closed last, checkpoints and removes the WAL.
+    this.#untilCheckpointWorker = null;
+    await this.#checkpointWorker?.stop();
     if (this.#db.open) this.#db.close();
   }
 }
