@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { getRandomValues } from 'node:crypto';
-import { monotonicFactory } from 'ulidx';
+import { monotonicFactory } from 'ulid';
 import { createActor } from 'xstate';
 import { mountExpress } from '../../src/runtime/http/adapters/express.js';
 import { mountFastify } from '../../src/runtime/http/adapters/fastify.js';

@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { monotonicFactory } from 'ulidx';
+import { monotonicFactory } from 'ulid';
 import { defineMachine } from '../../src/runtime/definition/index.js';
 import { initialize, transition } from '../../src/runtime/interpreter/index.js';
 import type { HistoryRecord, MachineSnapshot } from '../../src/runtime/interpreter/types.js';

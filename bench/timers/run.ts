@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ulid } from 'ulidx';
+import { ulid } from 'ulid';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { defineMachine } from '../../src/runtime/definition/index.js';
 import { MachineRuntime } from '../../src/runtime/engine/machine-runtime.js';

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ulid } from 'ulidx';
+import { ulid } from 'ulid';
 import { describe, it } from 'vitest';
 import type { HistoryRecord, MachineSnapshot } from '../../src/runtime/interpreter/types.js';
 import { openStore } from '../../src/runtime/persistence/open-store.js';

@@ -1,7 +1,7 @@
 /**
  * `machine_children` rows and multi-instance commits on every store backend.
  */
-import { ulid } from 'ulidx';
+import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildRow } from '../../../src/runtime/index.js';
 import { SequenceConflictError, type Store } from '../../../src/runtime/persistence/store.js';

@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ulid } from 'ulidx';
+import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { startWorker } from '../../../src/runtime/engine/worker.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ulid } from 'ulidx';
+import { ulid } from 'ulid';
 import { defineMachine } from '../../../src/runtime/definition/index.js';
 import { transition } from '../../../src/runtime/interpreter/index.js';
 import {

@@ -2,7 +2,7 @@
  * The one suite every `Store` passes: memory, SQLite (memory and file) and PostgreSQL.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ulid } from 'ulidx';
+import { ulid } from 'ulid';
 import { SequenceConflictError, type Store } from '../../../src/runtime/persistence/store.js';
 import { allBackends, makeStep } from '../../support/stores.js';
 
