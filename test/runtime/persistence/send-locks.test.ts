@@ -190,8 +190,12 @@ describe('MachineRuntime.send without a lock row (SQLite file)', () => {
   let dir: string;
   let store: SqliteStore;
   let runtime: MachineRuntime;
-  /** Milliseconds the next INC transitions keep the thread busy (0: as fast as they are). */
+  /**
+   * Milliseconds the next transitions take, as the runtime measures them: `performance.now`
+   * follows this clock, so which send is quick does not depend on the machine's load.
+   */
   let spinMs = 0;
+  let clock = 0;
   /** Runs inside the next transition (another process acting meanwhile). */
   let during: (() => void) | null = null;
 
@@ -201,17 +205,16 @@ describe('MachineRuntime.send without a lock row (SQLite file)', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   beforeEach(() => {
     spinMs = 0;
+    clock = 0;
     during = null;
+    vi.spyOn(performance, 'now').mockImplementation(() => clock);
     store = new SqliteStore({ filename: join(dir, `${ulid()}.db`) });
     runtime = new MachineRuntime({
       store,
       engine: {
         initialize,
         transition: (...args: Parameters<typeof transition>) => {
-          const until = Date.now() + spinMs;
-          while (Date.now() < until) {
-            // A transition doing synchronous work.
-          }
+          clock += spinMs;
           during?.();
           during = null;
           return transition(...args);
@@ -220,6 +223,7 @@ describe('MachineRuntime.send without a lock row (SQLite file)', () => {
     });
   });
   afterEach(async () => {
+    vi.restoreAllMocks();
     await runtime.close();
   });
 
