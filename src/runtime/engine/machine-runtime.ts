@@ -260,8 +260,15 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     MacrostepOptions,
     'now' | 'machines' | 'maxTransitionDepth' | 'parallelDispatch'
   >;
-  /** The options of stateless steps, with and without history records: made once, not per send. */
-  readonly #statelessSteps: { kept: MacrostepOptions; light: MacrostepOptions };
+  /**
+   * The options of stateless steps, with and without history records (`lightEvent`: the event's
+   * step without history, which adopts the initial context): made once, not per send.
+   */
+  readonly #statelessSteps: {
+    kept: MacrostepOptions;
+    light: MacrostepOptions;
+    lightEvent: MacrostepOptions;
+  };
   readonly #listeners: CommitListeners;
   readonly #feed: CommitFeed;
   #closing: Promise<void> | null = null;
@@ -315,10 +322,15 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         ? {}
         : { maxTransitionDepth: options.maxTransitionDepth }),
     };
-    const statelessStep = { now: this.#now, ...pickDepth(this.#macrostepOptions) };
+    // Without a clock of the caller's, the steps read Date.now() (no Date object per step).
+    const statelessStep: MacrostepOptions = {
+      ...(options.now === undefined ? {} : { now: options.now }),
+      ...pickDepth(this.#macrostepOptions),
+    };
     this.#statelessSteps = {
       kept: statelessStep,
       light: { ...statelessStep, history: false },
+      lightEvent: { ...statelessStep, history: false, adoptContext: true },
     };
     const onError =
       options.onDeferredError ??
@@ -917,20 +929,37 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     return this.store.findChildren({ parentRootEventId: parentId });
   }
 
+  /** A fresh instance, the event applied, nothing persisted: {@link sendStatelessSync} as a promise. */
   async sendStateless(
     definition: MachineDefinition,
     event: EventObject,
     options: SendOptions = {},
   ): Promise<InstanceResult> {
-    const stepOptions =
-      options.keepHistory === false ? this.#statelessSteps.light : this.#statelessSteps.kept;
+    return this.sendStatelessSync(definition, event, options);
+  }
+
+  /**
+   * `sendStateless` without the promise: a stateless step does no I/O. The HTTP layer's
+   * stateless routes call it, so their requests take no promise round trip for the step.
+   * Throws what `sendStateless` rejects with.
+   */
+  sendStatelessSync(
+    definition: MachineDefinition,
+    event: EventObject,
+    options: SendOptions = {},
+  ): InstanceResult {
+    const light = options.keepHistory === false;
+    const stepOptions = light ? this.#statelessSteps.light : this.#statelessSteps.kept;
     const initial = this.#engine.initialize(definition, stepOptions);
     const step = this.#unkeptScenarioStep(definition, initial.snapshot, event.type, options);
+    // Without history the initial snapshot is this call's alone (no record carries its
+    // context), so the event's step may change that context instead of copying it first.
+    const eventOptions = light ? this.#statelessSteps.lightEvent : stepOptions;
     const result = this.#engine.transition(
       definition,
       initial.snapshot,
       event,
-      step === null ? stepOptions : { ...stepOptions, scenario: step.active },
+      step === null ? eventOptions : { ...eventOptions, scenario: step.active },
     );
     // The two steps as one result; the lists are joined only when both have entries.
     result.history = joined(initial.history, result.history);

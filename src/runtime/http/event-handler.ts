@@ -34,8 +34,8 @@ import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js
 import { assertPayloadSize, isRead, requestData } from './request-data.js';
 import {
   consoleLogger,
+  defaultHttpLogger,
   errorToResponse,
-  guarded,
   HttpError,
   validationResponse,
 } from './responses.js';
@@ -44,7 +44,7 @@ import type { IdempotentSend, SendOptions } from '../persistence/types.js';
 import { createInstanceLoader, type RouteInstance } from './route-instance.js';
 import { resolveTarget } from './route-target.js';
 import { readScenarioRequest } from './scenario-fields.js';
-import type { EndpointRequest, PlannedRoute, RouteHandler } from './types.js';
+import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 import { checkPayload, type PayloadValidation } from './validation-errors.js';
 
 /** Builds the handler of one planned event route. */
@@ -67,6 +67,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     !target.action?.before &&
     !target.action?.onException;
   const deferredParam = route.binding.kind === 'machineId' ? route.binding.param : '';
+  // A stateless route has no instance to load: no promise round trip for it.
+  const stateless = route.binding.kind === 'none';
+  const sendStatelessSync = services.instances.sendStatelessSync?.bind(services.instances);
   // Forwarded responses carry no scenario fields: the child's kept scenario applies inside.
   const scenarios = target.forward === null ? services.scenarios : undefined;
   const respond = createEventResponder(definition, route, target, services, scenarios);
@@ -103,12 +106,14 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     });
   };
 
-  // Made once per route: a request allocates no handler closures of its own.
-  const handle = guarded<IdempotentRequest | null>(
-    route,
-    services.logger,
-    async (request: EndpointRequest, claim?: IdempotentRequest | null) => {
-      const idempotent = claim ?? null;
+  // Made once per route: a request allocates no handler closures of its own. The handler never
+  // throws: an escaped error becomes its response (what `guarded` does for the other handlers,
+  // written out here so that a request runs one async function, not two).
+  const handle = async (
+    request: EndpointRequest,
+    idempotent: IdempotentRequest | null,
+  ): Promise<EndpointResponse> => {
+    try {
       // 1. Middleware.
       if (middleware.length > 0) {
         const shortCircuit = await runMiddleware(middleware, request);
@@ -137,9 +142,11 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       }
 
       // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
-      const found: RouteInstance = deferredLoad
-        ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
-        : await instances.load(request);
+      const found: RouteInstance = stateless
+        ? STATELESS
+        : deferredLoad
+          ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
+          : await instances.load(request);
 
       // 3. Event resolution and validation.
       let validation: PayloadValidation;
@@ -218,7 +225,10 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         if (instance.kind === 'stateless') {
           // The answer shows no history: the runtime need not build it.
           options.keepHistory = false;
-          result = await services.instances.sendStateless(definition, event, options);
+          result =
+            sendStatelessSync === undefined
+              ? await services.instances.sendStateless(definition, event, options)
+              : sendStatelessSync(definition, event, options);
         } else if (instance.kind === 'unbound') {
           result = await instances.sendFirst(instance.record, event, options);
           if (result === null) {
@@ -264,8 +274,8 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       if (action?.after)
         await action.after(hookArgs(definition, event, request, snapshot, snapshot.id));
 
-      // 9. Output.
-      return await respond({
+      // 9. Output (built synchronously unless it reads children: no await then).
+      const answer = respond({
         snapshot,
         status: route.status,
         isProcessing: false,
@@ -273,10 +283,20 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         kept,
         reached,
       });
-    },
-  );
+      return answer instanceof Promise ? await answer : answer;
+    } catch (error) {
+      return errorToResponse(
+        error,
+        services.logger ?? request.log ?? defaultHttpLogger,
+        route.name,
+      );
+    }
+  };
   return withIdempotency(route, services, handle);
 }
+
+/** The instance of every stateless request (only read). */
+const STATELESS: RouteInstance = Object.freeze({ kind: 'stateless' });
 
 /** The arguments of an action hook: the state it sees is a copy (hooks must not change it). */
 function hookArgs(

@@ -40,6 +40,19 @@ export function availableEvents(
   if (snapshot.status === 'done') return [];
   const leaves = leavesOf(definition, snapshot.value);
   const result: AvailableEvent[] = [];
+  // One leaf without forwards: its types are already unique (build-state-tree), so the
+  // de-duplication below, a Map and a Set per call, has nothing to do.
+  if (leaves.length === 1 && options.forwardedEvents === undefined) {
+    const leaf = leaves[0] as StateNode;
+    const regionKey = regionOf(leaf)?.key;
+    for (const type of leaf.availableTypes)
+      result.push(
+        regionKey === undefined
+          ? { type, source: 'parent' }
+          : { type, source: 'parent', region: regionKey },
+      );
+    return result;
+  }
   const seen = new Map<string | undefined, Set<string>>();
   for (const leaf of leaves) {
     const region = regionOf(leaf);

@@ -116,7 +116,8 @@ export class HistoryWriter {
     private readonly keep = true,
   ) {
     this.sequence = lastSequence;
-    this.createdAt = isoTime(time);
+    // Only records carry it.
+    this.createdAt = keep ? isoTime(time) : '';
   }
 
   /** Sequence number of the last record written (or of the input snapshot when none was). */

@@ -310,7 +310,13 @@ export class MacrostepArgs implements ScenarioBehaviorArgs {
 /** The options a macrostep continuing a snapshot takes from its caller. */
 export type SnapshotStepOptions = Pick<
   MacrostepOptions,
-  'now' | 'machines' | 'maxTransitionDepth' | 'scenario' | 'parallelDispatch' | 'history'
+  | 'now'
+  | 'machines'
+  | 'maxTransitionDepth'
+  | 'scenario'
+  | 'parallelDispatch'
+  | 'history'
+  | 'adoptContext'
 >;
 
 /**
@@ -325,7 +331,7 @@ export function macrostepFromSnapshot(
   options: SnapshotStepOptions,
   leaves: StateNode[] = leavesOf(definition, snapshot.value),
 ): Macrostep {
-  return new Macrostep(
+  const macrostep = new Macrostep(
     definition,
     snapshot.id,
     {
@@ -343,6 +349,8 @@ export function macrostepFromSnapshot(
     },
     trigger,
   );
+  if (options.adoptContext === true) macrostep.owned = true;
+  return macrostep;
 }
 
 /** The active leaves of a snapshot value; an unknown id means the snapshot is not this machine's. */

@@ -129,6 +129,14 @@ export interface MacrostepOptions {
    * HTTP, where building records and their ids was a good part of the request's cost.
    */
   history?: boolean;
+  /**
+   * `transition` only: the input snapshot's context belongs to this step (the caller made it
+   * and drops the snapshot), so behaviors change it in place instead of a copy made first. The
+   * input snapshot is then changed too, and after a failed validation guard the returned
+   * snapshot carries the changed context: only for callers that keep neither (stateless steps
+   * without history, whose validation failure is answered without a state).
+   */
+  adoptContext?: boolean;
 }
 
 /** A scenario plan in force for one macrostep, with the request's validated `scenarioParams`. */

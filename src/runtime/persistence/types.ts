@@ -156,6 +156,12 @@ export interface MachineInstances<D> {
   watch(id: string, listener: NoticeListener): Promise<() => void>;
   /** A fresh instance per call, the event applied, nothing persisted (stateless endpoints). */
   sendStateless(definition: D, event: EventObject, options?: SendOptions): Promise<InstanceResult>;
+  /**
+   * Optional: `sendStateless` answered synchronously (a stateless step does no I/O), throwing
+   * instead of rejecting. The HTTP layer's stateless routes use it when present: no promise
+   * round trip per request.
+   */
+  sendStatelessSync?(definition: D, event: EventObject, options?: SendOptions): InstanceResult;
   /** Optional: scenarios are enabled (the HTTP layer then reads and answers scenario fields). */
   readonly scenariosEnabled?: boolean;
   /** Optional: the scenario kept on an instance (scenarios enabled), for contention answers. */

@@ -1,0 +1,126 @@
+/**
+ * Server CPU time per request, A/B: `npx tsx bench/http/cpu.ts <framework> <checkout>...`.
+ *
+ * Starts bench/http/server.ts of each checkout (a directory holding this repository's bench/
+ * and src/, e.g. a worktree of an older commit) with an in-memory store, and drives each server
+ * in turn, alternating, with a fixed number of requests per scenario (`raw` and `mr-stateless`
+ * by default, BENCH_SCENARIOS to choose), reading the server process's CPU time
+ * from /proc before and after. Prints the median microseconds per request of each checkout and
+ * scenario, and each checkout's stateless / raw ratio. Req/s would mostly measure the other work
+ * of a shared machine; CPU time per request does not depend on it as much.
+ *
+ * Environment: BENCH_REQUESTS (per run, default 5000), BENCH_ROUNDS (default 21),
+ * BENCH_CONNECTIONS (default 10), BENCH_SCENARIOS (names or paths, comma-separated),
+ * BENCH_SERVER (another server script of the checkouts, default bench/http/server.ts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import autocannon from 'autocannon';
+
+const [framework = 'fastify', ...checkouts] = process.argv.slice(2);
+if (checkouts.length === 0) checkouts.push(resolve(import.meta.dirname, '../..'));
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 5_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'raw,mr-stateless').split(',');
+// A scenario is one of these names or a path of the server (`/quotes/increment`).
+const PATHS: Record<string, string> = {
+  raw: '/raw/increment',
+  'mr-stateless': '/quotes/increment',
+};
+// Another server script of the checkout (same arguments, same READY line), for experiments.
+const SERVER = process.env.BENCH_SERVER ?? 'bench/http/server.ts';
+const BODY = JSON.stringify({ payload: { by: 1 } });
+
+/**
+ * CPU time of a process in microseconds: the run time the scheduler accounted to each of its
+ * threads (/proc/<pid>/task/<tid>/schedstat, nanoseconds; the main thread, GC helpers, libuv
+ * workers), finer than the 10 ms ticks of /proc/<pid>/stat.
+ */
+function cpuMicros(pid: number): number {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return total / 1000;
+}
+
+function start(checkout: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=machine-routes-source',
+      '--import',
+      'tsx',
+      resolve(checkout, SERVER),
+      framework,
+      'memory:',
+    ],
+    { cwd: checkout, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return new Promise((done, fail) => {
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /READY (\d+)/.exec(output);
+      if (match) done({ child, port: Number(match[1]) });
+    });
+    child.on('exit', (code) => fail(new Error(`server of ${checkout} exited with ${code}`)));
+  });
+}
+
+async function drive(port: number, scenario: string, amount: number): Promise<void> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${PATHS[scenario] ?? scenario}`,
+    connections: CONNECTIONS,
+    amount,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: BODY,
+  });
+  if (result.non2xx + result.errors > 0) throw new Error(`${scenario}: non-2xx answers`);
+}
+
+const servers = [];
+for (const checkout of checkouts) servers.push({ checkout, ...(await start(checkout)) });
+try {
+  // Warm-up: JIT and connection set-up before anything is measured.
+  for (const server of servers)
+    for (const scenario of SCENARIOS) await drive(server.port, scenario, 10_000);
+  const figures = new Map<string, number[]>();
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const scenario of SCENARIOS) {
+      for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+        const before = cpuMicros(server.child.pid!);
+        await drive(server.port, scenario, REQUESTS);
+        const used = (cpuMicros(server.child.pid!) - before) / REQUESTS;
+        const key = `${server.checkout}|${scenario}`;
+        figures.set(key, [...(figures.get(key) ?? []), used]);
+      }
+    }
+  }
+  const median = (values: number[]) =>
+    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  console.log(
+    `${framework}, ${ROUNDS} rounds x ${REQUESTS} requests, ${CONNECTIONS} connections; ` +
+      'server CPU us per request, median (min-max)',
+  );
+  for (const { checkout } of servers) {
+    const row = SCENARIOS.map((scenario) => {
+      const values = figures.get(`${checkout}|${scenario}`)!;
+      return `${scenario} ${median(values).toFixed(1)} (${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)})`;
+    });
+    const raw = figures.get(`${checkout}|raw`);
+    const stateless = figures.get(`${checkout}|mr-stateless`);
+    if (raw && stateless)
+      row.push(`raw/stateless ${(median(raw) / median(stateless)).toFixed(2)}x`);
+    console.log(`${checkout}: ${row.join(', ')}`);
+  }
+} finally {
+  for (const server of servers) server.child.kill('SIGTERM');
+}
