@@ -157,9 +157,11 @@ export function createEventHandler<D extends MachineDefinitionBase>(
           eventType,
           target.event.payloadLimit ?? services.payloadLimit,
         );
-        const checked = checkPayload(target.event.payload, data.payload, {
-          coerce: isRead(request),
-        });
+        const checked = checkPayload(
+          target.event.payload,
+          data.payload,
+          isRead(request) ? COERCE : NO_COERCE,
+        );
         validation = checked instanceof Promise ? await checked : checked;
       } catch (error) {
         if (found.kind === 'deferred') await instances.load(request);
@@ -294,6 +296,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   };
   return withIdempotency(route, services, handle);
 }
+
+const COERCE = Object.freeze({ coerce: true });
+const NO_COERCE = Object.freeze({ coerce: false });
 
 /** The instance of every stateless request (only read). */
 const STATELESS: RouteInstance = Object.freeze({ kind: 'stateless' });

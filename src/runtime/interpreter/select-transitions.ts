@@ -35,23 +35,21 @@ type BranchOutcome = 'pass' | 'fail' | 'abort' | 'reject';
 /** Resolves `eventType` from every active leaf, then evaluates each distinct handler once. */
 export function selectTransitions(macrostep: Macrostep, eventType: string): Selection {
   const leaves = macrostep.leaves;
-  let handlers: Handler[];
   if (leaves.length === 1) {
+    // One leaf, one handler: no list of handlers to build.
     const handler = (leaves[0] as StateNode).handlers.get(eventType);
     if (handler === undefined) return UNHANDLED;
-    handlers = [handler];
-  } else {
-    handlers = [];
-    for (const leaf of leaves) {
-      const handler = leaf.handlers.get(eventType);
-      if (
-        handler !== undefined &&
-        !handlers.some((known) => known.transition === handler.transition)
-      )
-        handlers.push(handler);
-    }
-    if (handlers.length === 0) return UNHANDLED;
+    const result = evaluateHandler(macrostep, handler);
+    if (result === REJECTED_HANDLER) return REJECTED;
+    return { kind: 'selected', selected: result === null ? [] : [result] };
   }
+  const handlers: Handler[] = [];
+  for (const leaf of leaves) {
+    const handler = leaf.handlers.get(eventType);
+    if (handler !== undefined && !handlers.some((known) => known.transition === handler.transition))
+      handlers.push(handler);
+  }
+  if (handlers.length === 0) return UNHANDLED;
   const selected: SelectedTransition[] = [];
   for (const handler of handlers) {
     const result = evaluateHandler(macrostep, handler);
