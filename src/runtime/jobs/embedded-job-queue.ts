@@ -3,7 +3,8 @@
  * in-memory database), run by an in-process worker. Several processes may share one SQLite file;
  * each claims jobs under SQLite's write lock.
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { sqliteDriver } from '../persistence/sqlite-driver.js';
 import { JOBS_TABLE_SQLITE } from '../persistence/job-schema.js';
 import { PollingJobQueue } from './polling-job-queue.js';
 import { SqliteJobBackend } from './sqlite-job-backend.js';
@@ -42,7 +43,8 @@ export class EmbeddedJobQueue extends PollingJobQueue {
 
 /** A new in-memory SQLite database holding just the jobs table. */
 export function createJobsDatabase(): Database.Database {
-  const database = new Database(':memory:');
+  const Driver = sqliteDriver();
+  const database = new Driver(':memory:');
   database.exec(JOBS_TABLE_SQLITE);
   return database;
 }

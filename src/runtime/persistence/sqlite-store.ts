@@ -14,9 +14,10 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { IdempotencyClaimLostError, SqliteIdempotencyKeys } from './idempotency.js';
 import { CheckpointWorker } from './sqlite-checkpoints.js';
+import { sqliteDriver } from './sqlite-driver.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import type { ChildQuery } from './child-rows.js';
@@ -189,7 +190,7 @@ function eventValues(history: readonly HistoryRecord[], start: number, rows: num
 
 // SQLITE_BUSY / SQLITE_LOCKED and their extended codes (SQLITE_BUSY_SNAPSHOT, ...).
 function isBusy(error: unknown): boolean {
-  if (!(error instanceof Database.SqliteError)) return false;
+  if (!(error instanceof sqliteDriver().SqliteError)) return false;
   return error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED');
 }
 
@@ -225,7 +226,8 @@ export class SqliteStore implements Store {
         ? null
         : CHECKPOINT_WORKER_AFTER_COMMITS;
     if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
-    this.#db = new Database(options.filename, { timeout: options.busyTimeoutMs ?? 5000 });
+    const Driver = sqliteDriver();
+    this.#db = new Driver(options.filename, { timeout: options.busyTimeoutMs ?? 5000 });
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma(`synchronous = ${this.#synchronous}`);
     this.#db.pragma('foreign_keys = ON');
