@@ -278,6 +278,16 @@ export class MissingPeerDependencyException extends MachineRoutesError {
   readonly code = 'MR_MISSING_PEER_DEPENDENCY';
 }
 
+/**
+ * A runtime was opened on a PostgreSQL database whose schema lacks migrations this version
+ * needs (PostgreSQL is migrated once per deployment, not on open). `details.key` holds the store
+ * URL with its password hidden, `details.pending` the missing versions. Run
+ * `machine-routes migrate --database <url>`, or open with `migrate: true`.
+ */
+export class StoreNotMigratedException extends MachineRoutesError {
+  readonly code = 'MR_STORE_NOT_MIGRATED';
+}
+
 /** One bad runtime setting, as `InvalidSettingsException` lists it. */
 export interface SettingProblem {
   /** Where the value came from: an environment variable's name, or `option 'key'`. */

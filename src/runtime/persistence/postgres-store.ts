@@ -15,7 +15,7 @@ import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
-import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
+import { SCHEMA_MIGRATIONS_DDL, pendingMigrations, type Migration } from './migrations.js';
 import {
   childChangeSql,
   childFromRow,
@@ -322,6 +322,17 @@ export class PostgresStore implements Store {
       throw error;
     } finally {
       client.release();
+    }
+  }
+
+  /** Migrations this version needs that the database lacks (all of them on a fresh schema). */
+  async pendingMigrations(): Promise<Migration[]> {
+    try {
+      return pendingMigrations(await this.appliedMigrations());
+    } catch (error) {
+      // 42P01: no schema_migrations table, nothing was ever migrated here.
+      if ((error as { code?: unknown }).code === '42P01') return pendingMigrations([]);
+      throw error;
     }
   }
 

@@ -14,9 +14,12 @@ import {
   MachineNotFoundException,
   MachineValidationException,
   NoTransitionDefinitionFoundException,
+  StoreNotMigratedException,
 } from '../../../src/runtime/errors.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import type { Store } from '../../../src/runtime/persistence/store.js';
+import { migrate } from '../../../src/runtime/persistence/open-store.js';
+import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
 import { allBackends, makeStep } from '../../support/stores.js';
 import { counterMachine, ephemeralMachine } from './fixtures/machines.js';
 
@@ -294,6 +297,8 @@ describe.each(backends)('MachineRuntime ($name)', (backend) => {
   });
 });
 
+const runPostgres = await shouldRunPostgresTests('machine-runtime.test.ts');
+
 describe('MachineRuntime.open', () => {
   it('should open the configured store, migrated, and apply the transition depth default', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mr-runtime-open-'));
@@ -331,6 +336,26 @@ describe('MachineRuntime.open', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it.runIf(runPostgres)(
+    'should refuse an unmigrated PostgreSQL schema, naming the command, and open once migrated',
+    async () => {
+      const schema = await createTestSchema('runtime_open');
+      try {
+        const refused = MachineRuntime.open({ databaseUrl: schema.url, worker: false });
+        await expect(refused).rejects.toBeInstanceOf(StoreNotMigratedException);
+        await expect(refused).rejects.toThrow("run 'machine-routes migrate --database postgres://");
+        await migrate(schema.url);
+        const runtime = await MachineRuntime.open({ databaseUrl: schema.url, worker: false });
+        const { snapshot } = await runtime.create(counterMachine);
+        expect(await runtime.restore(counterMachine, snapshot.id)).toEqual(snapshot);
+        await runtime.close();
+      } finally {
+        await schema.drop();
+        await dropSchema(`${schema.schema}_jobs`);
+      }
+    },
+  );
 
   it('should reject a bad configuration before opening anything', async () => {
     await expect(
