@@ -17,6 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
+import { readyLine } from '../ready-line.js';
 
 const [framework = 'fastify', ...checkouts] = process.argv.slice(2);
 if (checkouts.length === 0) checkouts.push(resolve(import.meta.dirname, '../..'));
@@ -50,7 +51,7 @@ function cpuMicros(pid: number): number {
   return total / 1000;
 }
 
-function start(checkout: string): Promise<{ child: ChildProcess; port: number }> {
+async function start(checkout: string): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(
     process.execPath,
     [
@@ -63,15 +64,8 @@ function start(checkout: string): Promise<{ child: ChildProcess; port: number }>
     ],
     { cwd: checkout, stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  return new Promise((done, fail) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /READY (\d+)/.exec(output);
-      if (match) done({ child, port: Number(match[1]) });
-    });
-    child.on('exit', (code) => fail(new Error(`server of ${checkout} exited with ${code}`)));
-  });
+  const [port] = await readyLine(child, `server of ${checkout}`);
+  return { child, port: Number(port) };
 }
 
 async function drive(port: number, scenario: string, amount: number): Promise<void> {

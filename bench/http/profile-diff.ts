@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { readyLine } from '../ready-line.js';
 
 const [framework = 'fastify', scenario = 'mr-stateless', baseline = 'raw'] = process.argv.slice(2);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 60_000);
@@ -50,15 +51,7 @@ async function profileOf(name: string): Promise<Map<string, number>> {
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const port = await new Promise<number>((resolve, reject) => {
-    let output = '';
-    server.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /READY (\d+)/.exec(output);
-      if (match) resolve(Number(match[1]));
-    });
-    server.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
+  const port = Number((await readyLine(server, 'server'))[0]);
   const drive = (amount: number) =>
     autocannon({
       url: `http://127.0.0.1:${port}${PATHS[name]}`,

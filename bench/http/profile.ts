@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { readyLine } from '../ready-line.js';
 
 const [scenario = 'mr-machineid', storeArg = 'sqlite', framework = 'fastify'] =
   process.argv.slice(2);
@@ -52,15 +53,7 @@ const server = spawn(
   ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
-const port = await new Promise<number>((resolve, reject) => {
-  let output = '';
-  server.stdout!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    const match = /READY (\d+)/.exec(output);
-    if (match) resolve(Number(match[1]));
-  });
-  server.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-});
+const port = Number((await readyLine(server, 'server'))[0]);
 const base = `http://127.0.0.1:${port}`;
 const ids: string[] = [];
 const bound = scenario === 'mr-machineid' || scenario === 'mr-read';

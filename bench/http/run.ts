@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { readyLine } from '../ready-line.js';
 
 const RUNS = 3;
 const DURATION = Number(process.env.BENCH_DURATION ?? 4);
@@ -175,7 +176,7 @@ async function seed(url: string): Promise<string[]> {
   return ids;
 }
 
-function startServer(plan: ServerPlan): Promise<{ process: ChildProcess; port: number }> {
+async function startServer(plan: ServerPlan): Promise<{ process: ChildProcess; port: number }> {
   const script = fileURLToPath(new URL('./server.ts', import.meta.url));
   const child = spawn(
     process.execPath,
@@ -184,15 +185,8 @@ function startServer(plan: ServerPlan): Promise<{ process: ChildProcess; port: n
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /READY (\d+)/.exec(output);
-      if (match) resolve({ process: child, port: Number(match[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`server ${plan.label} exited with ${code}`)));
-  });
+  const [port] = await readyLine(child, `server ${plan.label}`);
+  return { process: child, port: Number(port) };
 }
 
 function medianOf(runs: Figures[]): Figures {

@@ -19,6 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { readyLine } from '../ready-line.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -56,15 +57,7 @@ async function start(tree: string, index: number): Promise<Server> {
     ],
     { cwd: tree, stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const { port, ids } = await new Promise<{ port: number; ids: string[] }>((done, fail) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const line = /READY (\d+) ([^\n]*)\n/.exec(output);
-      if (line) done({ port: Number(line[1]), ids: line[2]!.split(' ') });
-    });
-    child.on('exit', (code) => fail(new Error(`server of ${tree} exited with ${code}`)));
-  });
+  const [port, ...ids] = await readyLine(child, `server of ${tree}`);
   return { label: index === 0 ? 'this tree' : tree, child, base: `http://127.0.0.1:${port}`, ids };
 }
 

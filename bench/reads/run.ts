@@ -12,6 +12,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { readyLine } from '../ready-line.js';
 
 const RUNS = 5;
 const DURATION = Number(process.env.BENCH_DURATION ?? 4);
@@ -30,15 +31,7 @@ async function main(): Promise<void> {
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   try {
-    const { port, ids } = await new Promise<{ port: number; ids: string[] }>((resolve, reject) => {
-      let output = '';
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const line = /READY (\d+) ([^\n]*)\n/.exec(output);
-        if (line) resolve({ port: Number(line[1]), ids: line[2]!.split(' ') });
-      });
-      child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    });
+    const [port, ...ids] = await readyLine(child, 'server');
     const base = `http://127.0.0.1:${port}`;
     const results: Record<Scenario, number[]> = { raw: [], read: [] };
     const p99: Record<Scenario, number[]> = { raw: [], read: [] };
