@@ -6,11 +6,8 @@
 import type { JobQueue } from '../jobs/job-queue.js';
 import { openJobQueue, type OpenJobQueueOptions } from '../jobs/open-job-queue.js';
 import type { DurableJobQueue } from '../jobs/types.js';
-import { StoreNotMigratedException } from '../errors.js';
-import { openStore } from '../persistence/open-store.js';
-import type { PostgresStore } from '../persistence/postgres-store.js';
+import { assertMigrated, openStore } from '../persistence/open-store.js';
 import type { Store } from '../persistence/store.js';
-import { redactStoreUrl } from '../store-url.js';
 import { loadRuntimeConfig, type MachineRuntimeConfig } from './config.js';
 import { stderrLogger, type Logger } from '../logger.js';
 
@@ -49,8 +46,7 @@ export async function openRuntimeParts(options: RuntimePartsOptions): Promise<Ru
     options.migrate === undefined ? {} : { migrate: options.migrate },
   );
   try {
-    if (store.kind === 'postgres' && options.migrate !== true)
-      await assertMigrated(store as PostgresStore, config.databaseUrl);
+    if (options.migrate !== true) await assertMigrated(store);
     if (options.jobs !== undefined) return { config, store, jobs: options.jobs, ownedJobs: null };
     // The in-process worker must not keep a process alive that is otherwise done.
     const owned = await openJobQueue(store, {
@@ -63,23 +59,6 @@ export async function openRuntimeParts(options: RuntimePartsOptions): Promise<Ru
     await store.close().catch(() => {});
     throw error;
   }
-}
-
-// A PostgreSQL schema is migrated once per deployment (`machine-routes migrate`), not on open: a
-// runtime started before that would answer every request 500 ("relation does not exist") and
-// log a failed sweep each interval, so it refuses to open instead, saying what to run.
-async function assertMigrated(store: PostgresStore, url: string): Promise<void> {
-  const pending = await store.pendingMigrations();
-  if (pending.length === 0) return;
-  const shown = redactStoreUrl(url);
-  const versions = pending.map((migration) => `${migration.version} ${migration.name}`);
-  throw new StoreNotMigratedException(
-    `The PostgreSQL database '${shown}' lacks ${pending.length} migration(s) this version of ` +
-      `machine-routes needs (${versions.join(', ')}): run 'machine-routes migrate --database ` +
-      `${shown}' once per deployment before starting servers, or open the runtime with ` +
-      `migrate: true.`,
-    { key: shown, pending: pending.map((migration) => migration.version) },
-  );
 }
 
 // Failed job attempts of the runtime's own queue, to the application's logger (the job is

@@ -5,7 +5,7 @@
  */
 import type { JobHandler } from '../jobs/job-queue.js';
 import { loadRuntimeConfig } from './config.js';
-import { openStore, parseStoreUrl } from '../persistence/open-store.js';
+import { assertMigrated, openStore, parseStoreUrl } from '../persistence/open-store.js';
 import type { Store } from '../persistence/store.js';
 import { LockSweeper } from './lock-sweeper.js';
 import { openJobQueue } from '../jobs/open-job-queue.js';
@@ -76,6 +76,9 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Run
     ...settings
   } = options;
   const target = store ?? databaseUrl ?? loadRuntimeConfig({}, env).databaseUrl;
+  // A machine store (as `machine-routes worker` passes) on an unmigrated PostgreSQL schema is
+  // refused before any job is claimed; a queue opened from a URL alone may serve plain jobs.
+  if (store !== undefined) await assertMigrated(store);
   const queue = await openJobQueue(target, {
     ...settings,
     onError,

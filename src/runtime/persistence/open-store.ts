@@ -10,11 +10,12 @@
  *
  * SQLite URLs take `?synchronous=normal|full`.
  */
-import { MissingPeerDependencyException } from '../errors.js';
+import { MissingPeerDependencyException, StoreNotMigratedException } from '../errors.js';
 import { MemoryStore } from './memory-store.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
-import { parseStoreUrl } from '../store-url.js';
+import { parseStoreUrl, redactStoreUrl } from '../store-url.js';
+import type { PostgresStore } from './postgres-store.js';
 
 export { parseStoreUrl, type StoreLocation } from '../store-url.js';
 
@@ -66,6 +67,30 @@ export async function migrate(url: string): Promise<void> {
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Refuses a PostgreSQL store whose schema lacks migrations this version needs
+ * ({@link StoreNotMigratedException}, naming them and the command to run). PostgreSQL is migrated
+ * once per deployment, not on open: a runtime or worker started before that would fail every
+ * request and sweep with "relation does not exist". Other stores migrate themselves: no-op.
+ */
+export async function assertMigrated(store: Store): Promise<void> {
+  if (store.kind !== 'postgres') return;
+  const postgres = store as PostgresStore;
+  const pending = await postgres.pendingMigrations();
+  if (pending.length === 0) return;
+  const url = new URL(postgres.connectionString);
+  if (postgres.schema !== undefined) url.searchParams.set('schema', postgres.schema);
+  const shown = redactStoreUrl(url.toString());
+  const versions = pending.map((migration) => `${migration.version} ${migration.name}`);
+  throw new StoreNotMigratedException(
+    `The PostgreSQL database '${shown}' lacks ${pending.length} migration(s) this version of ` +
+      `machine-routes needs (${versions.join(', ')}): run 'machine-routes migrate --database ` +
+      `${shown}' once per deployment before starting servers and workers, or open the runtime ` +
+      `with migrate: true.`,
+    { key: shown, pending: pending.map((migration) => migration.version) },
+  );
 }
 
 /**

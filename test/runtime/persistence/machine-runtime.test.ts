@@ -17,8 +17,9 @@ import {
   StoreNotMigratedException,
 } from '../../../src/runtime/errors.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
+import { startWorker } from '../../../src/runtime/engine/worker.js';
 import type { Store } from '../../../src/runtime/persistence/store.js';
-import { migrate } from '../../../src/runtime/persistence/open-store.js';
+import { migrate, openStore } from '../../../src/runtime/persistence/open-store.js';
 import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
 import { allBackends, makeStep } from '../../support/stores.js';
 import { counterMachine, ephemeralMachine } from './fixtures/machines.js';
@@ -345,6 +346,12 @@ describe('MachineRuntime.open', () => {
         const refused = MachineRuntime.open({ databaseUrl: schema.url, worker: false });
         await expect(refused).rejects.toBeInstanceOf(StoreNotMigratedException);
         await expect(refused).rejects.toThrow("run 'machine-routes migrate --database postgres://");
+        // A worker given the machine store too (machine-routes worker), before it claims a job.
+        const store = await openStore(schema.url);
+        await expect(startWorker({ store, handleSignals: false })).rejects.toBeInstanceOf(
+          StoreNotMigratedException,
+        );
+        await store.close();
         await migrate(schema.url);
         const runtime = await MachineRuntime.open({ databaseUrl: schema.url, worker: false });
         const { snapshot } = await runtime.create(counterMachine);
