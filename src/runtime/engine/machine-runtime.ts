@@ -242,6 +242,25 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
   logger?: Logger;
 }
 
+/** What `#sendLocked` is given by the caller holding the instance. */
+interface LockedSend {
+  /**
+   * The lock row taken for this send, released by the commit itself (one write transaction less
+   * per event); without it (inside `withLock`) the lock stays held for the rest of the callback.
+   */
+  lock?: LockHandle;
+  scenarioRequest?: ScenarioRequest;
+  timerFire?: TimerFireClaim;
+  /** The snapshot read when the lock was taken (else read now). */
+  loaded?: MachineSnapshot;
+  idempotency?: IdempotentSend;
+  /**
+   * A lock-free send's in-process slot, given back once the commit is written (the follow-up
+   * may send to this instance again); its commit checks the lock row (`CommitRequest.lockFree`).
+   */
+  lockFree?: () => void;
+}
+
 /** Runs machines against a `Store`: one writer per instance at a time, one transaction per event. */
 export class MachineRuntime implements MachineInstances<MachineDefinition> {
   readonly store: Store;
@@ -688,16 +707,12 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       let snapshot = loaded!.snapshot!;
       for (let attempt = 1; ; attempt += 1) {
         try {
-          return await this.#sendLocked(
-            definition,
-            id,
-            event,
+          return await this.#sendLocked(definition, id, event, {
             lock,
-            options.scenario,
-            undefined,
-            snapshot,
-            options.idempotency,
-          );
+            scenarioRequest: options.scenario,
+            loaded: snapshot,
+            idempotency: options.idempotency,
+          });
         } catch (error) {
           // A waiting send fenced out before its commit (its snapshot was read while another
           // process's commit was landing) or refused by a busy database still holds the lock:
@@ -766,17 +781,10 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
         release();
         return await this.#sendLocking(definition, id, event, options);
       }
-      return await this.#sendLocked(
-        definition,
-        id,
-        event,
-        undefined,
-        OMITTED,
-        undefined,
-        loaded.snapshot,
-        undefined,
-        release,
-      );
+      return await this.#sendLocked(definition, id, event, {
+        loaded: loaded.snapshot,
+        lockFree: release,
+      });
     } finally {
       release();
     }
@@ -796,22 +804,14 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     }
   }
 
-  // `lock`: released by the commit itself (one write transaction less per event); without it
-  // (inside `withLock`) the lock stays held for the rest of the callback. `lockFree`: the
-  // in-process slot of a lock-free send, given back once the commit is written (the follow-up
-  // may send to this instance again).
+  // The send of an instance this caller holds (its lock, its in-process slot, or `withLock`).
   async #sendLocked(
     definition: MachineDefinition,
     id: string,
     event: EventObject,
-    lock?: LockHandle,
-    scenarioRequest: ScenarioRequest = OMITTED,
-    timerFire?: TimerFireClaim,
-    /** The snapshot read when the lock was taken (else read now). */
-    loaded?: MachineSnapshot,
-    idempotency?: IdempotentSend,
-    lockFree?: () => void,
+    held: LockedSend = {},
   ): Promise<InstanceResult> {
+    const { lock, scenarioRequest = OMITTED, timerFire, loaded, idempotency, lockFree } = held;
     const snapshot = loaded ?? (await this.restore(definition, id));
     this.#registry.register(definition);
     // A parent-facing event of a running child (forwarded endpoint): recorded on the parent,
@@ -1024,7 +1024,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       send: async (definition, event, sendOptions = {}) => {
         if (released)
           throw new Error(`The lock of machine '${id}' was released: send through the runtime.`);
-        return this.#sendLocked(definition, id, event, undefined, OMITTED, sendOptions.timerFire);
+        return this.#sendLocked(definition, id, event, { timerFire: sendOptions.timerFire });
       },
     };
     try {

@@ -146,23 +146,22 @@ export type ReadLoadValues = [
   lockExpiresAt: string | null,
 ];
 
-/** {@link readLoadFromRow} of a raw-mode SQLite row (same fields, see {@link ReadLoadValues}). */
+/**
+ * {@link readLoadFromRow} of a raw-mode SQLite row (same fields, see {@link ReadLoadValues}). A
+ * JavaScript literal of one fixed shape is cheap; the cost was the driver making the object.
+ */
 export function readLoadFromValues(values: ReadLoadValues): ReadLoad {
-  const value = values[2];
-  const context = values[3];
-  const snapshot: MachineSnapshot = {
-    machineId: values[1],
-    id: values[0],
-    value: value === null ? [] : (JSON.parse(value) as string[]),
-    context: context === null ? {} : (JSON.parse(context) as Context),
-    status: values[4] === 'done' ? 'done' : 'active',
-    sequence: Number(values[5]),
-  };
-  const parentMachineId = values[6];
-  const parentId = values[7];
-  if (parentId && parentMachineId) snapshot.parent = { machineId: parentMachineId, id: parentId };
-  const expires = values[8];
-  return { snapshot, lockExpiresAt: expires === null ? null : Date.parse(expires) };
+  return readLoadFromRow({
+    root_event_id: values[0],
+    machine_id: values[1],
+    machine_value: values[2],
+    context: values[3],
+    status: values[4],
+    sequence_number: values[5],
+    parent_machine_id: values[6],
+    parent_root_event_id: values[7],
+    lock_expires_at: values[8],
+  });
 }
 
 export function snapshotFromRow(row: InstanceRow): MachineSnapshot {
