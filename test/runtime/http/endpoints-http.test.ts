@@ -696,6 +696,28 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       expect(await runtime.history(fixture.orderMachine, id)).toEqual(before);
     });
 
+    it('should accept a body nested exactly to the limit and answer 400 one level deeper', async () => {
+      const json = { 'content-type': 'application/json' };
+      // The object, the payload and the arrays: 32 levels, then 33.
+      const nested = (arrays: number) =>
+        `{"payload":{"amount":1,"extra":${'['.repeat(arrays)}${']'.repeat(arrays)}}}`;
+      const atLimit = await call('POST', '/quotes/submit', { raw: nested(30), headers: json });
+      expect(atLimit.status).toBe(200);
+      const over = await call('POST', '/quotes/submit', { raw: nested(31), headers: json });
+      expect(over.status).toBe(400);
+      expect(over.body).toEqual({
+        message: 'The request body is nested more than 32 levels deep.',
+      });
+    });
+
+    it('should answer 400 for a malformed query string on a route with a body', async () => {
+      const response = await call('POST', '/quotes/submit?a=%E0%A4%A', {
+        body: { payload: { amount: 1 } },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ message: expect.stringMatching(/^Malformed query string/) });
+    });
+
     it('should answer 400 for a query string nested deeper than the limit', async () => {
       const id = await create();
       const response = await call('GET', `/orders/${id}/search?q${'[a]'.repeat(2000)}=1`);

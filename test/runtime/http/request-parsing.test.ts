@@ -68,6 +68,27 @@ describe('parseJsonBody', () => {
     expect(parseJsonBody(`{"s":"${'['.repeat(100)}"}`)).toEqual({ s: '['.repeat(100) });
   });
 
+  it('should check the nesting of the shortest texts at and over the limit', () => {
+    // 32 deep is 64 characters, too short to be over the limit; 33 deep is 66, the first length
+    // that is scanned.
+    expect(parseJsonBody(`${'['.repeat(32)}${']'.repeat(32)}`)).toBeInstanceOf(Array);
+    expect(() => parseJsonBody(`${'['.repeat(33)}${']'.repeat(33)}`)).toThrow(
+      expect.objectContaining({ status: 400 }),
+    );
+    expect(() => parseJsonBody(` ${'['.repeat(33)}${']'.repeat(33)} `)).toThrow(
+      expect.objectContaining({ status: 400 }),
+    );
+  });
+
+  it.each<[string, unknown]>([
+    [' \n\t ', undefined],
+    [' {"a":1}', { a: 1 }],
+    ['\n[1]\n', [1]],
+    ['"text"', 'text'],
+  ])('should treat blank text as no body and parse text around whitespace: %j', (text, expected) => {
+    expect(parseJsonBody(text)).toEqual(expected);
+  });
+
   it('should answer malformed JSON with a 400 HttpError', () => {
     expect(() => parseJsonBody('{"a":')).toThrow(expect.objectContaining({ status: 400 }));
   });

@@ -5,7 +5,7 @@
 import type { HttpMethod } from '../../definition/types.js';
 import type { MachineRouter, MountedRoute } from '../machine-router.js';
 import type { EndpointRequest, HttpLogger } from '../types.js';
-import { DEFAULT_BODY_LIMIT } from '../request-parsing.js';
+import { DEFAULT_BODY_LIMIT, parseQueryString } from '../request-parsing.js';
 
 /** What an adapter mounts: a router, or routes plus the body limit. */
 export type MountSource = MachineRouter | { routes: readonly MountedRoute[]; bodyLimit?: number };
@@ -67,16 +67,23 @@ export function neutralHeaders(
 }
 
 /**
- * A neutral request whose `headers` are `neutralHeaders(raw)` computed on first read: most
- * routes (no middleware, no action hooks) never look at them, and copying them is a visible
- * share of a request's cost.
+ * The neutral request of a framework's request. What most routes never read is made on first
+ * read: `headers` (no middleware, no action hooks: copying them was a visible share of a
+ * request's cost), `params` (a copy, so a handler cannot change the framework's; stateless
+ * routes have none to read) and the logger. A query string is parsed here, at once, so that a
+ * malformed one is a 400 on every route, whether or not the route reads it; a URL without one
+ * gets its empty object on first read.
  */
-export function endpointRequest(
-  fields: Omit<EndpointRequest, 'headers' | 'log'>,
-  raw: Record<string, string | string[] | undefined>,
-  frameworkLog?: () => HttpLogger | undefined,
+export function endpointRequest<Source>(
+  method: string,
+  params: Record<string, string>,
+  query: string,
+  body: unknown,
+  headers: Record<string, string | string[] | undefined>,
+  source: Source,
+  log: (source: Source) => HttpLogger | undefined,
 ): EndpointRequest {
-  return new AdapterRequest(fields, raw, frameworkLog);
+  return new AdapterRequest(method, params, query, body, headers, source, log);
 }
 
 /**
@@ -84,35 +91,58 @@ export function endpointRequest(
  * closures in every request, so every request had a hidden class of its own (about 3 us per
  * request, and the handlers reading it went megamorphic). The accessors live on the prototype.
  */
-class AdapterRequest implements EndpointRequest {
+class AdapterRequest<Source> implements EndpointRequest {
   method: string;
-  params: Record<string, string>;
-  query: Record<string, unknown>;
   body: unknown;
+  #params: Record<string, string> | undefined = undefined;
+  #query: Record<string, unknown> | undefined;
   #headers: Record<string, string | undefined> | undefined = undefined;
-  readonly #raw: Record<string, string | string[] | undefined>;
-  readonly #frameworkLog: (() => HttpLogger | undefined) | undefined;
+  readonly #rawParams: Record<string, string>;
+  readonly #rawHeaders: Record<string, string | string[] | undefined>;
+  readonly #source: Source;
+  readonly #log: (source: Source) => HttpLogger | undefined;
 
   constructor(
-    fields: Omit<EndpointRequest, 'headers' | 'log'>,
-    raw: Record<string, string | string[] | undefined>,
-    frameworkLog: (() => HttpLogger | undefined) | undefined,
+    method: string,
+    params: Record<string, string>,
+    query: string,
+    body: unknown,
+    headers: Record<string, string | string[] | undefined>,
+    source: Source,
+    log: (source: Source) => HttpLogger | undefined,
   ) {
-    this.method = fields.method;
-    this.params = fields.params;
-    this.query = fields.query;
-    this.body = fields.body;
-    this.#raw = raw;
-    this.#frameworkLog = frameworkLog;
+    this.method = method;
+    this.body = body;
+    this.#rawParams = params;
+    this.#query = query === '' ? undefined : parseQueryString(query);
+    this.#rawHeaders = headers;
+    this.#source = source;
+    this.#log = log;
+  }
+
+  get params(): Record<string, string> {
+    return (this.#params ??= { ...this.#rawParams });
+  }
+
+  set params(value: Record<string, string>) {
+    this.#params = value;
+  }
+
+  get query(): Record<string, unknown> {
+    return (this.#query ??= {});
+  }
+
+  set query(value: Record<string, unknown>) {
+    this.#query = value;
   }
 
   // Made on first use (an unexpected error): most requests never log.
   get log(): HttpLogger | undefined {
-    return this.#frameworkLog?.();
+    return this.#log(this.#source);
   }
 
   get headers(): Record<string, string | undefined> {
-    return (this.#headers ??= neutralHeaders(this.#raw));
+    return (this.#headers ??= neutralHeaders(this.#rawHeaders));
   }
 
   set headers(value: Record<string, string | undefined>) {
