@@ -38,6 +38,34 @@ function readmeFiles(): Map<string, string> {
   return files;
 }
 
+/** The text of the README's section `heading` (up to the next `## `). */
+function readmeSection(heading: string): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf(`## ${heading}`));
+  return section.slice(0, section.indexOf('\n## ', 1));
+}
+
+/**
+ * The `npm install` lines of the README's "Install into your project" whose command (not its
+ * comment) mentions `word`, as npm arguments.
+ */
+function readmeInstallLines(word: string): string[][] {
+  const block = /```sh\n([\s\S]*?)```/.exec(readmeSection('Install into your project'))?.[1] ?? '';
+  return block
+    .split('\n')
+    .map((line) => line.replace(/#.*$/, '').trim())
+    .filter((command) => command.startsWith('npm install ') && command.includes(word))
+    .map((command) => command.split(/\s+/).slice(2));
+}
+
+/** The `tsconfig.json` the README's "Install into your project" shows, verbatim. */
+function readmeTsconfig(): string {
+  const block = /```jsonc?\n([\s\S]*?)```/.exec(readmeSection('Install into your project'))?.[1];
+  if (block === undefined)
+    throw new Error('README "Install into your project" shows no tsconfig.json');
+  return block;
+}
+
 /** Runs a command in `cwd` and returns its stdout; throws with its output when it fails. */
 function sh(cwd: string, command: string, args: string[]): string {
   try {
@@ -63,8 +91,12 @@ function versionIn(modules: string, name: string): string {
 }
 
 /** A fresh `npm init -y` project of `type` with the user's dependencies installed. */
-function createProject(type: 'commonjs' | 'module', installed: string | null): string {
-  const project = path.join(work, type);
+function createProject(
+  type: 'commonjs' | 'module',
+  installed: string | null,
+  directory: string = type,
+): string {
+  const project = path.join(work, directory);
   mkdirSync(project);
   sh(project, 'npm', ['init', '-y']);
   sh(project, 'npm', ['pkg', 'set', `type=${type}`]);
@@ -246,6 +278,67 @@ describe.each(['commonjs', 'module'] as const)('a fresh npm project (type %s)', 
         await extra?.exited;
         await schema.drop();
       }
+    },
+    INSTALL_TIMEOUT,
+  );
+});
+
+// Express as the README has a user install it: its lines of "Install into your project" (the
+// CommonJS project's packages hard-linked first, as for the module project), the README's
+// first machine with `framework: 'express'`, the README's tsconfig.json, `tsc --strict`, the
+// compiled server with plain node. Express ships no type declarations: without the README's
+// `@types/express` line tsc fails on the generated app (TS7016).
+describe('a fresh npm project with Express, installed as the README says', () => {
+  let server: FixtureProcess | undefined;
+
+  afterAll(() => server?.child.kill());
+
+  it(
+    'should compile with the README tsconfig under --strict and serve with plain node',
+    async () => {
+      const project = createProject('commonjs', path.join(work, 'commonjs'), 'express');
+      const lines = readmeInstallLines('express');
+      expect(lines.length).toBeGreaterThan(0);
+      for (const args of lines) {
+        sh(project, 'npm', [
+          'install',
+          '--prefer-offline',
+          '--ignore-scripts',
+          ...args.map((arg) => (arg === 'machine-routes' ? tarball : arg)),
+        ]);
+      }
+      for (const [name, contents] of readmeFiles()) {
+        mkdirSync(path.dirname(path.join(project, name)), { recursive: true });
+        writeFileSync(
+          path.join(project, name),
+          contents.replace("framework: 'fastify'", "framework: 'express'"),
+        );
+      }
+      sh(project, 'npx', ['machine-routes', 'generate']);
+      expect(readFileSync(path.join(project, 'src/generated/app.gen.ts'), 'utf8')).toContain(
+        "from 'express'",
+      );
+      writeFileSync(path.join(project, 'tsconfig.json'), readmeTsconfig());
+      sh(project, 'npx', ['tsc', '--strict']);
+
+      server = startNode(['build/src/generated/server.gen.js'], {
+        cwd: project,
+        env: { PORT: '0', MACHINE_DATABASE_URL: `sqlite:${path.join(project, 'machines.db')}` },
+      });
+      const line = await server.waitForLine((text) => text.includes('listening on'), 60_000);
+      const url = /listening on (\S+)/.exec(line)![1]!;
+      const created = await fetch(`${url}/orders/create`, { method: 'POST' });
+      expect(created.status).toBe(201);
+      const { data } = (await created.json()) as { data: { id: string } };
+      const submitted = await fetch(`${url}/orders/${data.id}/submit`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ payload: { amount: 250 } }),
+      });
+      expect(submitted.status).toBe(200);
+      expect(((await submitted.json()) as { data: { state: string[] } }).data.state).toEqual([
+        'order.submitted',
+      ]);
     },
     INSTALL_TIMEOUT,
   );
