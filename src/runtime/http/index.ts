@@ -29,6 +29,7 @@ export {
 } from './validate-registration.js';
 export { MachineRouter, type MachineRouterOptions, type MountedRoute } from './machine-router.js';
 export { createRouteHandler, type HttpServices } from './request-lifecycle.js';
+export { answerClientError } from './client-errors.js';
 export { defineEndpointAction, type EndpointActionConfig } from '../definition/endpoint-action.js';
 export {
   parseMiddlewareName,

@@ -4,6 +4,7 @@ import express, { type Express } from 'express';
 import { machineRoutesRouter, withFallback } from 'machine-routes/express';
 import { resolveModelBinders } from 'machine-routes/config';
 import {
+  answerClientError,
   apiReferenceRoutes,
   httpLoggerOf,
   MachineRouter,
@@ -172,6 +173,8 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
           ),
         );
         server = listening;
+        // Requests Node's parser refuses (not HTTP, headers too large, too slow): { message } JSON.
+        listening.on('clientError', answerClientError);
         listening.once('error', reject);
         listening.listen(port, host, () => {
           const address = listening.address();

@@ -7,6 +7,7 @@ import {
 } from 'machine-routes/fastify';
 import { resolveModelBinders } from 'machine-routes/config';
 import {
+  answerClientError,
   httpLoggerOf,
   MachineRouter,
   MachineRuntime,
@@ -162,6 +163,8 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
     logger: fastifyLogger ?? false,
     // An id Fastify cannot route (bad percent-encoding, too long) is the documented 404 { message }.
     frameworkErrors: machineRoutesFrameworkErrors,
+    // Requests Node's parser refuses (not HTTP, headers too large, too slow): { message } too.
+    clientErrorHandler: answerClientError,
   });
   // Without a Fastify logger (the default), unexpected errors still reach stderr.
   const logger = fastifyLogger === undefined ? { logger: stderrLogger } : {};
