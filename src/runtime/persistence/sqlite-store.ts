@@ -14,6 +14,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+// Taken from the module, not the global: a test's fake timers replace the global one, and
+// queued commits must still be written.
+import { setImmediate as afterIo } from 'node:timers';
 import type Database from 'better-sqlite3';
 import { IdempotencyClaimLostError, SqliteIdempotencyKeys } from './idempotency.js';
 import { CheckpointWorker } from './sqlite-checkpoints.js';
@@ -194,6 +197,22 @@ function isBusy(error: unknown): boolean {
   return error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED');
 }
 
+/**
+ * Most commits per group transaction: a large burst is written in several transactions, so the
+ * database's write lock, which other processes wait for, is held for a bounded time.
+ */
+export const COMMIT_GROUP_MAX = 64;
+
+/** A commit waiting for its group's transaction (see `SqliteStore.commit`). */
+interface QueuedCommit {
+  request: CommitRequest;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** A part of a group failed in a way that rolled the whole transaction back (SQLITE_FULL, I/O). */
+class GroupRolledBack extends Error {}
+
 // Upper bound for ISO text comparisons when no `enteredBefore` is given.
 const FAR_FUTURE = '9999-12-31T23:59:59.999Z';
 
@@ -212,6 +231,11 @@ export class SqliteStore implements Store {
   /** History INSERTs by row count (1..EVENT_CHUNK), prepared on first use. */
   #insertEvents = new Map<number, Database.Statement>();
   readonly #commitTransaction: (request: CommitRequest) => void;
+  /** One commit inside the group's transaction: a savepoint, so a refused one writes nothing. */
+  readonly #commitPart: (request: CommitRequest) => void;
+  readonly #groupTransaction: Database.Transaction<(group: readonly QueuedCommit[]) => unknown[]>;
+  /** Commits of this turn of the event loop, written together after its I/O callbacks. */
+  #queued: QueuedCommit[] = [];
   readonly #lockAndLoadTransaction: (request: LockRequest) => LockedLoad;
   readonly #synchronous: 'NORMAL' | 'FULL';
   /** Commits until the checkpoint thread starts (`null`: checkpoints stay inline). */
@@ -237,6 +261,24 @@ export class SqliteStore implements Store {
     // IMMEDIATE takes the write lock at BEGIN: a deferred transaction that upgrades later can
     // fail with SQLITE_BUSY without waiting when another process writes concurrently.
     this.#commitTransaction = (request) => commit.immediate(request);
+    // Called inside the group's transaction, better-sqlite3 wraps it in a savepoint.
+    this.#commitPart = (request) => commit(request);
+    this.#groupTransaction = this.#db.transaction((group: readonly QueuedCommit[]) => {
+      const outcomes: unknown[] = [];
+      for (const queued of group) {
+        try {
+          this.#commitPart(queued.request);
+          outcomes.push(undefined);
+        } catch (error) {
+          // A refusal (fence, lock, hook) rolled back its savepoint only; an error that ended
+          // the transaction (disk full, I/O) took the others' writes with it.
+          if (!this.#db.inTransaction)
+            throw new GroupRolledBack('group rolled back', { cause: error });
+          outcomes.push(error ?? new Error('commit failed'));
+        }
+      }
+      return outcomes;
+    });
     const lockAndLoad = this.#db.transaction((request: LockRequest): LockedLoad => {
       const row = this.#sql.loadInstance.get(request.rootEventId) as InstanceRow | undefined;
       if (row === undefined) return { acquired: false, snapshot: null };
@@ -307,15 +349,73 @@ export class SqliteStore implements Store {
     return row ? snapshotFromRow(row) : null;
   }
 
+  /**
+   * Commits are grouped: each is queued and written, after the I/O callbacks of the current
+   * turn of the event loop, in one write transaction with the others queued in that turn, each
+   * inside a savepoint of its own (a refused commit, fenced out or locked, writes nothing and
+   * does not affect the others). The promise settles once the group's transaction committed:
+   * the same durability as a transaction of its own (WAL, the store's `synchronous`), with the
+   * pages several commits share (the history's last leaves, their parents, the header) and the
+   * file locks written and taken once per group instead of once per commit
+   * (docs/persistence.md "Group commits").
+   */
   async commit(request: CommitRequest): Promise<void> {
     assertCommitRequest(request);
+    return new Promise<void>((resolve, reject) => {
+      if (this.#queued.push({ request, resolve, reject }) === 1) afterIo(this.#flush);
+    });
+  }
+
+  // Writes the queued commits, in groups of at most COMMIT_GROUP_MAX (alone when only one).
+  readonly #flush = (): void => {
+    const queued = this.#queued;
+    this.#queued = [];
+    for (let start = 0; start < queued.length; start += COMMIT_GROUP_MAX)
+      this.#commitGroup(queued.slice(start, start + COMMIT_GROUP_MAX));
+  };
+
+  #commitGroup(group: QueuedCommit[]): void {
+    if (group.length === 1) {
+      this.#commitAlone(group[0]!);
+      return;
+    }
+    let outcomes: unknown[];
     try {
-      this.#commitTransaction(request);
+      outcomes = this.#groupTransaction.immediate(group);
+    } catch (error) {
+      if (error instanceof GroupRolledBack) {
+        // Nothing of the group was written: each commit again, in a transaction of its own.
+        for (const queued of group) this.#commitAlone(queued);
+        return;
+      }
+      // BEGIN or COMMIT failed (busy past the timeout, closed): nothing written, for anyone.
+      const failure = isBusy(error) ? new StoreBusyError(error) : error;
+      for (const queued of group) queued.reject(failure);
+      return;
+    }
+    for (let index = 0; index < group.length; index += 1) {
+      const outcome = outcomes[index];
+      if (outcome === undefined) {
+        this.#committed();
+        group[index]!.resolve();
+      } else group[index]!.reject(outcome);
+    }
+  }
+
+  #commitAlone(queued: QueuedCommit): void {
+    try {
+      this.#commitTransaction(queued.request);
     } catch (error) {
       // Another connection kept the database locked past the busy timeout: nothing applied.
-      if (isBusy(error)) throw new StoreBusyError(error);
-      throw error;
+      queued.reject(isBusy(error) ? new StoreBusyError(error) : error);
+      return;
     }
+    this.#committed();
+    queued.resolve();
+  }
+
+  // Counts a commit for the checkpoint thread (started after the first ones).
+  #committed(): void {
     if (this.#checkpointWorker !== null) this.#checkpointWorker.committed();
     else if (this.#untilCheckpointWorker !== null && --this.#untilCheckpointWorker === 0) {
       this.#checkpointWorker = new CheckpointWorker({
@@ -536,6 +636,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    // Commits queued in this turn are written before the connection goes.
+    this.#flush();
     // The thread's connection first: the store's, closed last, checkpoints and removes the WAL.
     this.#untilCheckpointWorker = null;
     await this.#checkpointWorker?.stop();
