@@ -152,6 +152,12 @@ export interface MachineRoutesOptions extends Omit<AppOptions, 'logger'> {
    * Default: the app's `app.log`, and each request's `request.log`.
    */
   logger?: Logger;
+  /**
+   * Answer URLs under the plugin's prefix that no route takes: JSON 404, or 405 with `Allow` for
+   * a wrong method on a known path (default false: the application's not-found handler answers
+   * them, and each known path gets a 405 route of its own). `buildApp` sets it.
+   */
+  notFound?: boolean;
 }
 
 /**
@@ -175,6 +181,7 @@ export const machineRoutes = encapsulatedPlugin<MachineRoutesOptions>(async (app
   }
   await app.register(routesPlugin, {
     router,
+    notFound: options.notFound ?? false,
     ...(options.logger === undefined ? {} : { logger: httpLoggerOf(options.logger) }),
   });
 }, 'machine-routes-app');
@@ -201,8 +208,9 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
   const logger = fastifyLogger === undefined ? { logger: stderrLogger } : {};
   const runtime = await openRuntime(options, logger.logger ?? app.log);
   try {
-    await app.register(machineRoutes, { ...pluginOptions, runtime, ...logger });
-    app.setNotFoundHandler((_request, reply) => reply.code(404).send({ message: 'Not Found.' }));
+    // The plugin answers every URL no route takes (404 { message }, 405 with Allow): 405 routes
+    // of their own would cost a router entry per refused method and path at each start.
+    await app.register(machineRoutes, { ...pluginOptions, runtime, ...logger, notFound: true });
     await app.ready();
   } catch (error) {
     await app.close().catch(() => {});
