@@ -6,8 +6,10 @@
  * in turn, alternating, with a fixed number of requests per scenario (`raw` and `mr-stateless`
  * by default, BENCH_SCENARIOS to choose), reading the server process's CPU time
  * from /proc before and after. Prints the median microseconds per request of each checkout and
- * scenario, and each checkout's stateless / raw ratio. Req/s would mostly measure the other work
- * of a shared machine; CPU time per request does not depend on it as much.
+ * scenario, each checkout's raw / stateless ratio (of the medians, and the median of each
+ * round's own ratio), and each other checkout against the first, round by round. Req/s would
+ * mostly measure the other work of a shared machine; CPU time per request does not depend on it
+ * as much.
  *
  * Environment: BENCH_REQUESTS (per run, default 5000), BENCH_ROUNDS (default 21),
  * BENCH_CONNECTIONS (default 10), BENCH_SCENARIOS (names or paths, comma-separated),
@@ -80,7 +82,7 @@ async function drive(port: number, scenario: string, amount: number): Promise<vo
   if (result.non2xx + result.errors > 0) throw new Error(`${scenario}: non-2xx answers`);
 }
 
-const servers = [];
+const servers: { checkout: string; child: ChildProcess; port: number }[] = [];
 for (const checkout of checkouts) servers.push({ checkout, ...(await start(checkout)) });
 try {
   // Warm-up: JIT and connection set-up before anything is measured.
@@ -100,6 +102,12 @@ try {
   }
   const median = (values: number[]) =>
     [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  /** Median and quartiles of `a[i] / b[i]` over the rounds. */
+  const pairedMedian = (a: number[], b: number[]) => {
+    const ratios = a.map((value, index) => value / b[index]!).sort((x, y) => x - y);
+    const at = (q: number) => ratios[Math.floor((ratios.length - 1) * q)]!.toFixed(2);
+    return `${at(0.5)}x (quartiles ${at(0.25)}-${at(0.75)})`;
+  };
   console.log(
     `${framework}, ${ROUNDS} rounds x ${REQUESTS} requests, ${CONNECTIONS} connections; ` +
       'server CPU us per request, median (min-max)',
@@ -111,9 +119,22 @@ try {
     });
     const raw = figures.get(`${checkout}|raw`);
     const stateless = figures.get(`${checkout}|mr-stateless`);
-    if (raw && stateless)
+    if (raw && stateless) {
       row.push(`raw/stateless ${(median(raw) / median(stateless)).toFixed(2)}x`);
+      // Each round's own ratio (its raw and stateless runs were seconds apart): the load of the
+      // machine drifts over a run, and the paired ratio drifts much less than either figure.
+      row.push(`per round ${pairedMedian(raw, stateless)}`);
+    }
     console.log(`${checkout}: ${row.join(', ')}`);
+  }
+  // A/B: each checkout's CPU per request over the first one's, round by round.
+  for (const { checkout } of servers.slice(1)) {
+    const row = SCENARIOS.map((scenario) => {
+      const first = figures.get(`${servers[0]!.checkout}|${scenario}`)!;
+      const other = figures.get(`${checkout}|${scenario}`)!;
+      return `${scenario} ${pairedMedian(other, first)}`;
+    });
+    console.log(`${checkout} / ${servers[0]!.checkout}, per round: ${row.join(', ')}`);
   }
 } finally {
   for (const server of servers) server.child.kill('SIGTERM');

@@ -9,12 +9,16 @@
  * same in both, so they cancel). Microseconds are sampled wall time of the main thread, idle
  * excluded: on a busy machine absolute figures are inflated, the ranking much less.
  *
- * Environment: BENCH_REQUESTS (default 60000), BENCH_PROFILE_TOP (rows, default 45).
+ * A scenario is `raw`, `mr-stateless` or a path of the server (`/quotes/increment`).
+ *
+ * Environment: BENCH_REQUESTS (default 60000), BENCH_PROFILE_TOP (rows, default 45),
+ * BENCH_SERVER (another server script, same arguments and READY line, default
+ * bench/http/server.ts).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { readyLine } from '../ready-line.js';
@@ -27,6 +31,10 @@ const PATHS: Record<string, string> = {
   'mr-stateless': '/quotes/increment',
 };
 const REPOSITORY = fileURLToPath(new URL('../../', import.meta.url));
+const SERVER =
+  process.env.BENCH_SERVER === undefined
+    ? fileURLToPath(new URL('./server.ts', import.meta.url))
+    : resolve(REPOSITORY, process.env.BENCH_SERVER);
 
 interface ProfileNode {
   id: number;
@@ -45,7 +53,7 @@ async function profileOf(name: string): Promise<Map<string, number>> {
       '--conditions=machine-routes-source',
       '--import',
       'tsx',
-      fileURLToPath(new URL('./server.ts', import.meta.url)),
+      SERVER,
       framework,
       'memory:',
     ],
@@ -54,7 +62,7 @@ async function profileOf(name: string): Promise<Map<string, number>> {
   const port = Number((await readyLine(server, 'server'))[0]);
   const drive = (amount: number) =>
     autocannon({
-      url: `http://127.0.0.1:${port}${PATHS[name]}`,
+      url: `http://127.0.0.1:${port}${PATHS[name] ?? name}`,
       connections: 10,
       amount,
       method: 'POST',

@@ -85,9 +85,12 @@ describe('parseJsonBody', () => {
     [' {"a":1}', { a: 1 }],
     ['\n[1]\n', [1]],
     ['"text"', 'text'],
-  ])('should treat blank text as no body and parse text around whitespace: %j', (text, expected) => {
-    expect(parseJsonBody(text)).toEqual(expected);
-  });
+  ])(
+    'should treat blank text as no body and parse text around whitespace: %j',
+    (text, expected) => {
+      expect(parseJsonBody(text)).toEqual(expected);
+    },
+  );
 
   it('should answer malformed JSON with a 400 HttpError', () => {
     expect(() => parseJsonBody('{"a":')).toThrow(expect.objectContaining({ status: 400 }));
