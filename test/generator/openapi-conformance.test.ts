@@ -1039,6 +1039,25 @@ describe('routes outside the document', () => {
     expect(errorBodyProblems(response)).toEqual([]);
   });
 
+  // A body on a URL no route serves is parsed before the 404 (Fastify runs the body parser
+  // first): one it cannot parse, or over the body limit, may be refused as such (400, 413), but
+  // with the JSON { message } of every error, not Fastify's { statusCode, code, error, message }.
+  it.each([
+    { method: 'POST', url: '/nope', body: '{' },
+    { method: 'POST', url: '/nope', body: '' },
+    { method: 'POST', url: '/orders/create/', body: '{"payload":' },
+    { method: 'DELETE', url: '/orders', body: '{' },
+    { method: 'OPTIONS', url: '/orders/create', body: '{' },
+    { method: 'POST', url: '/nope', body: `"${'x'.repeat(2 * 1024 * 1024)}"` },
+  ])(
+    'should answer $method $url with a bad JSON body with a 4xx JSON { message }',
+    async ({ method, url, body }) => {
+      const response = await send({ method, url, headers: jsonHeaders, body });
+      expect([400, 404, 413]).toContain(response.status);
+      expect(errorBodyProblems(response)).toEqual([]);
+    },
+  );
+
   // Ids no route can decode or match (invalid percent-encoding, longer than Fastify's
   // maxParamLength) name no machine: 404 { message } like any unknown id, not Fastify's own
   // { error, code, message, statusCode } body (400) or an undocumented 414.
