@@ -5,7 +5,7 @@
  * logger (pino's `request.log`; pino-http's `req.log` on Express), never the console.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, get as httpGet, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -150,6 +150,47 @@ describe('framework integration', () => {
       new Promise<void>((resolve, reject) =>
         server.close((error) => (error ? reject(error) : resolve())),
       );
+
+    it("should answer commands with response.json's bytes but no ETag, reads with an ETag, and follow the app's JSON options", async () => {
+      const reads = new MachineRouter({ runtime: new MachineRuntime({ store }) });
+      reads.register(fixture.orderMachine, {
+        prefix: 'orders',
+        create: true,
+        reads: true,
+        only: ['SUBMIT'],
+      });
+      const app = express();
+      app.use(machineRoutesRouter(reads));
+      const { url, server } = await listen(app);
+      try {
+        const created = await fetch(`${url}/orders/create`, { method: 'POST' });
+        const text = await created.text();
+        expect(created.status).toBe(201);
+        expect(created.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        expect(created.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+        expect(created.headers.get('etag')).toBeNull();
+        const { id } = (JSON.parse(text) as { data: { id: string } }).data;
+        // GET keeps response.json: its ETag answers a conditional request 304.
+        const read = await fetch(`${url}/orders/${id}/status`);
+        const etag = read.headers.get('etag');
+        expect(read.status).toBe(200);
+        expect(etag).not.toBeNull();
+        // (node:http: fetch adds `cache-control: no-cache` to a conditional request.)
+        const again = await new Promise<number>((resolve, reject) =>
+          httpGet(`${url}/orders/${id}/status`, { headers: { 'if-none-match': etag! } }, (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          }).on('error', reject),
+        );
+        expect(again).toBe(304);
+        // An application's `json spaces` applies to every answer, commands included.
+        app.set('json spaces', 2);
+        const spaced = await fetch(`${url}/orders/create`, { method: 'POST' });
+        expect(await spaced.text()).toMatch(/^\{\n {2}"data": \{/);
+      } finally {
+        await close(server);
+      }
+    });
 
     it('reproduces the old shape: after mountExpress, a route added later answers 404', async () => {
       const app = express();

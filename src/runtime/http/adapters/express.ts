@@ -315,11 +315,47 @@ function expressErrorResponse(
 function sendResponse(response: Response, result: EndpointResponse): void {
   response.status(result.status);
   if (result.headers) response.set(result.headers);
-  if (result.body instanceof Readable) {
+  const body = result.body;
+  if (body instanceof Readable) {
     // A stream (server-sent events): written as it comes, destroyed when the client leaves.
     response.flushHeaders();
-    pipeline(result.body, response, () => {});
+    pipeline(body, response, () => {});
     return;
   }
-  response.json(result.body);
+  if (writesDirectly(response, result.status, body)) {
+    // What `response.json` sends (Node adds the Content-Length of a body given to `end`), less
+    // the ETag: a hash of every body, which no client can use on a POST, PUT, PATCH or DELETE
+    // answer (Express answers conditional requests for GET and HEAD only).
+    response.setHeader('content-type', 'application/json; charset=utf-8');
+    response.end(JSON.stringify(body));
+    return;
+  }
+  response.json(body);
+}
+
+/**
+ * Whether an answer can skip `response.json`: a JSON object answering a command (not GET or
+ * HEAD, whose ETag serves conditional requests), with a status that has a body, in an
+ * application that sets none of Express's JSON options (`json replacer`, `json spaces`,
+ * `json escape`, which `response.json` applies) and on a response whose content headers are
+ * still unset.
+ */
+function writesDirectly(response: Response, status: number, body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || ArrayBuffer.isView(body)) return false;
+  if (status === 204 || status === 205 || status === 304) return false;
+  const method = response.req.method;
+  if (method === 'GET' || method === 'HEAD') return false;
+  const settings = (response.app as { settings?: Record<string, unknown> }).settings;
+  if (
+    settings === undefined ||
+    settings['json replacer'] !== undefined ||
+    settings['json spaces'] !== undefined ||
+    settings['json escape']
+  )
+    return false;
+  return (
+    !response.hasHeader('content-type') &&
+    !response.hasHeader('etag') &&
+    !response.hasHeader('transfer-encoding')
+  );
 }
