@@ -1,5 +1,7 @@
 import {
+  mkdirSync,
   mkdtempSync,
+  renameSync,
   readFileSync,
   rmSync,
   statSync,
@@ -268,6 +270,49 @@ describe('machine-routes generate --watch', () => {
     expect(readFileSync(path.join(dir, 'out/app.gen.ts'), 'utf8')).toContain(
       "from 'machine-routes/fastify'",
     );
+    stop.abort();
+    expect(await running).toBe(0);
+  }, 60_000);
+
+  // Editors that save atomically (vim, JetBrains IDEs, `sed -i`) write a temporary file and
+  // rename it over the original. Node's recursive fs.watch on Linux watches each file, and the
+  // replaced file lost its watcher: the first such save was seen, every later one was not.
+  it('should generate again on every save that renames a new file over the source', async () => {
+    const configFile = path.join(dir, 'machine-routes.config.ts');
+    mkdirSync(path.join(dir, 'machines'));
+    const machineFile = path.join(dir, 'machines/extra.ts');
+    const saveByRename = (file: string, text: string) => {
+      writeFileSync(`${file}.tmp`, text);
+      renameSync(`${file}.tmp`, file);
+    };
+    writeFileSync(configFile, config('express'));
+    writeFileSync(machineFile, 'export const version = 0;\n');
+    const stdout: string[] = [];
+    const stop = new AbortController();
+    const running = runCli(['generate', '--watch'], {
+      cwd: dir,
+      stdout: (text) => stdout.push(text),
+      stderr: (text) => stdout.push(text),
+      signal: stop.signal,
+    });
+    const printedTimes = async (text: string, times: number) => {
+      const count = () => stdout.filter((line) => line.includes(text)).length;
+      for (let i = 0; i < 200 && count() < times; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(count(), `'${text}' in:\n${stdout.join('\n')}`).toBe(times);
+    };
+    await printedTimes('Watching ./ for changes', 1);
+    const frameworks = ['fastify', 'express', 'fastify'];
+    for (const [index, framework] of frameworks.entries()) {
+      saveByRename(configFile, config(framework));
+      await printedTimes('machine-routes.config.ts changed: generating.', index + 1);
+      await printedTimes('(0 new, 1 changed, 0 removed)', index + 1);
+    }
+    for (const version of [1, 2]) {
+      saveByRename(machineFile, `export const version = ${version};\n`);
+      await printedTimes('machines/extra.ts changed: generating.', version);
+    }
     stop.abort();
     expect(await running).toBe(0);
   }, 60_000);

@@ -3,7 +3,7 @@
  * compares it with what is on disk and lists stale, missing and extra files. With `--watch` it
  * generates again whenever a source file under the config's directory changes.
  */
-import { watch as fsWatch } from 'node:fs';
+import { readdirSync, statSync, watch as fsWatch } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { FormatCache } from '../../generator/format.js';
@@ -93,6 +93,55 @@ const WATCHED = /\.(?:[cm]?ts|[cm]?js|json)$/;
 const IGNORED = /(?:^|\/)(?:node_modules|\.git|dist|build)(?:\/|$)/;
 
 /**
+ * Calls `onChange` with the path (relative to `root`, `/`-separated) of every entry that changes
+ * in `root` or a directory under it that `ignored` keeps, until `signal` aborts: one
+ * non-recursive watcher per directory, and one more for each directory created later.
+ *
+ * Not `fs.watch(root, { recursive: true })`: on Linux Node emulates it with a watcher per file,
+ * and a file that an editor saves by renaming a temporary file over it (vim, JetBrains IDEs,
+ * `sed -i`) loses its watcher, so only its first save was seen. A directory's watcher sees every
+ * rename into it.
+ */
+function watchTree(
+  root: string,
+  ignored: (relative: string) => boolean,
+  signal: AbortSignal,
+  onChange: (relative: string) => void,
+): void {
+  const watched = new Set<string>();
+  const relativeOf = (file: string) => path.relative(root, file).split(path.sep).join('/');
+  const add = (directory: string): void => {
+    if (watched.has(directory) || signal.aborted) return;
+    let entries;
+    try {
+      entries = readdirSync(directory, { withFileTypes: true });
+    } catch {
+      return; // removed meanwhile
+    }
+    watched.add(directory);
+    const watcher = fsWatch(directory, { signal }, (_event, name) => {
+      if (name === null) return;
+      const file = path.join(directory, name);
+      const relative = relativeOf(file);
+      if (ignored(relative)) return;
+      if (statSync(file, { throwIfNoEntry: false })?.isDirectory() === true) add(file);
+      onChange(relative);
+    });
+    // A watched directory that is removed ends its watcher; a new one of that name is added
+    // by its parent's watcher.
+    watcher.on('error', () => {
+      watched.delete(directory);
+      watcher.close();
+    });
+    for (const entry of entries) {
+      const child = path.join(directory, entry.name);
+      if (entry.isDirectory() && !ignored(relativeOf(child))) add(child);
+    }
+  };
+  add(root);
+}
+
+/**
  * Regenerates whenever a source under the config's directory changes, until SIGINT/SIGTERM
  * (or `io.signal`). Changes are batched for 50 ms; a run waits for the previous one to end.
  */
@@ -105,23 +154,26 @@ async function watch(options: GenerateOptions, io: CliIo, cache: FormatCache): P
   io.signal?.addEventListener('abort', onSignal, { once: true });
   let timer: NodeJS.Timeout | undefined;
   let running = Promise.resolve();
-  const watcher = fsWatch(root, { recursive: true, signal: stop.signal }, (_event, name) => {
-    const file = name?.split(path.sep).join('/');
-    if (file === undefined || !WATCHED.test(file) || IGNORED.test(file)) return;
-    if (isGeneratedFileName(path.posix.basename(file))) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      running = running
-        .then(async () => {
-          io.stdout(`${file} changed: generating.`);
-          await generateOnce(options, io, cache);
-        })
-        .catch((error: unknown) => io.stderr(`generate failed: ${String(error)}`));
-    }, 50);
-  });
+  watchTree(
+    root,
+    (file) => IGNORED.test(file),
+    stop.signal,
+    (file) => {
+      if (!WATCHED.test(file) || isGeneratedFileName(path.posix.basename(file))) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        running = running
+          .then(async () => {
+            io.stdout(`${file} changed: generating.`);
+            await generateOnce(options, io, cache);
+          })
+          .catch((error: unknown) => io.stderr(`generate failed: ${String(error)}`));
+      }, 50);
+    },
+  );
   io.stdout(`Watching ${path.relative(io.cwd, root) || '.'}/ for changes (Ctrl-C stops).`);
   await new Promise<void>((resolve) => {
-    watcher.on('close', resolve);
+    if (stop.signal.aborted) resolve();
     stop.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   clearTimeout(timer);
