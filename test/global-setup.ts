@@ -16,8 +16,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 function build(): void {
   const run = (script: string, ...args: string[]) =>
     execFileSync(process.execPath, [script, ...args], { cwd: ROOT, stdio: 'inherit' });
-  run('node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json');
-  run('scripts/copy-client-runtime.js');
+  run('scripts/build.js');
 }
 
 export default async function setup(): Promise<void> {

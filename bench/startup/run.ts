@@ -19,10 +19,20 @@
  * `BENCH_BASELINE=<checkout>` adds that checkout's example server (another worktree, built with
  * `npm run build`), started in the same alternation: old and new A/B under the same load.
  * `--modules` starts each server once with bench/startup/count-modules.mjs instead and prints
- * how many modules each loads until listening, by package.
+ * how many modules each loads until listening, by package. `--stages` (compiled) runs
+ * bench/startup/stages.mjs instead: the CPU time of each stage of a start (each import, the
+ * config, `buildApp()`, `listen`), medians per server, which says where the time goes.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -39,7 +49,8 @@ interface Start {
   rssMb: number;
 }
 
-const COMPILED = process.argv.includes('--compiled');
+const STAGES = process.argv.includes('--stages');
+const COMPILED = STAGES || process.argv.includes('--compiled');
 const MODULES = process.argv.includes('--modules');
 const BASELINE = process.env['BENCH_BASELINE'];
 const COMPILED_DIR = 'bench/results/startup-js';
@@ -89,6 +100,11 @@ function compileServers(root: string): void {
     mkdirSync(path.dirname(out), { recursive: true });
     writeFileSync(out, outputText);
   }
+  // This checkout's stage script beside every compiled example (--stages): the same stages.
+  copyFileSync(
+    path.join(ROOT, 'bench/startup/stages.mjs'),
+    path.join(root, COMPILED_DIR, 'generated-example/stages.mjs'),
+  );
 }
 
 if (COMPILED)
@@ -103,6 +119,31 @@ const servers: Record<string, Server> = Object.fromEntries(
 /** The node arguments that start `server`: its entry, through tsx unless compiled. */
 function nodeArguments(server: Server, extra: string[] = []): string[] {
   return [...extra, ...(COMPILED ? [] : ['--import', 'tsx']), server.script];
+}
+
+/**
+ * The CPU time process `pid` has used, every thread: the sum of each live thread's run time in
+ * nanoseconds (/proc/<pid>/task/<tid>/schedstat, first field), or the whole process in clock
+ * ticks (/proc/<pid>/stat fields 14 and 15, 10 ms steps, too coarse for an A/B of a few ms)
+ * where schedstat is missing or less (a thread that already ended).
+ */
+function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticksMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  let scheduledNs = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      scheduledNs += Number(
+        readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0],
+      );
+    }
+  } catch {
+    return ticksMs;
+  }
+  const scheduledMs = scheduledNs / 1e6;
+  // Clock ticks are truncated: more than one tick above the threads means one has ended.
+  return scheduledMs + 1000 / CLOCK_TICKS < ticksMs ? ticksMs : scheduledMs;
 }
 
 /** Starts `server`, waits for its `listening on` line, measures, then stops it. */
@@ -120,10 +161,7 @@ function start(server: Server, databaseUrl: string): Promise<Start> {
     createInterface({ input: child.stdout }).on('line', (line) => {
       if (!line.includes('listening on')) return;
       const wallMs = performance.now() - began;
-      // /proc/<pid>/stat fields 14 and 15: user and system CPU in clock ticks.
-      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+      const cpuMs = processCpuMs(child.pid!);
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
       child.removeAllListeners('exit');
@@ -166,8 +204,74 @@ async function printModules(dir: string): Promise<void> {
   }
 }
 
+/** One start of `stages.mjs` in `root` (`bare`: bare Fastify's stages): each stage's CPU ms. */
+function runStages(root: string, databaseUrl: string, bare: boolean): Promise<[string, number][]> {
+  const script = path.join(COMPILED_DIR, 'generated-example/stages.mjs');
+  const child = spawn(process.execPath, [script, ...(bare ? ['bare'] : [])], {
+    cwd: root,
+    env: { ...process.env, MACHINE_DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`stages.mjs in ${root} exited (${code})`));
+      else resolve((JSON.parse(output) as { stages: [string, number][] }).stages);
+    });
+  });
+}
+
+/**
+ * `--stages`: where a compiled start's CPU goes, stage by stage (imports, config, buildApp,
+ * listen), medians of ROUNDS alternating starts of each server, in-process (process.cpuUsage,
+ * every thread; without Node's own start-up). Precise to a millisecond or so under load, which
+ * the wall time of a whole start is not.
+ */
+async function printStages(dir: string): Promise<void> {
+  const loadBefore = loadavg()[0]!;
+  const columns = Object.entries(servers).map(([name, server]) => ({
+    name,
+    root: server.root,
+    bare: server.script.includes('bare-fastify'),
+    runs: [] as [string, number][][],
+  }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [index, column] of columns.entries()) {
+      const database = `sqlite:${path.join(dir, `stages-${round}-${index}.db`)}`;
+      column.runs.push(await runStages(column.root, database, column.bare));
+    }
+  }
+  const names = [...new Set(columns.flatMap((column) => column.runs[0]!.map(([name]) => name)))];
+  const cell = (column: (typeof columns)[0], stage: string): string => {
+    const values = column.runs.flatMap((run) => run.filter(([name]) => name === stage));
+    return values.length === 0 ? '-' : median(values.map(([, cpu]) => cpu)).toFixed(1);
+  };
+  const total = (column: (typeof columns)[0]): string =>
+    median(column.runs.map((run) => run.reduce((sum, [, cpu]) => sum + cpu, 0))).toFixed(1);
+  console.log(`CPU ms by stage, median of ${ROUNDS} alternating compiled starts each:`);
+  console.log(
+    `  ${'stage'.padEnd(32)}${columns.map((c) => c.name.slice(0, 22).padStart(24)).join('')}`,
+  );
+  for (const stage of [...names, 'total']) {
+    const cells = columns.map((c) => (stage === 'total' ? total(c) : cell(c, stage)));
+    console.log(`  ${stage.padEnd(32)}${cells.map((v) => v.padStart(24)).join('')}`);
+  }
+  console.log(
+    `  load average (1 min): ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`,
+  );
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-startup-'));
+  if (STAGES) {
+    try {
+      await printStages(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return;
+  }
   if (MODULES) {
     try {
       await printModules(dir);

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isMachineRoutesError } from '../generator/issues.js';
+import { OWN_ROOT } from '../runtime/own-root.js';
 import { registerCheck } from './commands/check.js';
 import { registerDiagram } from './commands/diagram.js';
 import { registerGenerate } from './commands/generate.js';
@@ -16,8 +17,8 @@ import { registerTimers } from './commands/timers.js';
 import { registerWorker } from './commands/worker.js';
 import { processIo, type CliIo } from './io.js';
 
-// src/cli/ and dist/cli/ sit at the same depth below the package root.
-const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
+// package.json sits at the package root, beside src/ and dist/.
+const PACKAGE_JSON = new URL('../package.json', OWN_ROOT);
 
 /** This package's version, as `--version` prints it. */
 export function packageVersion(): string {

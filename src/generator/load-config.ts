@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { createJiti, type Jiti } from 'jiti';
 import { z } from 'zod';
 import { InvalidConfigFileException, type MachineRoutesError } from '../runtime/errors.js';
+import { FROM_SOURCES, OWN_ROOT } from '../runtime/own-root.js';
 import { DEFAULT_CONFIG_FILE, type MachineRoutesConfig } from './config.js';
 import { isMachineRoutesError } from './issues.js';
 import { loadErrorLocation } from './load-error-location.js';
@@ -125,9 +126,8 @@ const configSchema = z.object({
 // the config then share one runtime. Run from its TypeScript sources (this repository's tests),
 // the loader points them at dist/ too (built by the tests' global setup): jiti resolves plain
 // JavaScript many times faster than sources whose `.js` specifiers name `.ts` files.
-const DIST = import.meta.url.endsWith('.ts') ? '../../dist/' : '../';
-const ownEntry = (file: string): string =>
-  fileURLToPath(new URL(`${DIST}${file}.js`, import.meta.url));
+const DIST = FROM_SOURCES ? new URL('../dist/', OWN_ROOT) : OWN_ROOT;
+const ownEntry = (file: string): string => fileURLToPath(new URL(`${file}.js`, DIST));
 const OWN_PACKAGE: Record<string, string> = {
   'machine-routes/config': ownEntry('config'),
   'machine-routes/runtime': ownEntry('runtime/index'),

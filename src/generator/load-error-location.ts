@@ -7,10 +7,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SourceLocation } from '../runtime/errors.js';
+import { OWN_ROOT as OWN_ROOT_URL } from '../runtime/own-root.js';
 
 const TRAILING_PLACE = /((?:file:\/\/)?\/[^\s()]+?):(\d+):(\d+)\)?\s*$/;
 // src/ when run from source, dist/ once built: the package's own code, never the user's.
-const OWN_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const OWN_ROOT = fileURLToPath(OWN_ROOT_URL);
 
 /** The user's place of `error`, or `undefined` when it names none. */
 export function loadErrorLocation(error: unknown): SourceLocation | undefined {

@@ -4,8 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import Handlebars from 'handlebars';
+import { OWN_ROOT } from '../runtime/own-root.js';
 
-const TEMPLATE_DIR = new URL('../../templates/', import.meta.url);
+const TEMPLATE_DIR = new URL('../templates/', OWN_ROOT);
 
 /** The constant first line of every generated TypeScript file. */
 export const GENERATED_HEADER =

@@ -29,6 +29,7 @@ function layerOf(relative: string): { name: string; rank: number } | null {
         'naming.ts',
         'logger.ts',
         'known-keys.ts',
+        'own-root.ts',
       ].includes(first!)
     )
       return { name: 'errors/ids', rank: 0 };

@@ -5,10 +5,11 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { OWN_ROOT } from '../../runtime/own-root.js';
 import type { CliIo } from '../io.js';
 
-// templates/ sits at the package root, two levels above src/cli/ and dist/cli/ alike.
-const STARTER = new URL('../../../templates/init/', import.meta.url);
+// templates/ sits at the package root, beside src/ and dist/.
+const STARTER = new URL('../templates/init/', OWN_ROOT);
 const FILES = ['machine-routes.config.ts', 'machines/order.ts'];
 const SCRIPTS: Record<string, string> = {
   'machines:check': 'machine-routes check',

@@ -25,10 +25,12 @@ import {
   scenarioSlugSchemaName,
   stateSchemaName,
 } from './openapi.js';
+import { OWN_ROOT } from '../../runtime/own-root.js';
 import { emitTanstackQuery } from './tanstack.js';
 import type { EmitOptions } from './types.js';
 
-const CLIENT_RUNTIME = new URL('../../client/runtime.ts', import.meta.url);
+// The source beside the build (scripts/copy-client-runtime.js) or in src/.
+const CLIENT_RUNTIME = new URL('client/runtime.ts', OWN_ROOT);
 const COMPONENT_PREFIX = '#/components/schemas/';
 
 interface TypeView {

@@ -15,12 +15,13 @@ import {
   type RouteManifest,
 } from '../manifest.js';
 import { camelCase, compareCodeUnits, pascalCase, sortBy } from '../naming.js';
+import { OWN_ROOT } from '../../runtime/own-root.js';
 import { GENERATED_HEADER, renderTemplate } from '../templates.js';
 import { quoteString } from '../ts-literal.js';
 import { clientMethodName, methodView } from './client.js';
 import { payloadSchemaName, routeTypeName, scenarioSlugSchemaName } from './openapi.js';
 
-const QUERY_RUNTIME = new URL('../../client/query-runtime.ts', import.meta.url);
+const QUERY_RUNTIME = new URL('client/query-runtime.ts', OWN_ROOT);
 /** The runtime's import of the client runtime, and where its copy finds it. */
 const RUNTIME_IMPORT = "from './runtime.js';";
 const RUNTIME_COPY_IMPORT = "from './client-runtime.gen.js';";

@@ -4,9 +4,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { SourceLocation } from '../errors.js';
+import { OWN_ROOT } from '../own-root.js';
 
 const FRAME = /\(?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?\s*$/;
-const OWN_DIRECTORY = fileURLToPath(new URL('.', import.meta.url));
+// Every module of the package: built, defineMachine and its callers share chunks.
+const OWN_DIRECTORY = fileURLToPath(OWN_ROOT);
 
 /** The first stack frame outside this directory, or `undefined` when none can be parsed. */
 export function callerLocation(): SourceLocation | undefined {

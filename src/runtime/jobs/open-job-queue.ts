@@ -9,6 +9,7 @@
  * | `postgres://...?schema=s`, a `PostgresStore` | `PgBossJobQueue`, pg-boss schema `<s>_jobs` (or `pgboss` without a schema) |
  */
 import { importPostgres, parseStoreUrl } from '../persistence/open-store.js';
+import { loadPgBossQueue } from './load-pg-boss-queue.js';
 import type { PostgresStore } from '../persistence/postgres-store.js';
 import { SqliteStore } from '../persistence/sqlite-store.js';
 import type { Store } from '../persistence/store.js';
@@ -85,5 +86,5 @@ export function defaultJobSchema(storeSchema: string | undefined): string {
 
 /** pg-boss's queue, loaded only by deployments on PostgreSQL. */
 function importPgBoss(): Promise<typeof import('./pg-boss-job-queue.js')> {
-  return importPostgres(() => import('./pg-boss-job-queue.js'));
+  return importPostgres(loadPgBossQueue);
 }

@@ -16,6 +16,7 @@ import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 import { parseStoreUrl, redactStoreUrl } from '../store-url.js';
 import type { PostgresStore } from './postgres-store.js';
+import { loadPostgresStore } from './load-postgres-store.js';
 
 export { parseStoreUrl, type StoreLocation } from '../store-url.js';
 
@@ -41,7 +42,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
         migrate: options.migrate ?? true,
       });
     case 'postgres': {
-      const { PostgresStore } = await importPostgres(() => import('./postgres-store.js'));
+      const { PostgresStore } = await importPostgres(loadPostgresStore);
       const store = new PostgresStore({
         connectionString: location.connectionString,
         schema: location.schema,

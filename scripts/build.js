@@ -1,0 +1,95 @@
+// Build step (`npm run build`): dist/ as the package ships it.
+//
+// tsc writes the declarations (one .d.ts per module, the `types` of every export), esbuild the
+// JavaScript: the package's entry points (its `exports`, the CLI) bundled at once with code
+// splitting, so what several entries share is one chunk, loaded once. A server used to load the
+// runtime as about 140 ES modules; Node's loader pays for each (resolution, a file read, a
+// compile), tsx more (its loader thread sees every one). One build of every entry keeps one copy
+// of each module: the CLI, the generator and a config's `machine-routes/*` imports share its
+// classes (`instanceof` on errors). Paths to the package's own files start at
+// runtime/own-root.ts, not at a module's place, which the bundler chooses.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DIST = path.join(ROOT, 'dist');
+
+/** The entry points: `exports` of package.json, the CLI, and the modules holding an `import()`. */
+const ENTRIES = [
+  'src/index.ts',
+  'src/config.ts',
+  'src/runtime/index.ts',
+  'src/fastify.ts',
+  'src/express.ts',
+  'src/postgres.ts',
+  'src/client/runtime.ts',
+  'src/cli/main.ts',
+  // tsx rewrites a module holding a dynamic import (and maps it word by word): as entries of
+  // their own these stay out of the runtime's large chunk, which tsx then leaves alone.
+  'src/runtime/persistence/load-postgres-store.ts',
+  'src/runtime/jobs/load-pg-boss-queue.ts',
+];
+
+/** The JavaScript files under `dir`. */
+function javaScriptFiles(dir) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return javaScriptFiles(full);
+    return entry.name.endsWith('.js') ? [full] : [];
+  });
+}
+
+/**
+ * Writes the build's files over dist/, each replaced at once (written beside, then renamed), new
+ * chunks before the entries that import them, then removes the JavaScript of earlier builds:
+ * a process loading dist/ meanwhile (another test run) never finds an entry missing.
+ */
+function install(outputFiles) {
+  const chunk = (file) => file.path.includes(`${path.sep}chunks${path.sep}`);
+  for (const file of [...outputFiles.filter(chunk), ...outputFiles.filter((f) => !chunk(f))]) {
+    mkdirSync(path.dirname(file.path), { recursive: true });
+    const temporary = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(temporary, file.contents);
+    renameSync(temporary, file.path);
+  }
+  const written = new Set(outputFiles.map((file) => file.path));
+  for (const file of javaScriptFiles(DIST)) if (!written.has(file)) rmSync(file);
+}
+
+execFileSync(
+  process.execPath,
+  [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+  { cwd: ROOT, stdio: 'inherit' },
+);
+const { outputFiles } = await build({
+  absWorkingDir: ROOT,
+  entryPoints: ENTRIES,
+  outdir: DIST,
+  outbase: 'src',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Dependencies stay imports: the application's own copies (zod, fastify) must be the ones used.
+  packages: 'external',
+  chunkNames: 'chunks/[name]-[hash]',
+  // Class and function names are part of the API (error names, `constructor.name`).
+  keepNames: true,
+  logLevel: 'warning',
+  write: false,
+});
+install(outputFiles);
+execFileSync(process.execPath, [path.join(ROOT, 'scripts/copy-client-runtime.js')], {
+  cwd: ROOT,
+  stdio: 'inherit',
+});
