@@ -125,8 +125,11 @@ export class PostgresCommitFeed implements CommitFeed {
   readonly #subscribers = new Subscribers();
   #pending: CommitNotice[] = [];
   #flushTimer: NodeJS.Immediate | null = null;
-  /** NOTIFY queries not yet answered: `close` waits for them before the pool may end. */
-  readonly #sending = new Set<Promise<void>>();
+  /**
+   * The NOTIFY query not yet answered (at most one at a time): `close` waits for it before the
+   * pool may end, and notices published meanwhile go out together once it is answered.
+   */
+  #sending: Promise<void> | null = null;
   #listener: Promise<pg.PoolClient> | null = null;
   #closing: Promise<void> | null = null;
 
@@ -138,14 +141,17 @@ export class PostgresCommitFeed implements CommitFeed {
 
   publish(notices: readonly CommitNotice[]): void {
     if (this.#closing !== null || notices.length === 0) return;
-    // Batched per event-loop turn: under load one NOTIFY carries many commits.
-    this.#flushTimer ??= setImmediate(() => this.#flush());
+    // Batched per event-loop turn, and while a NOTIFY is on its way: under load one NOTIFY
+    // carries the commits of several turns (each NOTIFY is a round trip and a transaction, and
+    // takes a pooled connection the sends need), idle a notice leaves at the end of its turn.
+    if (this.#sending === null) this.#flushTimer ??= setImmediate(() => this.#flush());
     this.#pending.push(...notices);
   }
 
   #flush(): void {
     if (this.#flushTimer !== null) clearImmediate(this.#flushTimer);
     this.#flushTimer = null;
+    if (this.#sending !== null) return;
     const notices = this.#pending;
     this.#pending = [];
     if (notices.length === 0) return;
@@ -164,11 +170,14 @@ export class PostgresCommitFeed implements CommitFeed {
     }
     if (batch.length > 0) payloads.push(`[${batch.join(',')}]`);
     const calls = payloads.map((_, index) => `pg_notify($1, $${index + 2})`).join(', ');
-    const sending = this.#pool
+    this.#sending = this.#pool
       .query(`SELECT ${calls}`, [this.#channel, ...payloads])
       .then(() => undefined, this.#onError)
-      .finally(() => this.#sending.delete(sending));
-    this.#sending.add(sending);
+      .finally(() => {
+        this.#sending = null;
+        // What was published meanwhile, in order after this batch.
+        this.#flush();
+      });
   }
 
   async subscribe(id: string, listener: NoticeListener): Promise<() => void> {
@@ -236,9 +245,10 @@ export class PostgresCommitFeed implements CommitFeed {
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      // Other processes still hear the last commits of this one.
+      // Other processes still hear the last commits of this one: the NOTIFY on its way, then
+      // one with what is still pending (sent as the first is answered).
       this.#flush();
-      await Promise.all(this.#sending);
+      while (this.#sending !== null) await this.#sending;
       const listener = this.#listener;
       this.#listener = null;
       // Destroyed, not returned to the pool: a pooled connection must not keep listening.
