@@ -1,6 +1,6 @@
 /**
  * Which sends may skip the lock row (docs/persistence.md "Locks", "Lock-free sends"): on a store
- * with `lockFreeSends` (SQLite), an event whose transition is known to be quick runs under this
+ * with `lockFreeSends` (SQLite, PostgreSQL), an event whose transition is known to be quick runs under this
  * process's in-process slot only, and its commit checks that nobody took the lock meanwhile
  * (`CommitRequest.lockFree`). One write transaction per event instead of two.
  *

@@ -11,7 +11,7 @@
  * nothing is written). A refusal answers the snapshot read in the lock's transaction: the last
  * committed state. No process waits on another's transition, only on its short writes.
  *
- * Lock-free sends (stores with `lockFreeSends`: SQLite; engine/lock-free-sends.ts): a quick
+ * Lock-free sends (stores with `lockFreeSends`: SQLite, PostgreSQL; engine/lock-free-sends.ts): a quick
  * transition takes this process's in-process slot only, reads the instance and its lock row in
  * one statement (a live lock refuses as above), and commits with `lockFree`, which checks the
  * lock row again in the commit's transaction: one write transaction per event.

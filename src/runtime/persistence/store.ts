@@ -236,10 +236,11 @@ export interface Store extends ChildStore {
   /** Releases connections / file handles. */
   close(): Promise<void>;
   /**
-   * True when `commit` honours `CommitRequest.lockFree` and `loadForRead` is a cheap local read:
-   * `send` may then skip the lock row for quick transitions (docs/persistence.md "Locks").
-   * SQLite only: there a lock transaction costs as much as a commit, while on PostgreSQL the
-   * lock is one statement on an unlogged table.
+   * True when `commit` honours `CommitRequest.lockFree` and `loadForRead` costs no more than
+   * `lockAndLoad`: `send` may then skip the lock row for quick transitions (docs/persistence.md
+   * "Lock-free sends"). SQLite: a lock transaction costs about as much as a commit there;
+   * PostgreSQL: the read replaces `lockAndLoad`'s round trip, and the lock row's insert and
+   * delete are database work per event. The memory store does not.
    */
   readonly lockFreeSends?: boolean;
 }
