@@ -741,6 +741,23 @@ function casesOf(operation: Operation, recipe: Recipe): Case[] {
       },
     });
   }
+  // Every route parses its query string before anything else (request-parsing.ts): bad
+  // percent-encoding or nesting deeper than 32 levels is 400, on GET routes as on the others.
+  const malformedQueries = [
+    ['malformed percent-encoding', 'x=%ZZ'],
+    ['nesting 40 levels deep', `a${'[b]'.repeat(40)}=1`],
+  ] as const;
+  for (const [name, query] of malformedQueries) {
+    cases.push({
+      name: `query with ${name}`,
+      expected: 400,
+      request: async () => {
+        const outgoing = await request(recipe.ready, withPayload)();
+        const separator = outgoing.url.includes('?') ? '&' : '?';
+        return { ...outgoing, url: `${outgoing.url}${separator}${query}` };
+      },
+    });
+  }
   if (!isGet) {
     cases.push(
       {

@@ -216,8 +216,10 @@ describe('emitOpenApi', () => {
       '423',
       '500',
     ]);
+    // A GET route has no body, but its query string is parsed first: malformed is 400.
     expect(statuses('/orders/{machineId}/quote', 'get')).toEqual([
       '200',
+      '400',
       '404',
       '409',
       '422',

@@ -232,7 +232,8 @@ const SHARED_RESPONSES: Readonly<
 > = {
   400: {
     name: 'BadRequest',
-    description: 'Malformed JSON body, or a body that is not a JSON object.',
+    description:
+      'Malformed query string (bad percent-encoding, nested over 32 levels, over 1000 pairs); on routes with a body, malformed JSON or a body that is not a JSON object.',
     schema: ERROR_SCHEMA,
   },
   401: {

@@ -27,9 +27,11 @@ export function routeAnswers(
   const bound = route.binding.kind !== 'none';
   const sendsEvent =
     route.handler !== 'create' && route.handler !== 'read' && route.handler !== 'events';
-  const statuses = new Set<number>();
+  // Every route parses its query string before the handler runs: bad percent-encoding, nesting
+  // deeper than 32 levels or more than 1,000 pairs is 400, on GET routes too.
+  const statuses = new Set<number>([400]);
   // A body is parsed before the handler runs: malformed (400), too large (413), not JSON (415).
-  if (hasBody) [400, 413, 415].forEach((status) => statuses.add(status));
+  if (hasBody) [413, 415].forEach((status) => statuses.add(status));
   if (authGuards !== null) statuses.add(401);
   if (bound) statuses.add(404);
   // No transition (409), payload or validation guard (422).

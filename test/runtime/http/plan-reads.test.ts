@@ -59,7 +59,7 @@ describe('reads: planning', () => {
       availableEvents: true,
       payloadSource: 'query',
       authGuards: null,
-      errorStatuses: [404, 422, 500],
+      errorStatuses: [400, 404, 422, 500],
       actionStatuses: {},
     });
   });

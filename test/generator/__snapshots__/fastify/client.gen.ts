@@ -253,7 +253,7 @@ export type InvoicePayResult =
   | ClientResponse<423, InvoiceResponse>;
 export type InvoiceReadStatusResult =
   | ClientResponse<200, InvoiceResponse>
-  | ClientResponse<404 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
 export type InvoiceVoidResult = InvoicePayResult;
 export type OrderApproveResult =
@@ -270,15 +270,15 @@ export type OrderCreateResult =
   ClientResponse<201, OrderCreatedResponse> | ClientResponse<400 | 413 | 415 | 500, ErrorResponse>;
 export type OrderQuoteResult =
   | ClientResponse<200, OrderResponse>
-  | ClientResponse<404 | 409 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 409 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
 export type OrderReadStatusResult =
   | ClientResponse<200, OrderResponse>
-  | ClientResponse<404 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
 export type OrderReadSummaryResult =
   | ClientResponse<200, OrderReadSummaryResponse>
-  | ClientResponse<404 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
 export type OrderSubmitResult =
   | ClientResponse<200, OrderResponse>
@@ -292,7 +292,7 @@ export type OrderReviewApproveResult =
   | ClientResponse<423, OrderReviewApproveResponse>;
 export type OrderReviewReadStatusResult =
   | ClientResponse<200, OrderExplainedResponse>
-  | ClientResponse<404 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
 export type TicketCommentResult =
   | ClientResponse<200, TicketResponse>
@@ -312,8 +312,8 @@ export type TicketStaffResolveResult = TicketStaffAssignResult;
 const STATUSES_1 = [200, 400, 409, 413, 415, 422, 500];
 const STATUSES_2 = [200, 400, 404, 409, 413, 415, 422, 423, 500];
 const STATUSES_3 = [201, 400, 413, 415, 500];
-const STATUSES_4 = [200, 404, 422, 500];
-const STATUSES_5 = [200, 404, 409, 422, 500];
+const STATUSES_4 = [200, 400, 404, 422, 500];
+const STATUSES_5 = [200, 400, 404, 409, 422, 500];
 const STATUSES_6 = [200, 400, 401, 404, 409, 413, 415, 422, 423, 500];
 
 /**
