@@ -39,6 +39,10 @@ describe('machine-routes init', () => {
   it("should write the README's first machine, its config and scripts that check passes", async () => {
     const init = await run(['init'], dir);
     expect(init.code).toBe(0);
+    // Nothing installed yet: the README's install lines, the packages the project lacks.
+    expect(init.stdout.split('\n').at(-1)).toBe(
+      'Next: npm install machine-routes zod@^4 fastify && npm install -D typescript @types/node, then npx machine-routes generate.',
+    );
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     for (const file of ['machine-routes.config.ts', 'machines/order.ts']) {
       expect(readme).toContain(`\`\`\`ts\n${readFileSync(path.join(dir, file), 'utf8')}\`\`\``);
@@ -59,6 +63,28 @@ describe('machine-routes init', () => {
       stderr:
         'Not overwriting machine-routes.config.ts, machines/order.ts: init starts a new project.',
     });
+  });
+});
+
+describe('machine-routes init in a project that installed the packages first', () => {
+  it('should not ask to install them again', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-init-'));
+    try {
+      writeFileSync(
+        path.join(dir, 'package.json'),
+        JSON.stringify({
+          dependencies: { 'machine-routes': '^0.1.0', zod: '^4.0.0', express: '^5.0.0' },
+          devDependencies: { typescript: '^5.9.0' },
+        }),
+      );
+      const init = await run(['init'], dir);
+      expect(init.code).toBe(0);
+      expect(init.stdout.split('\n').at(-1)).toBe(
+        "Next: npm install -D @types/node @types/express, then set framework: 'express' in machine-routes.config.ts and npx machine-routes generate.",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -33,17 +33,43 @@ export function registerInit(program: Command, io: CliIo, exit: (code: number) =
         io.stdout(`created ${file}`);
       }
       const manifestFile = path.join(io.cwd, 'package.json');
+      let installed: Record<string, string> = {};
       if (existsSync(manifestFile)) {
         const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as {
           scripts?: Record<string, string>;
+          dependencies?: Record<string, string>;
+          devDependencies?: Record<string, string>;
         };
+        installed = { ...manifest.dependencies, ...manifest.devDependencies };
         manifest.scripts = { ...SCRIPTS, ...manifest.scripts };
         writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
         io.stdout(`added scripts ${Object.keys(SCRIPTS).join(', ')} to package.json`);
       }
-      io.stdout(
-        'Next: npm install machine-routes zod@^4 fastify, then npx machine-routes generate.',
-      );
+      io.stdout(`Next: ${nextSteps(installed)}`);
       exit(0);
     });
+}
+
+/**
+ * What is left to do after init, given the project's dependencies: the README's install lines
+ * for the packages it lacks, then `generate`. An Express project (express, no fastify) needs
+ * its types and `framework: 'express'` in the config init wrote for Fastify.
+ */
+function nextSteps(installed: Readonly<Record<string, string>>): string {
+  const lacks = (name: string) => !Object.hasOwn(installed, name);
+  const express = !lacks('express') && lacks('fastify');
+  const runtime = [
+    ...(lacks('machine-routes') ? ['machine-routes'] : []),
+    ...(lacks('zod') ? ['zod@^4'] : []),
+    ...(express ? [] : lacks('fastify') ? ['fastify'] : []),
+  ];
+  const dev = ['typescript', '@types/node', ...(express ? ['@types/express'] : [])].filter(lacks);
+  const installs = [
+    ...(runtime.length > 0 ? [`npm install ${runtime.join(' ')}`] : []),
+    ...(dev.length > 0 ? [`npm install -D ${dev.join(' ')}`] : []),
+  ];
+  const generate = express
+    ? "set framework: 'express' in machine-routes.config.ts and npx machine-routes generate."
+    : 'npx machine-routes generate.';
+  return installs.length > 0 ? `${installs.join(' && ')}, then ${generate}` : generate;
 }
