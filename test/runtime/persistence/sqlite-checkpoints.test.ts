@@ -47,7 +47,13 @@ describe('SQLite checkpoints', () => {
       expect(worker).not.toBeNull();
       // The store's own connection checkpoints only past the fallback now.
       expect(store.database.pragma('wal_autocheckpoint', { simple: true })).toBe(8000);
-      for (let round = 0; round < 400 && worker.checkpoints.count === 0; round += 1) {
+      // The thread's first checkpoint (shared memory) can be seen before its 'ready' message
+      // (an event of this thread) arrives: wait for both.
+      for (
+        let round = 0;
+        round < 400 && (worker.checkpoints.count === 0 || !worker.running);
+        round += 1
+      ) {
         await runtime.send(counterMachine, id, { type: 'INC' });
         await sleep(25);
       }
