@@ -290,11 +290,15 @@ describe.each(['commonjs', 'module'] as const)('a fresh npm project (type %s)', 
 // `@types/express` line tsc fails on the generated app (TS7016).
 describe('a fresh npm project with Express, installed as the README says', () => {
   let server: FixtureProcess | undefined;
+  let own: FixtureProcess | undefined;
 
-  afterAll(() => server?.child.kill());
+  afterAll(() => {
+    server?.child.kill();
+    own?.child.kill();
+  });
 
   it(
-    'should compile with the README tsconfig under --strict and serve with plain node',
+    'should compile with the README tsconfig under --strict, serve with plain node and mount on an app of its own',
     async () => {
       const project = createProject('commonjs', path.join(work, 'commonjs'), 'express');
       const lines = readmeInstallLines('express');
@@ -319,6 +323,28 @@ describe('a fresh npm project with Express, installed as the README says', () =>
         "from 'express'",
       );
       writeFileSync(path.join(project, 'tsconfig.json'), readmeTsconfig());
+      // The README's Express form: the generated app mounted on an application of the user's.
+      writeFileSync(
+        path.join(project, 'src/own-app.ts'),
+        [
+          "import express from 'express';",
+          "import { buildApp } from './generated/app.gen.js';",
+          'async function main(): Promise<void> {',
+          '  const routes = await buildApp();',
+          '  const app = express();',
+          "  app.get('/health', (_request, response) => void response.json({ ok: true }));",
+          "  app.use('/api', routes.app);",
+          "  app.use((_request, response) => void response.status(404).json({ message: 'mine' }));",
+          "  const server = app.listen(0, '127.0.0.1', () => {",
+          '    const address = server.address();',
+          "    const port = typeof address === 'object' && address !== null ? address.port : 0;",
+          '    console.log(`own app listening on http://127.0.0.1:${port}`);',
+          '  });',
+          '}',
+          'void main();',
+          '',
+        ].join('\n'),
+      );
       sh(project, 'npx', ['tsc', '--strict']);
 
       server = startNode(['build/src/generated/server.gen.js'], {
@@ -339,6 +365,19 @@ describe('a fresh npm project with Express, installed as the README says', () =>
       expect(((await submitted.json()) as { data: { state: string[] } }).data.state).toEqual([
         'order.submitted',
       ]);
+      server.child.kill();
+
+      own = startNode(['build/src/own-app.js'], {
+        cwd: project,
+        env: { MACHINE_DATABASE_URL: `sqlite:${path.join(project, 'machines.db')}` },
+      });
+      const ownLine = await own.waitForLine((text) => text.includes('listening on'), 60_000);
+      const ownUrl = /listening on (\S+)/.exec(ownLine)![1]!;
+      expect(await (await fetch(`${ownUrl}/health`)).json()).toEqual({ ok: true });
+      expect((await fetch(`${ownUrl}/api/orders/create`, { method: 'POST' })).status).toBe(201);
+      // A URL the routes do not serve reaches the application's own handlers.
+      const other = await fetch(`${ownUrl}/api/nope`);
+      expect([other.status, await other.json()]).toEqual([404, { message: 'mine' }]);
     },
     INSTALL_TIMEOUT,
   );
