@@ -135,13 +135,12 @@ export async function mountFastify(
 }
 
 /**
- * The 405 answers of `scope`'s not-found handler, or `undefined` when they must be routes: an
- * instance with non-default router options, or planned paths one URL can match twice.
+ * The 405 answers of `scope`'s not-found handler, or `undefined` when they must be routes (an
+ * instance whose router folds URLs, {@link routesLikeTable}).
  */
 function methodTableOf(scope: FastifyInstance, source: MountSource): MethodTable | undefined {
   if (!routesLikeTable(scope)) return undefined;
-  const table = new MethodTable(scope.prefix, sourceRoutes(source).routes, maxParamLength(scope));
-  return table.ambiguous ? undefined : table;
+  return new MethodTable(scope.prefix, sourceRoutes(source).routes, maxParamLength(scope));
 }
 
 /**
