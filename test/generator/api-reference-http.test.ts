@@ -64,6 +64,27 @@ describe('apiReferenceRoutes', () => {
   });
 });
 
+describe('apiReferenceRoutes with a document loaded on demand', () => {
+  it('should load the document on the first request only, and again after a failed load', async () => {
+    let loads = 0;
+    const routes = apiReferenceRoutes({
+      document: async () => {
+        loads += 1;
+        if (loads === 1) throw new Error('not yet');
+        return '{"openapi":"3.1.0"}';
+      },
+      title: 'T',
+    });
+    // Building the routes (at start) loads nothing.
+    expect(loads).toBe(0);
+    const document = routes.find((route) => route.path === '/openapi.json')!;
+    await expect(document.read()).rejects.toThrow('not yet');
+    expect(await document.read()).toBe('{"openapi":"3.1.0"}');
+    expect(await document.read()).toBe('{"openapi":"3.1.0"}');
+    expect(loads).toBe(2);
+  });
+});
+
 describe('validateConfig', () => {
   it('should refuse docs without the openapi output kind', () => {
     const issues = validateConfig({

@@ -21,7 +21,6 @@ import {
 } from 'machine-routes/runtime';
 import config from '../../../../fixtures/generator/fastify/machine-routes.config.js';
 import { configMachines, machineOf } from './machines.gen.js';
-import { openapiDocument } from './openapi.gen.js';
 import { calculatorRoutes } from './calculator.routes.gen.js';
 import { checkoutRoutes } from './checkout.routes.gen.js';
 import { fulfillmentRoutes } from './fulfillment.routes.gen.js';
@@ -105,7 +104,8 @@ async function buildRouter(
 
 /** The config's API reference: `/openapi.json` and the `/docs` page (config `docs`). */
 const referenceRoutes = apiReferenceRoutes({
-  document: openapiDocument,
+  // Loaded on the first request for it, not at each start.
+  document: () => import('./openapi.gen.js').then((generated) => generated.openapiDocument),
   title: 'machine-routes example',
   prefix: '',
 });
