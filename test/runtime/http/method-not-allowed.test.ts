@@ -276,4 +276,19 @@ describe('405 answers on Express', () => {
       }
     }
   });
+
+  it('should match paths as spelled, case and trailing slash included, as Fastify does', async () => {
+    for (const [method, url] of [
+      ['POST', '/Orders/create'],
+      ['POST', '/orders/create/'],
+      ['PUT', '/orders/create/'],
+    ] as const) {
+      const response = await fetch(`${base}${url}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: '{"payload":{}}',
+      });
+      expect({ method, url, status: response.status }).toEqual({ method, url, status: 404 });
+    }
+  });
 });

@@ -46,6 +46,12 @@ export interface ExpressMountOptions extends MountOptions {
 }
 
 /**
+ * A route answers its path as the OpenAPI document spells it, as Fastify does: Express's
+ * routers fold case and a trailing slash by default (`POST /Orders/create/` created an order).
+ */
+const EXACT_PATHS = { caseSensitive: true, strict: true } as const;
+
+/**
  * The routes of a router as one `express.Router`, to `app.use()` where the application wants
  * them (`app.use('/api', machineRoutesRouter(router))`). It answers its own routes (and 405 for
  * their other methods) and nothing else: other URLs go on to whatever the application added
@@ -62,7 +68,7 @@ export function machineRoutesRouter(
   source: MountSource,
   options: Omit<ExpressMountOptions, 'notFound'> = {},
 ): Router {
-  const router = express.Router();
+  const router = express.Router(EXACT_PATHS);
   addRoutes(router, source, options);
   return router;
 }
@@ -196,7 +202,7 @@ export function mountExpress(
   // dispatch (about a tenth of a stateless route's CPU time, bench/http/cpu.ts express).
   let parent = parents.get(app);
   if (parent === undefined) {
-    parent = express.Router();
+    parent = express.Router(EXACT_PATHS);
     parents.set(app, parent);
     app.use(parent);
     if (options.notFound !== false) app.use(notFoundHandler());
