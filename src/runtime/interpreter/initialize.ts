@@ -10,7 +10,7 @@ import { Macrostep } from './macrostep-context.js';
 import { finishMacrostep, settle } from './macrostep.js';
 import { enterStates } from './microstep.js';
 import { childInput } from './typed-contracts.js';
-import type { MacrostepOptions, MacrostepResult } from './types.js';
+import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from './types.js';
 
 const initialEntrySets = new WeakMap<MachineDefinition, readonly StateNode[]>();
 
@@ -28,6 +28,48 @@ function initialEntrySet(definition: MachineDefinition): readonly StateNode[] {
 }
 
 /**
+ * What the start of a machine whose initial step runs no behavior always produces: the value
+ * of the entered leaves, and how many records the step writes. `null` when the step may run
+ * anything (entry actions of the root or an entered state, listeners, `@always`, a final or
+ * delegating state, whose completion or child would be settled): only then does the result
+ * depend on something besides the definition, the clock (ids) and `createContext`.
+ */
+interface InertStart {
+  readonly value: readonly string[];
+  readonly records: number;
+}
+
+const inertStarts = new WeakMap<MachineDefinition, InertStart | null>();
+
+function inertStart(definition: MachineDefinition): InertStart | null {
+  let start = inertStarts.get(definition);
+  if (start === undefined) {
+    start = computeInertStart(definition);
+    inertStarts.set(definition, start);
+  }
+  return start;
+}
+
+function computeInertStart(definition: MachineDefinition): InertStart | null {
+  const { root, listeners } = definition;
+  if (root.entry.length > 0 || listeners.entry.length > 0 || listeners.transition.length > 0)
+    return null;
+  const entrySet = initialEntrySet(definition);
+  // `<m>.start`, then per state its `region.enter` (in a parallel state) and `enter` records.
+  let records = 1;
+  for (const state of entrySet) {
+    if (state.entry.length > 0 || state.type === 'final' || state.invocation !== null) return null;
+    records += state.parent !== null && state.parent.type === 'parallel' ? 2 : 1;
+  }
+  const leaves = entrySet.filter((state) => state.type === 'atomic');
+  if (leaves.some((leaf) => leaf.hasAlways)) return null;
+  return Object.freeze({
+    value: Object.freeze(leaves.map((leaf) => leaf.id)),
+    records,
+  });
+}
+
+/**
  * Starts a new instance: `<m>.start` (its record id is the instance id), root entry behaviors,
  * the initial states' entry actions, then `@done`, `@always` and raised events. Behaviors see the
  * event `{ type: '<m>.start' }`. Unlike the original, `@always` of region leaves of an initial
@@ -42,6 +84,24 @@ export function initialize(
   const time = options.now === undefined ? Date.now() : options.now().getTime();
   const id = options.id ?? nextRecordId(time);
   const context = definition.createContext();
+  // Without records to build (stateless sends) and nothing that could run, the step's outcome
+  // is known from the definition: no macrostep to run. Parallel dispatch only changes how entry
+  // actions run, and an inert start has none.
+  if (options.history === false && options.parent === undefined && options.context === undefined) {
+    const inert = inertStart(definition);
+    if (inert !== null) {
+      const snapshot: MachineSnapshot = {
+        machineId: definition.id,
+        id,
+        // A copy: the snapshot is the caller's, who may change its value.
+        value: inert.value.slice(),
+        context,
+        status: 'active',
+        sequence: inert.records,
+      };
+      return { snapshot, history: [], validationFailure: null, effects: [] };
+    }
+  }
   if (options.context !== undefined)
     Object.assign(
       context,
