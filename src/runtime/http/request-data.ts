@@ -59,8 +59,54 @@ export function requestData(
  */
 export function assertPayloadSize(payload: unknown, eventType: string, limit: number): void {
   if (payload === undefined) return;
+  // Most payloads are far below the limit: a bound of their size, walked without allocating,
+  // spares serialising them (a visible share of a small stateless request's CPU time).
+  if (sizeBound(payload, limit) <= limit) return;
   // Bodies and queries are depth-bounded at parse time, so serialising cannot overflow.
   if (Buffer.byteLength(JSON.stringify(payload) ?? '') > limit) {
     throw new HttpError(413, `The payload of event '${eventType}' is larger than ${limit} bytes.`);
   }
+}
+
+/**
+ * An upper bound of `Buffer.byteLength(JSON.stringify(value))` for plain JSON data, or
+ * `Infinity` when the bound passes `budget` or the value is anything else (a `toJSON`, a class
+ * instance, a function...), which the exact serialisation then measures. A UTF-16 unit takes
+ * at most 6 bytes serialised (`\u001f`); a number at most 25 characters.
+ */
+function sizeBound(value: unknown, budget: number): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length * 6 + 2;
+    case 'number':
+      return 25;
+    case 'boolean':
+      return 5;
+    case 'object':
+      break;
+    default:
+      return Number.POSITIVE_INFINITY;
+  }
+  if (value === null) return 4;
+  let size = 2;
+  if (typeof (value as { toJSON?: unknown }).toJSON !== 'undefined')
+    return Number.POSITIVE_INFINITY;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      // Holes and undefined serialise as `null`.
+      const item: unknown = value[index];
+      size += (item === undefined ? 4 : sizeBound(item, budget - size)) + 1;
+      if (size > budget) return Number.POSITIVE_INFINITY;
+    }
+    return size;
+  }
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return Number.POSITIVE_INFINITY;
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    // Keys of undefined values are left out; counting them only loosens the bound.
+    size += key.length * 6 + 4 + (item === undefined ? 0 : sizeBound(item, budget - size));
+    if (size > budget) return Number.POSITIVE_INFINITY;
+  }
+  return size;
 }
