@@ -11,6 +11,7 @@ import {
   type BehaviorArgs,
   type MachineDefinition,
 } from '../../../src/runtime/index.js';
+import type { StateConfig } from '../../../src/runtime/definition/types.js';
 
 type Counter = { count: number; nested: { list: number[] } };
 
@@ -43,7 +44,7 @@ const inert = defineMachine<Counter>({
 
 function withEntry(kind: 'entry' | 'always' | 'final'): MachineDefinition {
   let calls = 0;
-  const states =
+  const states: Record<string, StateConfig> =
     kind === 'entry'
       ? { idle: { entry: 'stamp' } }
       : kind === 'always'
