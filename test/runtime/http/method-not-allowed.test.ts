@@ -5,7 +5,7 @@
  * 405 route per path. Both must answer alike, as Express does.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -257,7 +257,7 @@ describe('405 answers on Express', () => {
 
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  it('should answer 405 with Allow to every refused method of every path', async () => {
+  it('should answer 405 with Allow to every refused method of every path, 404 to odd methods', async () => {
     for (const path of paths) {
       for (const method of METHODS) {
         if (path.allowed.has(method)) continue;
@@ -272,6 +272,23 @@ describe('405 answers on Express', () => {
           url: path.url,
           status: 405,
           allow: path.allow,
+        });
+      }
+      // As on Fastify: methods no route plans are no route of ours.
+      for (const method of ODD_METHODS) {
+        // fetch refuses TRACE: node:http sends any method.
+        const status = await new Promise<number | undefined>((resolve, reject) => {
+          request(`${base}${path.url}`, { method }, (response) => {
+            response.resume();
+            resolve(response.statusCode);
+          })
+            .on('error', reject)
+            .end();
+        });
+        expect({ method, url: path.url, status }).toEqual({
+          method,
+          url: path.url,
+          status: 404,
         });
       }
     }

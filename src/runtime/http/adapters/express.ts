@@ -99,10 +99,19 @@ function addRoutes(
     router[method](toColonPath(route.path), routeHandler(handler, bodyLimit, token));
   }
   for (const { path, allowed, refused } of methodsByPath(routes)) {
-    if (refused.length === 0) continue;
     const allow = allowHeader(allowed);
-    router.all(toColonPath(path), (_request, response) => {
-      sendResponse(response, errorResponse(405, 'Method Not Allowed.', { headers: { allow } }));
+    // HEAD of a path without GET is refused too; methods no route plans (OPTIONS, TRACE, ...)
+    // are 404 as on Fastify, where CORS plugins answer OPTIONS before the routes.
+    const refusedMethods = new Set<string>(
+      allowed.includes('GET') ? refused : [...refused, 'HEAD'],
+    );
+    router.all(toColonPath(path), (request, response) => {
+      sendResponse(
+        response,
+        refusedMethods.has(request.method)
+          ? errorResponse(405, 'Method Not Allowed.', { headers: { allow } })
+          : errorResponse(404, 'Not Found.'),
+      );
     });
   }
   router.use((error: unknown, request: Request, response: Response, next: NextFunction) => {
