@@ -65,6 +65,21 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
+/**
+ * The 415 for a body sent with a `Content-Encoding` other than `identity` (gzip, br, ...): the
+ * layer reads bodies as they are, so a compressed one would otherwise be "malformed JSON".
+ * `undefined` when the body is not encoded.
+ */
+export function unsupportedEncoding(contentEncoding: string | undefined): HttpError | undefined {
+  if (contentEncoding === undefined) return undefined;
+  const coding = contentEncoding.trim().toLowerCase();
+  if (coding === '' || coding === 'identity') return undefined;
+  return new HttpError(
+    415,
+    `Unsupported Media Type: Content-Encoding '${contentEncoding.slice(0, 40)}' is not accepted; send the JSON body uncompressed.`,
+  );
+}
+
 /** True for `application/json` and `application/*+json`, with or without parameters. */
 export function isJsonContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearerAuth } from '../../../fixtures/http/auth.js';
 import { checkoutMachine } from '../../../fixtures/http/checkout-machine.js';
@@ -666,6 +667,29 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       });
       expect(response.status).toBe(415);
       expect(response.body).toEqual({ message: 'Unsupported Media Type: send application/json.' });
+    });
+
+    it('should answer 415 for a compressed body, and create nothing', async () => {
+      const before = instanceCount();
+      for (const encoding of ['gzip', 'br', 'deflate']) {
+        const response = await call('POST', '/orders/create', {
+          raw: gzipSync('{"payload":{}}'),
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        });
+        expect({ encoding, status: response.status, body: response.body }).toEqual({
+          encoding,
+          status: 415,
+          body: {
+            message: `Unsupported Media Type: Content-Encoding '${encoding}' is not accepted; send the JSON body uncompressed.`,
+          },
+        });
+      }
+      expect(instanceCount()).toBe(before);
+      const identity = await call('POST', '/orders/create', {
+        raw: '{"payload":{}}',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+      });
+      expect(identity.status).toBe(201);
     });
 
     it('should answer 404 for an unknown route', async () => {

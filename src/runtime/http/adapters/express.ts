@@ -22,7 +22,7 @@ import {
 } from '../responses.js';
 import type { Logger } from '../../logger.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonContentType, parseJsonBody } from '../request-parsing.js';
+import { isJsonContentType, parseJsonBody, unsupportedEncoding } from '../request-parsing.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
 import { toColonPath } from '../../definition/uri.js';
 import {
@@ -262,6 +262,11 @@ function readJsonBody(request: Request, limit: number, done: (error?: unknown) =
   if (!isJsonContentType(request.headers['content-type'])) {
     request.resume();
     return done(new HttpError(415, 'Unsupported Media Type: send application/json.'));
+  }
+  const encoded = unsupportedEncoding(request.headers['content-encoding']);
+  if (encoded !== undefined) {
+    request.resume();
+    return done(encoded);
   }
   if (length !== undefined && Number(length) > limit) {
     request.resume();

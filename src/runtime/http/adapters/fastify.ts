@@ -14,7 +14,7 @@ import fp from 'fastify-plugin';
 import { Readable } from 'node:stream';
 import type { EndpointResponse } from '../../definition/types.js';
 import { errorResponse, errorToResponse, HttpError, httpLoggerOf } from '../responses.js';
-import { parseJsonBody } from '../request-parsing.js';
+import { parseJsonBody, unsupportedEncoding } from '../request-parsing.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
 import { toColonPath } from '../../definition/uri.js';
 import { maxParamLength, MethodTable, routesLikeTable } from './method-not-allowed.js';
@@ -165,10 +165,12 @@ function registerRoutes(
   // Encapsulated: these parsers and this error handler apply to the routes below only.
   scope.removeAllContentTypeParsers();
   const parseJson = (
-    _request: FastifyRequest,
+    request: FastifyRequest,
     body: string,
     done: (error: Error | null, body?: unknown) => void,
   ) => {
+    const encoded = unsupportedEncoding(request.headers['content-encoding']);
+    if (encoded !== undefined) return done(encoded, undefined);
     try {
       done(null, parseJsonBody(body));
     } catch (error) {

@@ -62,10 +62,10 @@ export async function send(
   baseUrl: string,
   method: string,
   path: string,
-  options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  options: { body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string> } = {},
 ): Promise<JsonResponse> {
   const headers: Record<string, string> = { ...options.headers };
-  let body: string | undefined;
+  let body: string | Uint8Array | undefined;
   if (options.raw !== undefined) body = options.raw;
   else if (options.body !== undefined) {
     body = JSON.stringify(options.body);
