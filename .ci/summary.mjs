@@ -1,5 +1,6 @@
 // Prints the plain `N passed, N failed[, N skipped]` line from vitest's JSON report.
-// A test file that fails to load counts as one failure: it ran no test but must not pass.
+// A test file that failed without a failed test (it did not load, or a beforeAll hook failed
+// and its tests were reported skipped) counts as one failure: it must not pass.
 import { readFileSync } from 'node:fs';
 
 const path = process.argv[2];
@@ -13,7 +14,9 @@ try {
 }
 const passed = report.numPassedTests ?? 0;
 const brokenFiles = (report.testResults ?? []).filter(
-  (file) => file.status === 'failed' && (file.assertionResults ?? []).length === 0,
+  (file) =>
+    file.status === 'failed' &&
+    !(file.assertionResults ?? []).some((test) => test.status === 'failed'),
 ).length;
 const failed = (report.numFailedTests ?? 0) + brokenFiles;
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);

@@ -35,7 +35,8 @@ beforeAll(async () => {
   expect(report.issues).toEqual([]);
   manifest = report.manifest!;
   document = buildOpenApiDocument(manifest, options);
-});
+  // Loading a config (jiti, every machine) took over 30 s on a machine loaded to 10+.
+}, 120_000);
 
 describe('scenarios in the OpenAPI document and the client (config scenarios: true)', () => {
   it('should stay a valid OpenAPI 3.1 document', async () => {
