@@ -28,7 +28,7 @@ import type { IdempotencyKeyStore } from '../persistence/idempotency.js';
 import { isInstanceId } from '../ids.js';
 import type { ChildRow } from '../interpreter/child-rows.js';
 import { resolveForward } from '../interpreter/forwarding.js';
-import { initialize } from '../interpreter/initialize.js';
+import { initialize, startAndTransition } from '../interpreter/initialize.js';
 import {
   keptAfter,
   planScenarioStep,
@@ -950,6 +950,17 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   ): InstanceResult {
     const light = options.keepHistory === false;
     const stepOptions = light ? this.#statelessSteps.light : this.#statelessSteps.kept;
+    // The interpreter's own steps, without a scenario to plan from the initial snapshot: the
+    // start and the event in one macrostep when the start runs no behavior.
+    if (
+      light &&
+      !this.scenariosEnabled &&
+      this.#engine.initialize === initialize &&
+      this.#engine.transition === transition
+    ) {
+      const result = startAndTransition(definition, event, stepOptions);
+      if (result !== null) return finish(result);
+    }
     const initial = this.#engine.initialize(definition, stepOptions);
     const step = this.#unkeptScenarioStep(definition, initial.snapshot, event.type, options);
     // Without history the initial snapshot is this call's alone (no record carries its

@@ -1,5 +1,5 @@
 // Public surface of interpreter/ (re-exported by src/runtime/index.ts).
-export { initialize } from './initialize.js';
+export { initialize, startAndTransition } from './initialize.js';
 export { transition } from './transition.js';
 export {
   availableEvents,

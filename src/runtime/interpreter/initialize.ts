@@ -7,7 +7,7 @@ import type { EventObject } from '../definition/types.js';
 import { addWithDefaults } from '../definition/transitions.js';
 import { nextRecordId } from './history.js';
 import { Macrostep } from './macrostep-context.js';
-import { finishMacrostep, settle } from './macrostep.js';
+import { finishMacrostep, processEvent, settle } from './macrostep.js';
 import { enterStates } from './microstep.js';
 import { childInput } from './typed-contracts.js';
 import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from './types.js';
@@ -35,6 +35,7 @@ function initialEntrySet(definition: MachineDefinition): readonly StateNode[] {
  * depend on something besides the definition, the clock (ids) and `createContext`.
  */
 interface InertStart {
+  readonly leaves: readonly StateNode[];
   readonly value: readonly string[];
   readonly records: number;
 }
@@ -64,6 +65,7 @@ function computeInertStart(definition: MachineDefinition): InertStart | null {
   const leaves = entrySet.filter((state) => state.type === 'atomic');
   if (leaves.some((leaf) => leaf.hasAlways)) return null;
   return Object.freeze({
+    leaves: Object.freeze(leaves),
     value: Object.freeze(leaves.map((leaf) => leaf.id)),
     records,
   });
@@ -141,4 +143,67 @@ export function initialize(
   enterStates(macrostep, entrySet);
   settle(macrostep);
   return finishMacrostep(macrostep, null);
+}
+
+/**
+ * `initialize` then `transition` of `event` without history (a stateless send), in one
+ * macrostep when the start runs no behavior: the initial snapshot, its result and the leaves
+ * lookup of the event's step are not built. The outcome is that of the two calls, the event's
+ * step adopting the initial context (`adoptContext`). `null` when the start is not inert or
+ * `options` ask for history, a context, a parent or a scenario: call the two functions then.
+ */
+export function startAndTransition(
+  definition: MachineDefinition,
+  event: EventObject,
+  options: MacrostepOptions,
+): MacrostepResult | null {
+  if (
+    options.history !== false ||
+    options.parent !== undefined ||
+    options.context !== undefined ||
+    options.scenario !== undefined
+  )
+    return null;
+  // `transition` refuses '@always' with its own error.
+  if (event.type === '@always') return null;
+  const inert = inertStart(definition);
+  if (inert === null) return null;
+  const time = options.now === undefined ? Date.now() : options.now().getTime();
+  const id = options.id ?? nextRecordId(time);
+  const context = definition.createContext();
+  const macrostep = new Macrostep(
+    definition,
+    id,
+    {
+      // A copy: the snapshot is the caller's. The leaves are only read, never written.
+      value: inert.value.slice(),
+      leaves: inert.leaves as StateNode[],
+      context,
+      sequence: inert.records,
+      // The event's step reads the clock again, as `transition` would.
+      time: options.now === undefined ? Date.now() : options.now().getTime(),
+      machines: options.machines,
+      maxTransitionDepth: options.maxTransitionDepth,
+      parallelDispatch: options.parallelDispatch,
+      history: false,
+    },
+    event,
+  );
+  macrostep.owned = true;
+  macrostep.history.push(event.type, 'external', event.payload ?? null, macrostep.value, event);
+  processEvent(macrostep, event);
+  settle(macrostep);
+  // A refused event leaves the instance as it started: the input of the rollback.
+  const input: MachineSnapshot | null =
+    macrostep.validationFailure === null
+      ? null
+      : {
+          machineId: definition.id,
+          id,
+          value: inert.value.slice(),
+          context,
+          status: 'active',
+          sequence: inert.records,
+        };
+  return finishMacrostep(macrostep, input);
 }

@@ -6,10 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   defineMachine,
+  defineValidationGuard,
   initialize,
+  startAndTransition,
   transition,
   type BehaviorArgs,
+  type EventObject,
   type MachineDefinition,
+  type MacrostepResult,
 } from '../../../src/runtime/index.js';
 import type { StateConfig } from '../../../src/runtime/definition/types.js';
 
@@ -103,4 +107,83 @@ describe('initialize without history', () => {
       }
     },
   );
+});
+
+const payment = defineMachine({
+  config: {
+    id: 'payment',
+    initial: 'open',
+    context: { attempts: 0 },
+    states: {
+      open: {
+        on: {
+          PAY: {
+            target: 'paid',
+            guards: [
+              'countAttempt',
+              defineValidationGuard({
+                name: 'isAmountValid',
+                check: ({ event }) => Number(event.payload?.amount) >= 100,
+                message: 'Too small',
+              }),
+            ],
+          },
+          CHECK: { target: 'paid', guards: 'never' },
+        },
+      },
+      paid: { on: { '@always': 'archived' } },
+      archived: {},
+    },
+  },
+  behavior: {
+    guards: {
+      countAttempt: ({ context }) => ((context.attempts as number) += 1) > 0,
+      never: () => false,
+    },
+  },
+});
+
+const LIGHT = { history: false } as const;
+
+/** The two calls of a stateless send, as the runtime made them before `startAndTransition`. */
+function twoSteps(definition: MachineDefinition, event: EventObject): MacrostepResult {
+  const initial = initialize(definition, LIGHT);
+  return transition(definition, initial.snapshot, event, { ...LIGHT, adoptContext: true });
+}
+
+function outcome(run: () => MacrostepResult | null): unknown {
+  try {
+    const result = run();
+    if (result === null) return null;
+    return { ...result, snapshot: { ...result.snapshot, id: typeof result.snapshot.id } };
+  } catch (error) {
+    return { thrown: (error as Error).constructor.name, message: (error as Error).message };
+  }
+}
+
+describe('startAndTransition', () => {
+  it.each([
+    ['a targetless action', inert, { type: 'BUMP' }],
+    ['a transition into a parallel region', inert, { type: 'ADD' }],
+    ['a guarded transition and @always', payment, { type: 'PAY', payload: { amount: 150 } }],
+    ['a failed validation guard', payment, { type: 'PAY', payload: { amount: 5 } }],
+    ['a failed ordinary guard', payment, { type: 'CHECK' }],
+    ['an unhandled event', payment, { type: 'NOPE' }],
+  ] as const)('should give what initialize and transition give for %s', (_name, machine, event) => {
+    const expected = outcome(() => twoSteps(machine, event));
+    expect(outcome(() => startAndTransition(machine, event, LIGHT))).toEqual(expected);
+  });
+
+  it('should leave to initialize and transition what it does not cover', () => {
+    expect(startAndTransition(inert, { type: '@always' }, LIGHT)).toBeNull();
+    expect(startAndTransition(inert, { type: 'BUMP' }, {})).toBeNull();
+    expect(startAndTransition(withEntry('entry'), { type: 'BUMP' }, LIGHT)).toBeNull();
+  });
+
+  it('should start every call from a fresh context', () => {
+    const first = startAndTransition(inert, { type: 'BUMP' }, LIGHT);
+    const second = startAndTransition(inert, { type: 'BUMP' }, LIGHT);
+    expect(second?.snapshot.context).toEqual({ count: 1, nested: { list: [1, 1] } });
+    expect(second?.snapshot.context).not.toBe(first?.snapshot.context);
+  });
 });
