@@ -288,6 +288,16 @@ export class StoreNotMigratedException extends MachineRoutesError {
   readonly code = 'MR_STORE_NOT_MIGRATED';
 }
 
+/**
+ * The PostgreSQL server a store URL names could not be used: not reachable, the database
+ * missing, or the login refused. `details.key` holds the URL with its password hidden,
+ * `details.cause` the driver's code (`3D000`, `28P01`, `ECONNREFUSED`, ...); the message says
+ * what to change.
+ */
+export class StoreUnreachableException extends MachineRoutesError {
+  readonly code = 'MR_STORE_UNREACHABLE';
+}
+
 /** One bad runtime setting, as `InvalidSettingsException` lists it. */
 export interface SettingProblem {
   /** Where the value came from: an environment variable's name, or `option 'key'`. */

@@ -10,7 +10,11 @@
  *
  * SQLite URLs take `?synchronous=normal|full`.
  */
-import { MissingPeerDependencyException, StoreNotMigratedException } from '../errors.js';
+import {
+  MissingPeerDependencyException,
+  StoreNotMigratedException,
+  StoreUnreachableException,
+} from '../errors.js';
 import { MemoryStore } from './memory-store.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
@@ -52,7 +56,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           await store.migrate();
         } catch (error) {
           await store.close();
-          throw error;
+          throw unreachable(error, store);
         }
       }
       return store;
@@ -65,6 +69,8 @@ export async function migrate(url: string): Promise<void> {
   const store = await openStore(url, { migrate: false });
   try {
     await store.migrate();
+  } catch (error) {
+    throw store.kind === 'postgres' ? unreachable(error, store as PostgresStore) : error;
   } finally {
     await store.close();
   }
@@ -79,11 +85,11 @@ export async function migrate(url: string): Promise<void> {
 export async function assertMigrated(store: Store): Promise<void> {
   if (store.kind !== 'postgres') return;
   const postgres = store as PostgresStore;
-  const pending = await postgres.pendingMigrations();
+  const pending = await postgres.pendingMigrations().catch((error: unknown) => {
+    throw unreachable(error, postgres);
+  });
   if (pending.length === 0) return;
-  const url = new URL(postgres.connectionString);
-  if (postgres.schema !== undefined) url.searchParams.set('schema', postgres.schema);
-  const shown = redactStoreUrl(url.toString());
+  const shown = shownUrl(postgres);
   const versions = pending.map((migration) => `${migration.version} ${migration.name}`);
   throw new StoreNotMigratedException(
     `The PostgreSQL database '${shown}' lacks ${pending.length} migration(s) this version of ` +
@@ -115,4 +121,45 @@ export async function importPostgres<T>(load: () => Promise<T>): Promise<T> {
     }
     throw error;
   }
+}
+
+/** The store's URL as messages show it: its schema included, its password hidden. */
+function shownUrl(store: PostgresStore): string {
+  const url = new URL(store.connectionString);
+  if (store.schema !== undefined) url.searchParams.set('schema', store.schema);
+  return redactStoreUrl(url.toString());
+}
+
+/**
+ * What to change for a connection-level failure, by the driver's code: PostgreSQL's SQLSTATE
+ * (3D000 no such database, 28xxx login refused, 08xxx connection) or Node's socket errors.
+ */
+function unreachableHint(code: string, url: URL): string | undefined {
+  const database = decodeURIComponent(url.pathname.slice(1)) || '(the user name)';
+  const server = `${url.hostname || 'localhost'}:${url.port || '5432'}`;
+  if (code === '3D000')
+    return `the database '${database}' does not exist on ${server}: create it (createdb -h ${url.hostname || 'localhost'} -p ${url.port || '5432'} ${database}) or fix the database name in the URL`;
+  if (code.startsWith('28'))
+    return `the server at ${server} refused the login: check the user and password in the URL`;
+  if (code.startsWith('08') || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'].includes(code))
+    return `no PostgreSQL server answered at ${server}: start it, or fix the host and port in the URL`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `the host '${url.hostname}' could not be resolved: fix the host in the URL`;
+  return undefined;
+}
+
+/**
+ * A {@link StoreUnreachableException} for a connection-level failure of `store`, naming the URL
+ * (password hidden) and what to change; any other error is returned as it is.
+ */
+function unreachable(error: unknown, store: PostgresStore): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return error;
+  const hint = unreachableHint(code, new URL(store.connectionString));
+  if (hint === undefined) return error;
+  const shown = shownUrl(store);
+  return new StoreUnreachableException(
+    `The PostgreSQL store '${shown}' cannot be used: ${hint} (${code}: ${(error as Error).message}).`,
+    { key: shown, cause: code },
+  );
 }

@@ -15,12 +15,18 @@ import {
   MachineValidationException,
   NoTransitionDefinitionFoundException,
   StoreNotMigratedException,
+  StoreUnreachableException,
 } from '../../../src/runtime/errors.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { startWorker } from '../../../src/runtime/engine/worker.js';
 import type { Store } from '../../../src/runtime/persistence/store.js';
 import { migrate, openStore } from '../../../src/runtime/persistence/open-store.js';
-import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
+import {
+  createTestSchema,
+  dropSchema,
+  PG_TEST_URL,
+  shouldRunPostgresTests,
+} from '../../support/postgres.js';
 import { allBackends, makeStep } from '../../support/stores.js';
 import { counterMachine, ephemeralMachine } from './fixtures/machines.js';
 
@@ -337,6 +343,37 @@ describe('MachineRuntime.open', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it.runIf(runPostgres)(
+    'should name what to change when the PostgreSQL server or database cannot be used',
+    async () => {
+      const missing = new URL(PG_TEST_URL);
+      missing.pathname = `/mr_missing_${ulid().toLowerCase()}`;
+      missing.password = 'secret';
+      // No server listens on port 1 of the loopback interface.
+      const closed = new URL(PG_TEST_URL);
+      closed.port = '1';
+      for (const [url, hint] of [
+        [missing.toString(), `does not exist on 127.0.0.1:5432: create it (createdb`],
+        [closed.toString(), 'no PostgreSQL server answered at 127.0.0.1:1'],
+      ] as const) {
+        for (const attempt of [
+          MachineRuntime.open({ databaseUrl: url, worker: false }),
+          migrate(url),
+          openStore(url, { migrate: true }),
+        ]) {
+          const error = await attempt.then(
+            () => undefined,
+            (failure: unknown) => failure,
+          );
+          expect(error).toBeInstanceOf(StoreUnreachableException);
+          expect((error as StoreUnreachableException).code).toBe('MR_STORE_UNREACHABLE');
+          expect((error as Error).message).toContain(hint);
+          expect((error as Error).message).not.toContain('secret');
+        }
+      }
+    },
+  );
 
   it.runIf(runPostgres)(
     'should refuse an unmigrated PostgreSQL schema, naming the command, and open once migrated',
