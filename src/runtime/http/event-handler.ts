@@ -225,12 +225,16 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         if (route.contention !== undefined) options.lockWaitMs = route.contention.waitMs;
         let result;
         if (instance.kind === 'stateless') {
-          // The answer shows no history: the runtime need not build it.
-          options.keepHistory = false;
+          // The answer shows no history: the runtime need not build it. Without other options
+          // (the common case) they are one shared object.
+          const stateless =
+            scenario === undefined && idempotency === undefined && route.contention === undefined
+              ? STATELESS_SEND
+              : { ...options, keepHistory: false };
           result =
             sendStatelessSync === undefined
-              ? await services.instances.sendStateless(definition, event, options)
-              : sendStatelessSync(definition, event, options);
+              ? await services.instances.sendStateless(definition, event, stateless)
+              : sendStatelessSync(definition, event, stateless);
         } else if (instance.kind === 'unbound') {
           result = await instances.sendFirst(instance.record, event, options);
           if (result === null) {
@@ -299,6 +303,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
 
 const COERCE = Object.freeze({ coerce: true });
 const NO_COERCE = Object.freeze({ coerce: false });
+
+/** The send options of a stateless request without a scenario (only read). */
+const STATELESS_SEND: SendOptions = Object.freeze({ keepHistory: false });
 
 /** The instance of every stateless request (only read). */
 const STATELESS: RouteInstance = Object.freeze({ kind: 'stateless' });
