@@ -64,9 +64,11 @@ function computeInertStart(definition: MachineDefinition): InertStart | null {
   }
   const leaves = entrySet.filter((state) => state.type === 'atomic');
   if (leaves.some((leaf) => leaf.hasAlways)) return null;
+  // Not frozen: the macrostep reads these leaves where it reads ordinary arrays, and a frozen
+  // array's other elements kind would make those reads polymorphic. Only `readonly` guards them.
   return Object.freeze({
-    leaves: Object.freeze(leaves),
-    value: Object.freeze(leaves.map((leaf) => leaf.id)),
+    leaves,
+    value: leaves.map((leaf) => leaf.id),
     records,
   });
 }
