@@ -18,7 +18,12 @@ const brokenFiles = (report.testResults ?? []).filter(
     file.status === 'failed' &&
     !(file.assertionResults ?? []).some((test) => test.status === 'failed'),
 ).length;
-const failed = (report.numFailedTests ?? 0) + brokenFiles;
+// vitest's own exit status: unhandled errors fail the run but appear in no count of the report.
+const exitStatus = Number(process.argv[3] ?? 0);
+const unhandled = exitStatus !== 0 && (report.numFailedTests ?? 0) + brokenFiles === 0 ? 1 : 0;
+if (unhandled)
+  console.log(`vitest exited ${exitStatus} with no failed test: unhandled errors (see above)`);
+const failed = (report.numFailedTests ?? 0) + brokenFiles + unhandled;
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -357,12 +357,13 @@ describe('MachineRuntime.open', () => {
         [missing.toString(), `does not exist on 127.0.0.1:5432: create it (createdb`],
         [closed.toString(), 'no PostgreSQL server answered at 127.0.0.1:1'],
       ] as const) {
+        // Started one at a time: a rejection not yet awaited is an unhandled one.
         for (const attempt of [
-          MachineRuntime.open({ databaseUrl: url, worker: false }),
-          migrate(url),
-          openStore(url, { migrate: true }),
+          () => MachineRuntime.open({ databaseUrl: url, worker: false }),
+          () => migrate(url),
+          () => openStore(url, { migrate: true }),
         ]) {
-          const error = await attempt.then(
+          const error = await attempt().then(
             () => undefined,
             (failure: unknown) => failure,
           );
