@@ -15,31 +15,20 @@
  * Rounds alternate the operations; medians. BENCH_ROUNDS (default 9), BENCH_OPS (per round,
  * default 3000).
  */
-import { getRandomValues } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { monotonicFactory } from 'ulid';
 import { createActor } from 'xstate';
 import { MachineRuntime } from '../../src/runtime/engine/machine-runtime.js';
 import { transition } from '../../src/runtime/interpreter/index.js';
 import { SqliteStore } from '../../src/runtime/persistence/sqlite-store.js';
+import { handWrittenSqlite, ulid } from './hand-written-sqlite.js';
 import { counterMachine, xstateCounter } from './machines.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const OPS = Number(process.env.BENCH_OPS ?? 3000);
 const INSTANCES = 500;
-
-const randomPool = new Uint32Array(1024);
-let randomIndex = randomPool.length;
-const ulid = monotonicFactory(() => {
-  if (randomIndex === randomPool.length) {
-    getRandomValues(randomPool);
-    randomIndex = 0;
-  }
-  return randomPool[randomIndex++]! / 0x1_0000_0000;
-});
 
 const mainThread = `/proc/self/task/${process.pid}/schedstat`;
 const cpuMicros = () => Number(readFileSync(mainThread, 'utf8').split(' ')[0]) / 1000;
@@ -50,52 +39,12 @@ const store = new SqliteStore({ filename, checkpoints: 'inline' });
 store.database.pragma('wal_autocheckpoint = 0');
 const runtime = new MachineRuntime({ store });
 
-// The hand-written handler of bench/http/server.ts, on a connection of its own.
+// The hand-written handler of bench/http/server.ts (hand-written-sqlite.ts), on its own connection.
 const db = new Database(filename, { timeout: 5000 });
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
-db.exec(`CREATE TABLE IF NOT EXISTS hw_current_states (id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, seq INTEGER NOT NULL);
-  CREATE TABLE IF NOT EXISTS hw_events (id TEXT PRIMARY KEY, root_id TEXT NOT NULL, seq INTEGER NOT NULL,
-    type TEXT NOT NULL, payload TEXT, context TEXT, created_at TEXT NOT NULL);
-  CREATE UNIQUE INDEX IF NOT EXISTS hw_events_root_seq ON hw_events (root_id, seq);`);
-const load = db.prepare('SELECT snapshot, seq FROM hw_current_states WHERE id = ?');
-const insertEvent = db.prepare(
-  'INSERT INTO hw_events (id, root_id, seq, type, payload, context, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-);
-const upsert = db.prepare(
-  `INSERT INTO hw_current_states (id, snapshot, seq) VALUES (?, ?, ?)
-   ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, seq = excluded.seq`,
-);
-const write = (
-  id: string,
-  seq: number,
-  payload: string | null,
-  snapshot: { context: unknown },
-  type: string,
-) => {
-  const now = new Date().toISOString();
-  insertEvent.run(ulid(), id, seq + 1, type, payload, null, now);
-  insertEvent.run(
-    ulid(),
-    id,
-    seq + 2,
-    'counter.transition',
-    null,
-    JSON.stringify(snapshot.context),
-    now,
-  );
-  upsert.run(id, JSON.stringify(snapshot), seq + 2);
-};
-const hwCreate = db.transaction(write);
-const hwStep = db.transaction((id: string, by: number) => {
-  const row = load.get(id) as { snapshot: string; seq: number };
-  const actor = createActor(xstateCounter, { snapshot: JSON.parse(row.snapshot) }).start();
-  actor.send({ type: 'INCREMENT', by });
-  const snapshot = actor.getPersistedSnapshot() as unknown as { context: { count: number } };
-  actor.stop();
-  write(id, row.seq, JSON.stringify({ by }), snapshot, 'INCREMENT');
-});
+const { create: hwCreate, step: hwStep } = handWrittenSqlite(db);
 const empty = db.transaction(() => {});
 
 const mrIds: string[] = [];

@@ -17,8 +17,6 @@ import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { getRandomValues } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
 import { createActor } from 'xstate';
 import { mountExpress } from '../../src/runtime/http/adapters/express.js';
 import { mountFastify } from '../../src/runtime/http/adapters/fastify.js';
@@ -27,6 +25,7 @@ import { MachineRuntime } from '../../src/runtime/engine/machine-runtime.js';
 import { openStore } from '../../src/runtime/persistence/open-store.js';
 import { PostgresStore } from '../../src/runtime/persistence/postgres-store.js';
 import { SqliteStore } from '../../src/runtime/persistence/sqlite-store.js';
+import { handWrittenSqlite, ulid } from './hand-written-sqlite.js';
 import { counterMachine, envelope, IncrementPayload, xstateCounter } from './machines.js';
 
 const [framework, storeUrl] = process.argv.slice(2) as ['fastify' | 'express', string];
@@ -43,19 +42,6 @@ router.register(counterMachine, {
 });
 router.register(counterMachine, { prefix: 'quotes', name: 'quote' });
 const raw = envelope('01J0000000000000000000RAW0', 1);
-
-// Ids as good hand-written code makes them: one monotonic factory over a pooled crypto-random
-// source. Bare `ulid()` re-detects its source and draws one crypto value per character (about a
-// quarter of the baseline's CPU time in a profile), which would flatter the runtime.
-const randomPool = new Uint32Array(1024);
-let randomIndex = randomPool.length;
-const ulid = monotonicFactory(() => {
-  if (randomIndex === randomPool.length) {
-    getRandomValues(randomPool);
-    randomIndex = 0;
-  }
-  return randomPool[randomIndex++]! / 0x1_0000_0000;
-});
 
 let port: number;
 if (framework === 'fastify') {
@@ -92,53 +78,7 @@ function handWritten(app: FastifyInstance, sqlite: SqliteStore): void {
   const db = new Database(sqlite.filename, { timeout: 5000 });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.exec(`CREATE TABLE IF NOT EXISTS hw_current_states (id TEXT PRIMARY KEY, snapshot TEXT NOT NULL, seq INTEGER NOT NULL);
-    CREATE TABLE IF NOT EXISTS hw_events (id TEXT PRIMARY KEY, root_id TEXT NOT NULL, seq INTEGER NOT NULL,
-      type TEXT NOT NULL, payload TEXT, context TEXT, created_at TEXT NOT NULL);
-    CREATE UNIQUE INDEX IF NOT EXISTS hw_events_root_seq ON hw_events (root_id, seq);`);
-  const load = db.prepare('SELECT snapshot, seq FROM hw_current_states WHERE id = ?');
-  const insertEvent = db.prepare(
-    'INSERT INTO hw_events (id, root_id, seq, type, payload, context, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  const upsert = db.prepare(
-    `INSERT INTO hw_current_states (id, snapshot, seq) VALUES (?, ?, ?)
-     ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot, seq = excluded.seq`,
-  );
-  const write = (
-    id: string,
-    seq: number,
-    payload: string | null,
-    snapshot: { context: unknown },
-    type: string,
-  ) => {
-    const now = new Date().toISOString();
-    // The external event, then the transition record carrying the context restore reads.
-    insertEvent.run(ulid(), id, seq + 1, type, payload, null, now);
-    insertEvent.run(
-      ulid(),
-      id,
-      seq + 2,
-      'counter.transition',
-      null,
-      JSON.stringify(snapshot.context),
-      now,
-    );
-    upsert.run(id, JSON.stringify(snapshot), seq + 2);
-  };
-  const create = db.transaction(write);
-  // Load, transition and writes in one BEGIN IMMEDIATE transaction: SQLite's write lock
-  // serializes writers of other processes, so the row read is the one the writes continue
-  // (no lost update, no duplicate sequence) — the per-instance locking a real handler needs.
-  const step = db.transaction((id: string, by: number) => {
-    const row = load.get(id) as { snapshot: string; seq: number } | undefined;
-    if (!row) return null;
-    const actor = createActor(xstateCounter, { snapshot: JSON.parse(row.snapshot) }).start();
-    actor.send({ type: 'INCREMENT', by });
-    const snapshot = actor.getPersistedSnapshot() as unknown as { context: { count: number } };
-    actor.stop();
-    write(id, row.seq, JSON.stringify({ by }), snapshot, 'INCREMENT');
-    return snapshot;
-  });
+  const { load, write, create, step } = handWrittenSqlite(db);
   // The same guarantees as machine-routes: the lock row, not the database's write lock, keeps
   // other writers of this instance out, so no writer of any process waits on a transition.
   db.exec(`CREATE TABLE IF NOT EXISTS hw_locks (id TEXT PRIMARY KEY, owner TEXT NOT NULL,
