@@ -8,6 +8,11 @@
  * /proc, Linux only), then stops it. Reports medians and the ratios of the example to bare
  * Fastify, with the load average.
  *
+ * Two more rows are not baselines of the issue but its floor (bench/startup/fastify-zod.ts):
+ * bare Fastify plus zod and the example machines' own schemas, which any application serving the
+ * example's API loads, and the same plus a SQLite file opened with better-sqlite3. Their ratios
+ * say how much of the gap is the example's own dependencies and how much is machine-routes.
+ *
  * Both sides load the same way, as a user's server would: their own TypeScript entry through
  * `node --import tsx`, and their packages as built JavaScript (Fastify from node_modules,
  * machine-routes from dist/, hence the build first; not from src/ through the
@@ -26,6 +31,7 @@
 import { spawn } from 'node:child_process';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -56,20 +62,30 @@ const BASELINE = process.env['BENCH_BASELINE'];
 const COMPILED_DIR = 'bench/results/startup-js';
 const COUNT_MODULES = path.join(ROOT, 'bench/startup/count-modules.mjs');
 
-/** A server to start: its entry, and the checkout it runs in (packages resolve from there). */
+/** A server to start: its entry, the checkout it runs in (packages resolve from there), arguments. */
 interface Server {
   root: string;
   script: string;
+  args?: string[];
 }
 
 const EXAMPLE = 'generated-example/server.gen.ts';
 const BARE = 'bench/startup/bare-fastify.ts';
+const FLOOR = 'bench/startup/fastify-zod.ts';
+const EXAMPLE_ROW = 'example server (machine-routes)';
+const BARE_ROW = 'bare fastify';
+const FLOOR_ROW = 'floor: fastify + zod + schemas';
+const FLOOR_SQLITE_ROW = 'floor + SQLite open';
+const BASELINE_ROW = 'baseline example (BENCH_BASELINE)';
 const sources: Record<string, Server> = {
-  'example server (machine-routes)': { root: ROOT, script: EXAMPLE },
-  'bare fastify': { root: ROOT, script: BARE },
+  [EXAMPLE_ROW]: { root: ROOT, script: EXAMPLE },
+  [BARE_ROW]: { root: ROOT, script: BARE },
+  // Not baselines of the issue: what the example's own dependencies cost any Fastify app.
+  [FLOOR_ROW]: { root: ROOT, script: FLOOR },
+  [FLOOR_SQLITE_ROW]: { root: ROOT, script: FLOOR, args: ['--sqlite'] },
   ...(BASELINE === undefined
     ? {}
-    : { 'baseline example (BENCH_BASELINE)': { root: path.resolve(BASELINE), script: EXAMPLE } }),
+    : { [BASELINE_ROW]: { root: path.resolve(BASELINE), script: EXAMPLE } }),
 };
 
 /**
@@ -88,7 +104,8 @@ function compileServers(root: string): void {
           ? [path.join(dir, entry.name)]
           : [],
     );
-  for (const file of [...files('generated-example'), ...files('fixtures/example'), BARE]) {
+  const bench = [BARE, FLOOR].filter((file) => existsSync(path.join(root, file)));
+  for (const file of [...files('generated-example'), ...files('fixtures/example'), ...bench]) {
     const { outputText } = ts.transpileModule(readFileSync(path.join(root, file), 'utf8'), {
       compilerOptions: {
         module: ts.ModuleKind.ESNext,
@@ -110,15 +127,24 @@ function compileServers(root: string): void {
 if (COMPILED)
   for (const root of new Set(Object.values(sources).map((s) => s.root))) compileServers(root);
 const servers: Record<string, Server> = Object.fromEntries(
-  Object.entries(sources).map(([name, { root, script }]) => [
+  Object.entries(sources).map(([name, { root, script, args }]) => [
     name,
-    { root, script: COMPILED ? path.join(COMPILED_DIR, script.replace(/\.ts$/, '.js')) : script },
+    {
+      root,
+      script: COMPILED ? path.join(COMPILED_DIR, script.replace(/\.ts$/, '.js')) : script,
+      ...(args === undefined ? {} : { args }),
+    },
   ]),
 );
 
 /** The node arguments that start `server`: its entry, through tsx unless compiled. */
 function nodeArguments(server: Server, extra: string[] = []): string[] {
-  return [...extra, ...(COMPILED ? [] : ['--import', 'tsx']), server.script];
+  return [
+    ...extra,
+    ...(COMPILED ? [] : ['--import', 'tsx']),
+    server.script,
+    ...(server.args ?? []),
+  ];
 }
 
 /**
@@ -230,12 +256,14 @@ function runStages(root: string, databaseUrl: string, bare: boolean): Promise<[s
  */
 async function printStages(dir: string): Promise<void> {
   const loadBefore = loadavg()[0]!;
-  const columns = Object.entries(servers).map(([name, server]) => ({
-    name,
-    root: server.root,
-    bare: server.script.includes('bare-fastify'),
-    runs: [] as [string, number][][],
-  }));
+  const columns = Object.entries(servers)
+    .filter(([, server]) => !server.script.includes('fastify-zod'))
+    .map(([name, server]) => ({
+      name,
+      root: server.root,
+      bare: server.script.includes('bare-fastify'),
+      runs: [] as [string, number][][],
+    }));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [index, column] of columns.entries()) {
       const database = `sqlite:${path.join(dir, `stages-${round}-${index}.db`)}`;
@@ -298,13 +326,15 @@ async function main(): Promise<void> {
     cpuMs: median(starts.map((s) => s.cpuMs)),
     rssMb: median(starts.map((s) => s.rssMb)),
   }));
-  const [example, bare, baseline] = summary as [
-    (typeof summary)[0],
-    (typeof summary)[0],
-    (typeof summary)[0] | undefined,
-  ];
-  const ratio = (of: (typeof summary)[0]): string =>
-    `wall ${(of.wallMs / bare.wallMs).toFixed(2)}x  cpu ${(of.cpuMs / bare.cpuMs).toFixed(2)}x  rss ${(of.rssMb / bare.rssMb).toFixed(2)}x`;
+  const named = (name: string): (typeof summary)[0] | undefined =>
+    summary.find((entry) => entry.name === name);
+  const example = named(EXAMPLE_ROW)!;
+  const bare = named(BARE_ROW)!;
+  const floor = named(FLOOR_ROW)!;
+  const floorSqlite = named(FLOOR_SQLITE_ROW)!;
+  const baseline = named(BASELINE_ROW);
+  const ratio = (of: (typeof summary)[0], to = bare): string =>
+    `wall ${(of.wallMs / to.wallMs).toFixed(2)}x  cpu ${(of.cpuMs / to.cpuMs).toFixed(2)}x  rss ${(of.rssMb / to.rssMb).toFixed(2)}x`;
   console.log(
     `Start-up, spawn to listening, median of ${ROUNDS} alternating starts each (${COMPILED ? 'compiled, plain node' : 'node --import tsx, packages built'}):`,
   );
@@ -316,6 +346,11 @@ async function main(): Promise<void> {
   console.log(`  ratio example / bare fastify:      ${ratio(example)}`);
   if (baseline !== undefined)
     console.log(`  ratio baseline / bare fastify:     ${ratio(baseline)}`);
+  console.log(`  ratio floor / bare fastify:        ${ratio(floor)}`);
+  console.log(`  ratio example / floor:             ${ratio(example, floor)}`);
+  console.log(`  ratio example / floor + SQLite:    ${ratio(example, floorSqlite)}`);
+  if (baseline !== undefined)
+    console.log(`  ratio baseline / floor:            ${ratio(baseline, floor)}`);
   console.log(
     `  load average (1 min): ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`,
   );
