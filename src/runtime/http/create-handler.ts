@@ -16,8 +16,11 @@ export function createCreateHandler<D extends MachineDefinitionBase>(
 ): RouteHandler {
   const handle = (request: EndpointRequest, idempotent: IdempotentRequest | null) =>
     guarded(route, services.logger, async (request: EndpointRequest) => {
-      const response = await runMiddleware(middleware, request);
-      if (response) return response;
+      // An Idempotency-Key claim ran the middleware before claiming.
+      if (idempotent === null) {
+        const response = await runMiddleware(middleware, request);
+        if (response) return response;
+      }
       // Create reads nothing from its body, but a body it is sent is held to the same rule as
       // event routes (docs/http.md "Bad input": a body that is not an object is a 400).
       const body = request.body;
@@ -35,5 +38,5 @@ export function createCreateHandler<D extends MachineDefinitionBase>(
         }),
       };
     })(request);
-  return withIdempotency(route, services, handle);
+  return withIdempotency(route, services, handle, middleware);
 }

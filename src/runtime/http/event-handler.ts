@@ -114,8 +114,8 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     idempotent: IdempotentRequest | null,
   ): Promise<EndpointResponse> => {
     try {
-      // 1. Middleware.
-      if (middleware.length > 0) {
+      // 1. Middleware (an Idempotency-Key claim ran it before claiming).
+      if (middleware.length > 0 && idempotent === null) {
         const shortCircuit = await runMiddleware(middleware, request);
         if (shortCircuit) return shortCircuit;
       }
@@ -298,7 +298,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       );
     }
   };
-  return withIdempotency(route, services, handle);
+  return withIdempotency(route, services, handle, middleware);
 }
 
 const COERCE = Object.freeze({ coerce: true });

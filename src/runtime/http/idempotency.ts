@@ -12,11 +12,15 @@ import type { MachineDefinitionBase } from '../definition/types.js';
 import { newUlid } from '../ids.js';
 import type { StoredResponse } from '../persistence/idempotency.js';
 import type { HttpServices } from './http-services.js';
+import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import { isRead } from './request-data.js';
 import { consoleLogger, errorResponse, errorToResponse } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 
-/** The state of one request holding an Idempotency-Key claim. */
+/**
+ * The state of one request holding an Idempotency-Key claim. Its route middleware already ran
+ * (before the claim): the handler does not run it again.
+ */
 export interface IdempotentRequest {
   scope: string;
   key: string;
@@ -37,7 +41,9 @@ const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
  * request a key (IETF draft `Idempotency-Key`): claim the key for this route and instance,
  * replay a stored response, refuse a reused key (422) or one in flight (409), run the request,
  * then keep its response when it committed something, or free the key when not (a 4xx before
- * the send, contention): a retry then runs again.
+ * the send, contention): a retry then runs again. The route's `middleware` runs before all of
+ * this (spec "Request handling order"): a request it refuses claims, replays and learns nothing
+ * of a key; `handle` runs it itself when given no claim.
  */
 export function withIdempotency<D extends MachineDefinitionBase>(
   route: PlannedRoute,
@@ -46,6 +52,7 @@ export function withIdempotency<D extends MachineDefinitionBase>(
     request: EndpointRequest,
     idempotent: IdempotentRequest | null,
   ) => Promise<EndpointResponse>,
+  middleware: readonly ResolvedMiddleware[],
 ): RouteHandler {
   const settings = route.idempotency;
   if (settings === undefined) return (request) => handle(request, null);
@@ -59,6 +66,18 @@ export function withIdempotency<D extends MachineDefinitionBase>(
   return async (request) => {
     const header = request.headers['idempotency-key'];
     if (header === undefined || isRead(request)) return handle(request, null);
+    const logger = services.logger ?? request.log ?? consoleLogger;
+    let fingerprint: string;
+    try {
+      if (middleware.length > 0) {
+        const shortCircuit = await runMiddleware(middleware, request);
+        if (shortCircuit) return shortCircuit;
+      }
+      // Reads the body: a body that cannot be read answers its 400/415 here.
+      fingerprint = fingerprintOf(request);
+    } catch (error) {
+      return errorToResponse(error, logger, route.name);
+    }
     // The draft's value is a structured-field string ("..."); a bare token is accepted too.
     const key =
       header.length >= 2 && header.startsWith('"') && header.endsWith('"')
@@ -77,18 +96,18 @@ export function withIdempotency<D extends MachineDefinitionBase>(
       claimed = await store.claim({
         scope,
         key,
-        fingerprint: fingerprintOf(request),
+        fingerprint,
         ownerId,
         // A route that waits for a busy instance holds its claim for that long too.
         leaseMs: IDEMPOTENCY_LEASE_MS + (route.contention?.waitMs ?? 0),
         ttlMs: settings.ttl * 1000,
       });
     } catch (error) {
-      return errorToResponse(error, services.logger ?? consoleLogger, route.name);
+      return errorToResponse(error, logger, route.name);
     }
     if (claimed.kind === 'existing') {
       const { record } = claimed;
-      if (record.fingerprint !== fingerprintOf(request)) {
+      if (record.fingerprint !== fingerprint) {
         const error = new IdempotencyKeyReusedException(
           `The Idempotency-Key '${key}' was already used with a different request on route ${route.name}: send a new key for a new request.`,
           { key, route: route.name },

@@ -80,6 +80,27 @@ export function unsupportedEncoding(contentEncoding: string | undefined): HttpEr
   );
 }
 
+/**
+ * A request body the layer cannot read as JSON, held where the parsed body would be: malformed
+ * JSON or too deep (400), a media type other than JSON or a `Content-Encoding` (415). The
+ * adapters' parsers hand it on instead of answering at once, so route middleware runs first
+ * (spec "Request handling order": an unauthenticated request is the middleware's 401 whatever
+ * its body), and reading `EndpointRequest.body` throws {@link UnreadableBody.error}. A body over
+ * the size limit is not one of these: it is refused (413) before it is read, ahead of the
+ * middleware, so that nobody can make the server receive a large body by sending a bad one.
+ */
+export class UnreadableBody {
+  constructor(
+    /** What reading the body answers (400 or 415). */
+    readonly error: HttpError,
+  ) {}
+}
+
+/** The 415 of a body whose media type is not JSON. */
+export function unsupportedMediaType(): HttpError {
+  return new HttpError(415, 'Unsupported Media Type: send application/json.');
+}
+
 /** True for `application/json` and `application/*+json`, with or without parameters. */
 export function isJsonContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;

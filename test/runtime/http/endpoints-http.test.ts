@@ -588,6 +588,96 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       },
     );
 
+    // Spec "Request handling order": route middleware comes first, so a body the layer cannot
+    // read is the middleware's 401 without credentials, and its own 400/415 with them.
+    it.each<[string, string, Record<string, string>, string | Uint8Array, number, string]>([
+      [
+        'malformed JSON',
+        'submit',
+        { 'content-type': 'application/json' },
+        '{"payload":',
+        400,
+        'Malformed JSON in request body.',
+      ],
+      [
+        'JSON nested too deep',
+        'submit',
+        { 'content-type': 'application/json' },
+        `{"payload":${'['.repeat(40)}${']'.repeat(40)}}`,
+        400,
+        'The request body is nested more than 32 levels deep.',
+      ],
+      [
+        'a text/plain body',
+        'submit',
+        { 'content-type': 'text/plain' },
+        'amount=1',
+        415,
+        'Unsupported Media Type: send application/json.',
+      ],
+      [
+        'a body without Content-Type',
+        'submit',
+        {},
+        new TextEncoder().encode('{"payload":{"amount":1}}'),
+        415,
+        'Unsupported Media Type: send application/json.',
+      ],
+      [
+        'a Content-Type that does not parse',
+        'submit',
+        { 'content-type': 'json' },
+        '{"payload":{"amount":1}}',
+        415,
+        'Unsupported Media Type: send application/json.',
+      ],
+      [
+        'a gzip body',
+        'submit',
+        { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        gzipSync('{"payload":{"amount":1}}'),
+        415,
+        "Unsupported Media Type: Content-Encoding 'gzip' is not accepted; send the JSON body uncompressed.",
+      ],
+      [
+        'malformed JSON to create',
+        'create',
+        { 'content-type': 'application/json' },
+        '{',
+        400,
+        'Malformed JSON in request body.',
+      ],
+    ])(
+      'should answer %s on a protected route 401 without a token and after middleware with one',
+      async (_name, route, headers, raw, status, message) => {
+        const id = await create('/secure/orders', TOKEN);
+        const path = route === 'create' ? '/secure/orders/create' : `/secure/orders/${id}/submit`;
+        const before = instanceCount();
+        const anonymous = await call('POST', path, { raw, headers });
+        expect({ status: anonymous.status, body: anonymous.body }).toEqual({
+          status: 401,
+          body: { message: 'Unauthenticated.' },
+        });
+        const authenticated = await call('POST', path, { raw, headers: { ...headers, ...TOKEN } });
+        expect({ status: authenticated.status, body: authenticated.body }).toEqual({
+          status,
+          body: { message },
+        });
+        expect(instanceCount()).toBe(before);
+        expect(fixture.calls).toEqual([]);
+      },
+    );
+
+    it('should answer a body over the size limit 413 before the middleware runs', async () => {
+      // Refused before it is read: a middleware answer would need the whole body received first.
+      const response = await call('POST', `/secure/orders/${UNKNOWN_ID}/submit`, {
+        raw: `{"payload":{"note":"${'x'.repeat(5000)}"}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).toBe(413);
+      expect(response.body).toEqual({ message: 'Request body is too large.' });
+    });
+
     it('should serve the protected registration with a valid token', async () => {
       const id = await create('/secure/orders', TOKEN);
       const response = await call('POST', `/secure/orders/${id}/submit`, {

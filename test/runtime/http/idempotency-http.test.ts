@@ -7,6 +7,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearerAuth } from '../../../fixtures/http/auth.js';
 import { ledgerMachine } from '../../../fixtures/http/ledger-machine.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
@@ -33,6 +34,18 @@ const SHORT_LIVED: RegistrationOptions = {
   only: ['NOTE'],
   idempotency: { events: ['NOTE'], ttl: 1 },
 };
+
+/** Idempotency-Key behind route middleware: the middleware answers before any key is looked at. */
+const SECURED: RegistrationOptions = {
+  prefix: 'secure/ledgers',
+  name: 'secure_ledger',
+  create: true,
+  machineIdFor: ['NOTE'],
+  only: ['NOTE'],
+  idempotency: true,
+  middleware: ['auth:api'],
+};
+const TOKEN = { authorization: 'Bearer api-token' };
 
 const backends: StoreBackend[] = [sqliteFileBackend()];
 const postgres = await postgresBackend('idempotency-http');
@@ -75,6 +88,7 @@ describe('idempotency option', () => {
 describe.each(backends)('Idempotency-Key over HTTP on $name', (backend) => {
   let runtime: MachineRuntime;
   let server: TestServer;
+  let authCalls = 0;
 
   beforeAll(async () => {
     await backend.setUp();
@@ -83,9 +97,19 @@ describe.each(backends)('Idempotency-Key over HTTP on $name', (backend) => {
       migrate: true,
       worker: false,
     });
-    const router = new MachineRouter({ runtime });
+    const auth = bearerAuth({ 'api-token': ['api'] });
+    const router = new MachineRouter({
+      runtime,
+      middleware: {
+        auth: (request, args) => {
+          authCalls++;
+          return auth(request, args);
+        },
+      },
+    });
     router.register(ledgerMachine, LEDGERS);
     router.register(ledgerMachine, SHORT_LIVED);
+    router.register(ledgerMachine, SECURED);
     server = await startServer('fastify', [router], { error: () => {} });
   });
   afterAll(async () => {
@@ -237,6 +261,57 @@ describe.each(backends)('Idempotency-Key over HTTP on $name', (backend) => {
     expect((await note(id, 1, 'x'.repeat(256))).status).toBe(400);
     expect((await note(id, 1, '"quoted-key"')).status).toBe(200);
     expect((await note(id, 1, 'quoted-key')).headers.get('idempotency-replayed')).toBe('true');
+  });
+
+  // Spec "Request handling order": route middleware first. A key is looked at only for a
+  // request the middleware lets through, so a client without credentials gets the middleware's
+  // 401, never a stored response (replay), a 422 (reused key) or a 400 (bad key or body).
+  it('should run route middleware before claiming, replaying or checking a key', async () => {
+    const created = await send(server.url, 'POST', '/secure/ledgers/create', { headers: TOKEN });
+    expect(created.status).toBe(201);
+    const id = (created.body as { data: { id: string } }).data.id;
+    const path = `/secure/ledgers/${id}/note`;
+    authCalls = 0;
+    const first = await send(server.url, 'POST', path, {
+      body: { payload: { n: 1 } },
+      headers: { ...TOKEN, 'idempotency-key': 'secured' },
+    });
+    expect(first.status).toBe(200);
+    // The middleware ran once for the request, not again inside the handler.
+    expect(authCalls).toBe(1);
+    const anonymous: Parameters<typeof send>[3][] = [
+      { body: { payload: { n: 1 } }, headers: { 'idempotency-key': 'secured' } },
+      { body: { payload: { n: 2 } }, headers: { 'idempotency-key': 'secured' } },
+      { body: { payload: { n: 1 } }, headers: { 'idempotency-key': '' } },
+      {
+        raw: '{"payload":',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'x' },
+      },
+    ];
+    for (const request of anonymous) {
+      const response = await send(server.url, 'POST', path, request);
+      expect({ status: response.status, body: response.body }).toEqual({
+        status: 401,
+        body: { message: 'Unauthenticated.' },
+      });
+      expect(response.headers.get('idempotency-replayed')).toBeNull();
+    }
+    // With credentials, a body that cannot be read is its 400 and claims nothing.
+    const malformed = await send(server.url, 'POST', path, {
+      raw: '{"payload":',
+      headers: { ...TOKEN, 'content-type': 'application/json', 'idempotency-key': 'fresh' },
+    });
+    expect({ status: malformed.status, body: malformed.body }).toEqual({
+      status: 400,
+      body: { message: 'Malformed JSON in request body.' },
+    });
+    const fresh = await send(server.url, 'POST', path, {
+      body: { payload: { n: 3 } },
+      headers: { ...TOKEN, 'idempotency-key': 'fresh' },
+    });
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get('idempotency-replayed')).toBeNull();
+    expect(await context(id)).toMatchObject({ notes: 2, seen: [1, 3] });
   });
 
   it('should commit the stored response with the event: a lost claim rolls the event back', async () => {

@@ -22,7 +22,13 @@ import {
 } from '../responses.js';
 import type { Logger } from '../../logger.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonContentType, parseJsonBody, unsupportedEncoding } from '../request-parsing.js';
+import {
+  isJsonContentType,
+  parseJsonBody,
+  UnreadableBody,
+  unsupportedEncoding,
+  unsupportedMediaType,
+} from '../request-parsing.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
 import { toColonPath } from '../../definition/uri.js';
 import {
@@ -245,33 +251,30 @@ export function toEndpointRequest(request: Request): EndpointRequest {
 
 /**
  * Reads and parses a JSON body with a byte limit: 413 over the limit (checked against
- * Content-Length first, then while streaming), 415 for a body that is not JSON, 400 for
- * malformed JSON. A request without a body passes with `body` undefined.
+ * Content-Length first, then while streaming) is passed to `next` at once. A body that cannot be
+ * read as JSON (malformed 400, another media type or a `Content-Encoding` 415) is received within
+ * the limit too, then set as an {@link UnreadableBody}: reading `EndpointRequest.body` throws its
+ * error, after the route middleware. A request without a body passes with `body` undefined.
  */
 export function jsonBody(limit: number): RequestHandler {
   return (request, _response, next) => readJsonBody(request, limit, next);
 }
 
-/** {@link jsonBody}'s work: `done()` with `request.body` set, or `done(error)`. */
+/** {@link jsonBody}'s work: `done()` with `request.body` set, or `done(error)` for a 413. */
 function readJsonBody(request: Request, limit: number, done: (error?: unknown) => void): void {
   const length = request.headers['content-length'];
   const hasBody =
     (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
   (request as { body?: unknown }).body = undefined;
   if (!hasBody) return done();
-  if (!isJsonContentType(request.headers['content-type'])) {
-    request.resume();
-    return done(new HttpError(415, 'Unsupported Media Type: send application/json.'));
-  }
-  const encoded = unsupportedEncoding(request.headers['content-encoding']);
-  if (encoded !== undefined) {
-    request.resume();
-    return done(encoded);
-  }
   if (length !== undefined && Number(length) > limit) {
     request.resume();
     return done(new HttpError(413, 'Request body is too large.'));
   }
+  // Known before reading: such a body is counted against the limit, not kept.
+  const refusal = isJsonContentType(request.headers['content-type'])
+    ? unsupportedEncoding(request.headers['content-encoding'])
+    : unsupportedMediaType();
   const chunks: Buffer[] = [];
   let size = 0;
   let failed = false;
@@ -283,17 +286,21 @@ function readJsonBody(request: Request, limit: number, done: (error?: unknown) =
       done(new HttpError(413, 'Request body is too large.'));
       return;
     }
-    chunks.push(chunk);
+    if (refusal === undefined) chunks.push(chunk);
   });
   request.on('end', () => {
     if (failed) return;
+    if (refusal !== undefined) {
+      (request as { body?: unknown }).body = new UnreadableBody(refusal);
+      return done();
+    }
     let body: unknown;
     try {
       body = parseJsonBody(
         chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'),
       );
     } catch (error) {
-      return done(error);
+      body = new UnreadableBody(error as HttpError);
     }
     (request as { body?: unknown }).body = body;
     done();

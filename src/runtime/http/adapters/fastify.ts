@@ -14,7 +14,12 @@ import fp from 'fastify-plugin';
 import { Readable } from 'node:stream';
 import type { EndpointResponse } from '../../definition/types.js';
 import { errorResponse, errorToResponse, HttpError, httpLoggerOf } from '../responses.js';
-import { parseJsonBody, unsupportedEncoding } from '../request-parsing.js';
+import {
+  parseJsonBody,
+  UnreadableBody,
+  unsupportedEncoding,
+  unsupportedMediaType,
+} from '../request-parsing.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
 import { toColonPath } from '../../definition/uri.js';
 import { maxParamLength, MethodTable, routesLikeTable } from './method-not-allowed.js';
@@ -108,7 +113,8 @@ const withNotFound = new WeakSet<FastifyInstance>();
  * sets the layer's JSON 404 for the whole application (`notFound`, default true).
  *
  * Bodies are parsed by the layer's own JSON parser (400 malformed, 413 over the limit, 415
- * other content types, `__proto__` keys dropped) and every error body is the layer's JSON.
+ * other content types, `__proto__` keys dropped; the 400 and 415 come after the route's
+ * middleware) and every error body is the layer's JSON.
  *
  * @example
  * const app = Fastify();
@@ -163,6 +169,9 @@ function registerRoutes(
     });
   }
   // Encapsulated: these parsers and this error handler apply to the routes below only.
+  // A body they cannot read is handed on as an UnreadableBody rather than refused here: route
+  // middleware runs first, and the 400/415 is thrown where the body is read. Only a body over
+  // `bodyLimit` (413) is refused before any route runs (Fastify stops reading it).
   scope.removeAllContentTypeParsers();
   const parseJson = (
     request: FastifyRequest,
@@ -170,12 +179,14 @@ function registerRoutes(
     done: (error: Error | null, body?: unknown) => void,
   ) => {
     const encoded = unsupportedEncoding(request.headers['content-encoding']);
-    if (encoded !== undefined) return done(encoded, undefined);
+    if (encoded !== undefined) return done(null, new UnreadableBody(encoded));
+    let parsed: unknown;
     try {
-      done(null, parseJsonBody(body));
+      parsed = parseJsonBody(body);
     } catch (error) {
-      done(error as Error, undefined);
+      return done(null, new UnreadableBody(error as HttpError));
     }
+    done(null, parsed);
   };
   scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, parseJson);
   scope.addContentTypeParser(
@@ -183,8 +194,24 @@ function registerRoutes(
     { parseAs: 'string', bodyLimit },
     parseJson,
   );
+  // Any other media type (and a body without one): received within the limit, then refused
+  // where it is read. Fastify would answer 415 before the route's middleware.
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, _body, done) =>
+    done(null, new UnreadableBody(unsupportedMediaType())),
+  );
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     const log = logger ?? httpLoggerOf(request.log);
+    const handler =
+      error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? (request.routeOptions.config as { [LAYER_HANDLER]?: RouteHandler })[LAYER_HANDLER]
+        : undefined;
+    if (handler !== undefined) {
+      // A Content-Type header Fastify cannot parse (`json`, an empty one): the route still
+      // runs its middleware first, and reading the body answers the 415.
+      request.body = new UnreadableBody(unsupportedMediaType());
+      runAfterRefusal(handler, request, reply, log);
+      return;
+    }
     void sendResponse(reply, fastifyErrorResponse(error, log, request.routeOptions.url));
   });
   for (const { route, handler } of routes) {
@@ -192,6 +219,8 @@ function registerRoutes(
       method: route.method,
       url: toColonPath(route.path),
       bodyLimit,
+      // Fastify binds `handler`: the error handler finds the layer's own in the route's config.
+      config: { [LAYER_HANDLER]: handler },
       handler: fastifyHandler(handler),
     });
   }
@@ -229,6 +258,32 @@ export function fastifyHandler(
       (error: unknown) => reply.send(error),
     );
   };
+}
+
+/** The key of a route's neutral handler in its Fastify `config`. */
+const LAYER_HANDLER = Symbol('machine-routes handler');
+
+/**
+ * Runs a route's handler from the error handler, for a request Fastify refused before routing
+ * it to the handler; whatever it answers (or throws) is sent from here, in the layer's JSON.
+ */
+function runAfterRefusal(
+  handler: RouteHandler,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  log: HttpLogger,
+): void {
+  const url = request.routeOptions.url;
+  const fail = (error: unknown): void => {
+    void sendResponse(reply, errorToResponse(error, log, url));
+  };
+  let endpoint: EndpointRequest;
+  try {
+    endpoint = toEndpointRequest(request);
+  } catch (error) {
+    return fail(error);
+  }
+  handler(endpoint).then((response) => void sendResponse(reply, response), fail);
 }
 
 /** The neutral request of a Fastify request. */

@@ -5,7 +5,7 @@
 import type { HttpMethod } from '../../definition/types.js';
 import type { MachineRouter, MountedRoute } from '../machine-router.js';
 import type { EndpointRequest, HttpLogger } from '../types.js';
-import { DEFAULT_BODY_LIMIT, parseQueryString } from '../request-parsing.js';
+import { DEFAULT_BODY_LIMIT, parseQueryString, UnreadableBody } from '../request-parsing.js';
 
 /** What an adapter mounts: a router, or routes plus the body limit. */
 export type MountSource = MachineRouter | { routes: readonly MountedRoute[]; bodyLimit?: number };
@@ -93,7 +93,7 @@ export function endpointRequest<Source>(
  */
 class AdapterRequest<Source> implements EndpointRequest {
   method: string;
-  body: unknown;
+  #body: unknown;
   #params: Record<string, string> | undefined = undefined;
   #query: Record<string, unknown> | undefined;
   #headers: Record<string, string | undefined> | undefined = undefined;
@@ -112,12 +112,26 @@ class AdapterRequest<Source> implements EndpointRequest {
     log: (source: Source) => HttpLogger | undefined,
   ) {
     this.method = method;
-    this.body = body;
+    this.#body = body;
     this.#rawParams = params;
     this.#query = query === '' ? undefined : parseQueryString(query);
     this.#rawHeaders = headers;
     this.#source = source;
     this.#log = log;
+  }
+
+  /**
+   * The parsed body. A body the parser could not read ({@link UnreadableBody}) throws its 400 or
+   * 415 here, where a handler (or a middleware) first reads it: after the route middleware.
+   */
+  get body(): unknown {
+    const body = this.#body;
+    if (body instanceof UnreadableBody) throw body.error;
+    return body;
+  }
+
+  set body(value: unknown) {
+    this.#body = value;
   }
 
   get params(): Record<string, string> {
