@@ -840,6 +840,12 @@ function casesOf(operation: Operation, recipe: Recipe): Case[] {
   }
   if (payload !== undefined && !isGet) {
     cases.push({ name: 'no body', expected: 422, request: request(recipe.ready) });
+    // The 422 names the keys and says to wrap them in payload; still the documented error body.
+    cases.push({
+      name: 'event data at the top level, not under payload',
+      expected: 422,
+      request: request(recipe.ready, { body: payload }),
+    });
   }
   for (const [name, setup] of Object.entries(recipe.conflicts ?? {})) {
     cases.push({ name: `409 ${name}`, expected: 409, request: request(setup, withPayload) });

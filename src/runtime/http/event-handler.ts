@@ -45,7 +45,7 @@ import { createInstanceLoader, type RouteInstance } from './route-instance.js';
 import { resolveTarget } from './route-target.js';
 import { readScenarioRequest } from './scenario-fields.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
-import { checkPayload, type PayloadValidation } from './validation-errors.js';
+import { checkPayload, payloadPlacementHint, type PayloadValidation } from './validation-errors.js';
 
 /** Builds the handler of one planned event route. */
 export function createEventHandler<D extends MachineDefinitionBase>(
@@ -169,7 +169,10 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       }
       if (!validation.ok) {
         if (found.kind === 'deferred') await instances.load(request);
-        return validationResponse(validation.errors);
+        return validationResponse(
+          validation.errors,
+          isRead(request) ? undefined : payloadPlacementHint(request.body),
+        );
       }
       const event: EventObject = { type: eventType, payload: validation.payload };
       // A record without a machine stays unbound until the send: its machine is created, with

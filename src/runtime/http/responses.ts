@@ -121,10 +121,14 @@ export function errorResponse(
   };
 }
 
-/** The 422 response for field errors. */
-export function validationResponse(errors: FieldErrors): EndpointResponse {
+/**
+ * The 422 response for field errors; `hint` (a sentence, e.g. `payloadPlacementHint`'s) follows
+ * the summary message.
+ */
+export function validationResponse(errors: FieldErrors, hint?: string): EndpointResponse {
   const body = validationErrorBody(errors);
-  return errorResponse(422, body.message, { errors: body.errors });
+  const message = hint === undefined ? body.message : `${body.message}. ${hint}`;
+  return errorResponse(422, message, { errors: body.errors });
 }
 
 /**

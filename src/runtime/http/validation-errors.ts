@@ -41,6 +41,28 @@ export function validationErrorBody(errors: FieldErrors): ValidationErrorBody {
   };
 }
 
+/** The top-level keys of an event body the layer reads; any other key is event data misplaced. */
+const BODY_KEYS: ReadonlySet<string> = new Set(['type', 'payload', 'scenario', 'scenarioParams']);
+
+/**
+ * What to add to the 422 of a body that put its event data beside `payload` instead of in it
+ * (`{"amount": 250}` for `{"payload": {"amount": 250}}`): a sentence naming the keys and the
+ * form to send, or `undefined` when every top-level key is one the layer reads. Read on the
+ * refusal path only; keys are quoted and cut to 40 characters (they come from the client).
+ */
+export function payloadPlacementHint(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const stray = Object.keys(body).filter((key) => !BODY_KEYS.has(key));
+  if (stray.length === 0) return undefined;
+  const shown = stray.slice(0, 3).map((key) => JSON.stringify(key.slice(0, 40)));
+  const more = stray.length > shown.length ? ', ...' : '';
+  const one = stray.length === 1;
+  return (
+    `Event data goes under "payload": send {"payload": {${shown.map((key) => `${key}: ...`).join(', ')}${more}}}; ` +
+    `the top-level ${one ? 'key' : 'keys'} ${shown.join(', ')}${more} ${one ? 'is' : 'are'} not read.`
+  );
+}
+
 /** Result of validating a payload. */
 export type PayloadValidation =
   { ok: true; payload: Record<string, unknown> } | { ok: false; errors: FieldErrors };

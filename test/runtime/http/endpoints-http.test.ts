@@ -268,6 +268,31 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       expect(fixture.calls).toEqual(['middleware:registration']);
     });
 
+    it('should say that event data goes under payload when the body has it at the top level', async () => {
+      const id = await create();
+      const response = await call('POST', `/orders/${id}/submit`, { body: { amount: 250 } });
+      expect(response.status).toBe(422);
+      expect(response.body).toEqual({
+        message:
+          'Invalid input: expected number, received undefined. Event data goes under "payload": ' +
+          'send {"payload": {"amount": ...}}; the top-level key "amount" is not read.',
+        errors: { 'payload.amount': ['Invalid input: expected number, received undefined'] },
+      });
+      const several = await call('POST', '/quotes/submit', {
+        body: { type: 'SUBMIT', payload: {}, amount: 1, note: 'n', a: 1, b: 2 },
+      });
+      expect(several.status).toBe(422);
+      expect((several.body as { message: string }).message).toMatch(
+        /\. Event data goes under "payload": send \{"payload": \{"amount": \.\.\., "note": \.\.\., "a": \.\.\., \.\.\.\}\}; the top-level keys "amount", "note", "a", \.\.\. are not read\.$/,
+      );
+      // A body of the layer's own keys only gets no hint.
+      const plain = await call('POST', '/quotes/submit', { body: { type: 'SUBMIT', payload: {} } });
+      expect(plain.body).toEqual({
+        message: 'Invalid input: expected number, received undefined',
+        errors: { 'payload.amount': ['Invalid input: expected number, received undefined'] },
+      });
+    });
+
     it('should answer 422 when the body type names another event', async () => {
       const id = await create();
       const response = await call('POST', `/orders/${id}/submit`, {
