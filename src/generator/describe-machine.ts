@@ -73,13 +73,24 @@ function eventExamples(
   return examples;
 }
 
-/** The first reachable configuration (breadth first) in which no edge sends `eventType`. */
-function refusingState(graph: StateGraph, eventType: string): ManifestEvent['refusedIn'] {
+/**
+ * The first reachable configuration (breadth first) in which no edge sends `eventType`, with
+ * the events it accepts (what the runtime's 409 message lists).
+ */
+function refusingState(
+  definition: MachineDefinition,
+  graph: StateGraph,
+  eventType: string,
+): ManifestEvent['refusedIn'] {
   const accepting = new Set(
     graph.edges.filter((edge) => edge.event === eventType).map((edge) => edge.from),
   );
   const node = graph.nodes.find((candidate) => !accepting.has(candidate.key));
-  return node === undefined ? null : { state: node.value, done: node.final };
+  if (node === undefined) return null;
+  const accepts = new Set(
+    availableAt(definition, node.value).map((event) => String((event as { type: JsonValue }).type)),
+  );
+  return { state: node.value, done: node.final, accepts: [...accepts] };
 }
 
 /** The default output of a new instance: its initial context plus computed values. */
@@ -111,7 +122,7 @@ export function describeMachine(definition: MachineDefinition): ManifestMachineD
     events[type] = {
       transitions: transitionsOf(definition, type),
       example: examples.get(type) ?? null,
-      refusedIn: refusingState(graph, type),
+      refusedIn: refusingState(definition, graph, type),
     };
   }
   const initialState = graph.initial[0]?.value ?? [];

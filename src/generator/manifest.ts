@@ -57,8 +57,11 @@ export interface ManifestEvent {
   transitions: ManifestTransition[];
   /** `null` when no reachable state accepts the event. */
   example: ManifestEventExample | null;
-  /** A reachable state that does not accept the event (what a 409 reports); `null`: none. */
-  refusedIn: { state: string[]; done: boolean } | null;
+  /**
+   * A reachable state that does not accept the event (what a 409 reports), and the events it
+   * accepts (its availableEvents' types, which the 409 message lists); `null`: none.
+   */
+  refusedIn: { state: string[]; done: boolean; accepts: string[] } | null;
 }
 
 /** Documentation facts of a machine, read from its definition (describe-machine.ts). */

@@ -97,7 +97,7 @@ describe('examples of the example openapi.json', () => {
       if (body === undefined) continue;
       // Every state accepts the calculator's events: its 409 is the generic one.
       if (body.message === 'Conflict.') continue;
-      const match = /in the current state \('([^']*)'\)|is done \(in '([^']*)'\)/.exec(
+      const match = /in its current state \('([^']*)'\)|is done \(in '([^']*)'\)/.exec(
         body.message,
       )!;
       const state = (match[1] ?? match[2]!).split(', ');
@@ -106,9 +106,8 @@ describe('examples of the example openapi.json', () => {
       // A done instance refuses every event before the interpreter looks at its states.
       if (done) expect(definition.idMap.get(state[0]!)!.type, route.name).toBe('final');
       else
-        expect(() => sent(definition, state, route.eventType!), route.name).toThrow(
-          /no transition/,
-        );
+        // The example is the runtime's own message, events accepted there included.
+        expect(() => sent(definition, state, route.eventType!), route.name).toThrow(body.message);
       checked += 1;
     }
     expect(checked).toBeGreaterThan(10);

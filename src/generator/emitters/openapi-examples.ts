@@ -143,7 +143,9 @@ export function errorExample(
   return {
     message: refused.done
       ? `Machine '${route.machineId}' instance '${EXAMPLE_ID}' is done (in '${state}'); it accepts no event ('${eventType}').`
-      : `Machine '${route.machineId}': no transition for event '${eventType}' in the current state ('${state}') ` +
-        `or its ancestors. Add on: { ${eventType}: ... } to one of them, or send an event listed in availableEvents.`,
+      : `Machine '${route.machineId}' cannot accept event '${eventType}' in its current state ('${state}'). ` +
+        (refused.accepts.length === 0
+          ? 'It accepts no event now.'
+          : `Events it accepts now: ${refused.accepts.join(', ')} (its availableEvents).`),
   };
 }

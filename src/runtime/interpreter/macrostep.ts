@@ -124,9 +124,15 @@ export function noTransition(
   eventType: string,
 ): NoTransitionDefinitionFoundException {
   const state = macrostep.value.join(', ');
+  // Read by the client of an endpoint (409): what happened and what it can send instead. How a
+  // developer makes the state accept the event is in docs/errors.md (MR_NO_TRANSITION).
+  const accepted = new Set<string>();
+  for (const leaf of macrostep.leaves) for (const type of leaf.availableTypes) accepted.add(type);
   return new NoTransitionDefinitionFoundException(
-    `Machine '${macrostep.machineId}': no transition for event '${eventType}' in the current state ('${state}') ` +
-      `or its ancestors. Add on: { ${eventType}: ... } to one of them, or send an event listed in availableEvents.`,
+    `Machine '${macrostep.machineId}' cannot accept event '${eventType}' in its current state ('${state}'). ` +
+      (accepted.size === 0
+        ? 'It accepts no event now.'
+        : `Events it accepts now: ${[...accepted].join(', ')} (its availableEvents).`),
     { machine: macrostep.machineId, path: state, key: eventType },
   );
 }

@@ -335,7 +335,12 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP endpoints over %s', (ad
       const id = await submitted(10);
       const response = await call('POST', `/orders/${id}/hold`);
       expect(response.status).toBe(409);
-      expect(response.body).toEqual({ message: expect.stringContaining('HOLD') });
+      // What happened and what the client can send now; nothing about editing the definition.
+      expect(response.body).toEqual({
+        message:
+          "Machine 'order' cannot accept event 'HOLD' in its current state ('order.submitted'). " +
+          'Events it accepts now: APPROVE, CANCEL, SEARCH (its availableEvents).',
+      });
     });
   });
 

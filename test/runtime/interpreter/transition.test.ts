@@ -179,14 +179,16 @@ describe('transition', () => {
     ]);
   });
 
-  it('should throw NoTransitionDefinitionFoundException naming event, state and machine', () => {
+  // The message reaches HTTP clients (409): the state and what it accepts now, no advice on
+  // changing the definition (that is docs/errors.md's).
+  it('should throw NoTransitionDefinitionFoundException naming machine, event, state and the events accepted', () => {
     expect(() => transition(light, start(), { type: 'COUNTDOWN' })).toThrow(
       expect.objectContaining({
         constructor: NoTransitionDefinitionFoundException,
         code: 'MR_NO_TRANSITION',
         message:
-          `Machine 'light': no transition for event 'COUNTDOWN' in the current state ('light.green') or its ancestors. ` +
-          `Add on: { COUNTDOWN: ... } to one of them, or send an event listed in availableEvents.`,
+          `Machine 'light' cannot accept event 'COUNTDOWN' in its current state ('light.green'). ` +
+          `Events it accepts now: TIMER, TICK, CHECK, POWER_OFF (its availableEvents).`,
         details: { machine: 'light', path: 'light.green', key: 'COUNTDOWN' },
       }),
     );
