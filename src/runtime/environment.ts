@@ -201,26 +201,10 @@ function describe(source: string, shown: unknown, expected: string): SettingProb
   };
 }
 
-// The object schema of every setting, built on first use and kept: zod compiles an object
-// schema's parser on its first parse, and a start reads the environment several times (server,
-// engine, jobs, parallel dispatch), each of which paid that again with a fresh schema.
-const objectSchema: { built?: z.ZodType<Record<string, unknown>> } = {};
-
-function settingsSchema(): z.ZodType<Record<string, unknown>> {
-  objectSchema.built ??= z.object(
-    Object.fromEntries(
-      (Object.keys(ENVIRONMENT_SETTINGS) as SettingKey[]).map((key) => [
-        key,
-        (ENVIRONMENT_SETTINGS[key].schema as z.ZodType).optional(),
-      ]),
-    ),
-  );
-  return objectSchema.built;
-}
-
 /**
- * Reads every setting from `env` with one zod schema. Never throws: bad values come back in
- * `problems` (and their settings keep the default), so callers can add their own and report all.
+ * Reads every setting from `env`, each set variable through its setting's schema. Never throws:
+ * bad values come back in `problems` (and their settings keep the default), so callers can add
+ * their own and report all.
  */
 export function parseEnvironment(env: Environment = process.env): ParsedEnvironment {
   const input: Record<string, string> = {};
@@ -248,29 +232,29 @@ export function parseEnvironment(env: Environment = process.env): ParsedEnvironm
     input[key] = values[0]!;
     sources[key] = set[0]!;
   }
-  const parsed = settingsSchema().safeParse(input);
-  const bad = new Set<string>();
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const key = String(issue.path[0]) as SettingKey;
-      if (bad.has(key)) continue;
-      bad.add(key);
-      const spec: SettingSpec<unknown> = ENVIRONMENT_SETTINGS[key];
-      problems.push(describe(sources[key], spec.show?.(input[key]) ?? input[key], spec.expected));
+  // Only the variables that are set, each with its own schema, in the table's order: an object
+  // schema of every setting cost its compilation (about 3 ms) at each start, for a start that
+  // sets one or two of them.
+  const parsed: Partial<Record<SettingKey, unknown>> = {};
+  const bad = new Set<SettingKey>();
+  for (const key of keys) {
+    if (input[key] === undefined) continue;
+    const result = (ENVIRONMENT_SETTINGS[key].schema as z.ZodType).safeParse(input[key]);
+    if (result.success) {
+      parsed[key] = result.data;
+      continue;
     }
+    bad.add(key);
+    const spec: SettingSpec<unknown> = ENVIRONMENT_SETTINGS[key];
+    problems.push(describe(sources[key], spec.show?.(input[key]) ?? input[key], spec.expected));
   }
-  const data = (parsed.success ? parsed.data : {}) as Record<string, unknown>;
   const values = Object.fromEntries(
-    keys.map((key) => {
-      if (parsed.success && data[key] !== undefined) return [key, data[key]];
-      if (!parsed.success && !bad.has(key) && input[key] !== undefined) {
-        // The whole object failed: parse the good ones alone, so they are not lost.
-        return [key, (ENVIRONMENT_SETTINGS[key].schema as z.ZodType).parse(input[key])];
-      }
-      return [key, ENVIRONMENT_SETTINGS[key].default];
-    }),
+    keys.map((key) => [
+      key,
+      parsed[key] !== undefined ? parsed[key] : ENVIRONMENT_SETTINGS[key].default,
+    ]),
   ) as EnvironmentSettings;
-  for (const key of bad) sources[key as SettingKey] = 'default';
+  for (const key of bad) sources[key] = 'default';
   return { values, sources, problems };
 }
 

@@ -5,7 +5,10 @@
  * added to a type and not here does not compile). An unknown key is an error naming the
  * nearest known one: `machineIDFor` -> `machineIdFor`.
  */
-import { distance } from 'fastest-levenshtein';
+import { createRequire } from 'node:module';
+
+// fastest-levenshtein on the first unknown key (a message being written), not at each start.
+let levenshtein: typeof import('fastest-levenshtein') | undefined;
 
 export const KNOWN_KEYS = {
   /** `MachineRouter.register(machine, options)` and a config registration (plus `machine`). */
@@ -91,8 +94,11 @@ export function findUnknownKeys(value: unknown, known: readonly string[]): Unkno
 export function nearestKey(key: string, known: readonly string[]): string | null {
   let best: string | null = null;
   let bestDistance = Infinity;
+  levenshtein ??= createRequire(import.meta.url)(
+    'fastest-levenshtein',
+  ) as typeof import('fastest-levenshtein');
   for (const candidate of known) {
-    const d = distance(key.toLowerCase(), candidate.toLowerCase());
+    const d = levenshtein.distance(key.toLowerCase(), candidate.toLowerCase());
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;

@@ -5,7 +5,8 @@
  * cron ticks (croner evaluates the expression), so it shares the timers' stays, claims and
  * missed-tick policy.
  */
-import { Cron } from 'croner';
+import { createRequire } from 'node:module';
+import type { Cron } from 'croner';
 import { InvalidScheduleDefinitionException, type MachineRoutesError } from '../errors.js';
 import type { MachineDefinition } from './machine-definition.js';
 import { isLeaf } from './state-node.js';
@@ -125,10 +126,15 @@ export function checkSchedules(
   return issues;
 }
 
+// croner on first use (CommonJS, so a definition stays synchronous): most machines have no
+// schedules, and a server whose machines have none never loads it.
+let croner: typeof import('croner') | undefined;
+
 function parseCron(schedule: ScheduleConfig): Cron | null {
   if (typeof schedule.cron !== 'string') return null;
+  croner ??= createRequire(import.meta.url)('croner') as typeof import('croner');
   try {
-    return new Cron(schedule.cron, {
+    return new croner.Cron(schedule.cron, {
       paused: true,
       ...(schedule.timezone === undefined ? { timezone: 'UTC' } : { timezone: schedule.timezone }),
     });
