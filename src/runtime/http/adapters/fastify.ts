@@ -79,7 +79,7 @@ export const machineRoutes = fp<MachineRoutesPluginOptions>(
     registerRoutes(scope, options.router, options.logger, refusals === undefined);
     if (notFound) {
       scope.setNotFoundHandler((request, reply) => {
-        const allow = refusals?.refusal(request.method, request.url);
+        const allow = refusals?.().refusal(request.method, request.url);
         return sendResponse(
           reply,
           allow === undefined
@@ -141,12 +141,21 @@ export async function mountFastify(
 }
 
 /**
- * The 405 answers of `scope`'s not-found handler, or `undefined` when they must be routes (an
- * instance whose router folds URLs, {@link routesLikeTable}).
+ * The 405 answers of `scope`'s not-found handler, built on its first call (the first URL no
+ * route takes, not at each start), or `undefined` when they must be routes (an instance whose
+ * router folds URLs, {@link routesLikeTable}).
  */
-function methodTableOf(scope: FastifyInstance, source: MountSource): MethodTable | undefined {
+function methodTableOf(
+  scope: FastifyInstance,
+  source: MountSource,
+): (() => MethodTable) | undefined {
   if (!routesLikeTable(scope)) return undefined;
-  return new MethodTable(scope.prefix, sourceRoutes(source).routes, maxParamLength(scope));
+  // The routes as registered now: a router mounted later gets no Fastify route either.
+  const routes = [...sourceRoutes(source).routes];
+  const prefix = scope.prefix;
+  const limit = maxParamLength(scope);
+  let table: MethodTable | undefined;
+  return () => (table ??= new MethodTable(prefix, routes, limit));
 }
 
 /**

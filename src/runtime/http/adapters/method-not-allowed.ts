@@ -7,11 +7,12 @@
  * not-found URLs looks them up in a router of its planned paths instead: find-my-way, Fastify's
  * own router, with the instance's `maxParamLength`, so a URL matches a path here exactly when
  * Fastify would have routed it to that path's 405 route (a literal path before a parameter,
- * percent-decoding, query strings). It costs a few microseconds at start and nothing on a
- * routed request.
+ * percent-decoding, query strings). It costs nothing at start (the table is built, and
+ * find-my-way loaded, on the first URL no route takes) and nothing on a routed request.
  */
 import type { FastifyInstance } from 'fastify';
-import FindMyWay from 'find-my-way';
+import type FindMyWay from 'find-my-way';
+import { createRequire } from 'node:module';
 import type { MountedRoute } from '../machine-router.js';
 import { allowHeader, methodsByPath } from './shared.js';
 
@@ -53,6 +54,10 @@ export function maxParamLength(app: FastifyInstance): number | undefined {
   return typeof value === 'number' ? value : undefined;
 }
 
+// find-my-way on the first table built: Fastify loads it as CommonJS, and an ES import of it
+// parsed its source again for its exports at each start (a few ms).
+let findMyWay: typeof FindMyWay | undefined;
+
 /** The paths of mounted routes under a prefix, with the methods each answers. */
 export class MethodTable {
   // Every path in the GET tree: one tree matches as Fastify's per-method trees do for a path
@@ -64,7 +69,8 @@ export class MethodTable {
    * @param maxParamLength the instance's `maxParamLength` ({@link maxParamLength})
    */
   constructor(prefix: string, routes: readonly MountedRoute[], maxParamLength?: number) {
-    this.#router = FindMyWay(maxParamLength === undefined ? {} : { maxParamLength });
+    findMyWay ??= createRequire(import.meta.url)('find-my-way') as typeof FindMyWay;
+    this.#router = findMyWay(maxParamLength === undefined ? {} : { maxParamLength });
     // methodsByPath gives one entry per shape (`/x/{id}` and `/x/{key}` are one path).
     for (const { path, allowed } of methodsByPath(routes)) {
       const methods: PathMethods = {
