@@ -206,6 +206,45 @@ describe('405 answers on Fastify', () => {
     }
   });
 
+  // Fastify refuses a Content-Type it cannot parse (`json`) before any route or parser runs:
+  // the layer's error handler still answers what the URL and method call for.
+  it.each(['table', 'routes'] as const)(
+    'should answer a wrong method 405 and an unknown URL of the plugin 404 whatever the body (%s)',
+    async (mode) => {
+      const app = await fastifyApp(mode, '/api');
+      try {
+        await app.listen({ host: '127.0.0.1', port: 0 });
+        const { port } = app.server.address() as AddressInfo;
+        const post = async (method: string, path: string, contentType: string, body: string) => {
+          const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+            method,
+            headers: { 'content-type': contentType },
+            body,
+          });
+          return { status: response.status, allow: response.headers.get('allow') };
+        };
+        for (const [contentType, body] of [
+          ['json', '{}'],
+          ['text/plain', 'hello'],
+          ['application/json', '{'],
+        ]) {
+          expect(await post('PUT', '/api/orders/create', contentType!, body!)).toEqual({
+            status: 405,
+            allow: 'POST',
+          });
+          // Without `notFound` the application's not-found handler answers (and its errors).
+          if (mode === 'table')
+            expect(await post('POST', '/api/nowhere', contentType!, body!)).toEqual({
+              status: 404,
+              allow: null,
+            });
+        }
+      } finally {
+        await app.close();
+      }
+    },
+  );
+
   it('should keep the 405 routes on an instance whose router folds case', async () => {
     // Fastify finds the not-found handler case-sensitively by prefix: such an instance routes.
     const app = await fastifyApp('table', '/api', { routerOptions: { caseSensitive: false } });

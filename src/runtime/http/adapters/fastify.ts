@@ -76,17 +76,17 @@ export const machineRoutes = fp<MachineRoutesPluginOptions>(
   async (scope, options) => {
     const notFound = options.notFound ?? (options.prefix !== undefined && options.prefix !== '');
     const refusals = notFound ? methodTableOf(scope, options.router) : undefined;
-    registerRoutes(scope, options.router, options.logger, refusals === undefined);
-    if (notFound) {
-      scope.setNotFoundHandler((request, reply) => {
-        const allow = refusals?.().refusal(request.method, request.url);
-        return sendResponse(
-          reply,
-          allow === undefined
+    const notFoundAnswer = notFound
+      ? (request: FastifyRequest): EndpointResponse => {
+          const allow = refusals?.().refusal(request.method, request.url);
+          return allow === undefined
             ? errorResponse(404, 'Not Found.')
-            : errorResponse(405, 'Method Not Allowed.', { headers: { allow } }),
-        );
-      });
+            : errorResponse(405, 'Method Not Allowed.', { headers: { allow } });
+        }
+      : undefined;
+    registerRoutes(scope, options.router, options.logger, refusals === undefined, notFoundAnswer);
+    if (notFoundAnswer !== undefined) {
+      scope.setNotFoundHandler((request, reply) => sendResponse(reply, notFoundAnswer(request)));
     }
   },
   { name: 'machine-routes', fastify: '5.x', encapsulate: true },
@@ -167,6 +167,7 @@ function registerRoutes(
   source: MountSource,
   logger: HttpLogger | undefined,
   methodRoutes: boolean,
+  notFoundAnswer?: (request: FastifyRequest) => EndpointResponse,
 ): void {
   const { routes, bodyLimit } = sourceRoutes(source);
   if (!openStreams.has(scope.server)) {
@@ -221,6 +222,11 @@ function registerRoutes(
       runAfterRefusal(handler, request, reply, log);
       return;
     }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' && request.is404 && notFoundAnswer) {
+      // The same on a URL no route takes: its 404 (405) whatever the body.
+      void sendResponse(reply, notFoundAnswer(request));
+      return;
+    }
     void sendResponse(reply, fastifyErrorResponse(error, log, request.routeOptions.url));
   });
   for (const { route, handler } of routes) {
@@ -238,11 +244,14 @@ function registerRoutes(
   for (const { path, allowed, refused } of methodsByPath(routes)) {
     if (refused.length === 0) continue;
     const allow = allowHeader(allowed);
+    const refuse: RouteHandler = async () =>
+      errorResponse(405, 'Method Not Allowed.', { headers: { allow } });
     scope.route({
       method: refused,
       url: toColonPath(path),
-      handler: async (_request, reply) =>
-        sendResponse(reply, errorResponse(405, 'Method Not Allowed.', { headers: { allow } })),
+      // Found by the error handler too: a wrong method is 405 whatever its Content-Type.
+      config: { [LAYER_HANDLER]: refuse },
+      handler: fastifyHandler(refuse),
     });
   }
 }
