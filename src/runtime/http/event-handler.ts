@@ -134,13 +134,6 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         });
       }
 
-      // The scenario fields: an unknown slug is a 404 before anything is loaded or created.
-      let scenario: ScenarioRequest | undefined;
-      if (scenarios !== undefined) {
-        scenario = readScenarioRequest(request, isRead(request));
-        if (scenario.kind === 'play') scenarios.find(definition, scenario.slug);
-      }
-
       // 2. Model binding or machine loading (404 for unknown ids comes from errorToResponse).
       const found: RouteInstance = stateless
         ? STATELESS
@@ -148,9 +141,15 @@ export function createEventHandler<D extends MachineDefinitionBase>(
           ? { kind: 'deferred', id: request.params[deferredParam] ?? '' }
           : await instances.load(request);
 
-      // 3. Event resolution and validation.
+      // 3. Event resolution and validation: the scenario fields first (an unknown slug is a 404
+      // before anything is created), then the payload.
+      let scenario: ScenarioRequest | undefined;
       let validation: PayloadValidation;
       try {
+        if (scenarios !== undefined) {
+          scenario = readScenarioRequest(request, isRead(request));
+          if (scenario.kind === 'play') scenarios.find(definition, scenario.slug);
+        }
         const data = requestData(request, eventType, target.acceptedTypes, scenarios !== undefined);
         assertPayloadSize(
           data.payload,

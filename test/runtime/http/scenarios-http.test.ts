@@ -209,6 +209,34 @@ describe.each(cases)('scenarios over $adapter on $backend.name', ({ backend, ada
     expect(await written(id)).toEqual(before);
   });
 
+  // Spec "Request handling order": machine loading (2) before event resolution (3), of which
+  // the scenario fields are part: an unknown instance is 404 whatever the body says.
+  it('should answer an unknown instance 404 before reading the body or its scenario fields', async () => {
+    const unknownId = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
+    const path = `/orders/${unknownId}/pay`;
+    const json = { 'content-type': 'application/json' };
+    for (const request of [
+      { raw: '{"scenario":', headers: json },
+      { raw: 'scenario=declined', headers: { 'content-type': 'text/plain' } },
+      { body: { scenario: 5 } },
+      { body: { scenario: 'nope' } },
+    ]) {
+      const response = await send(server.url, 'POST', path, request);
+      expect({ status: response.status, body: response.body }).toEqual({
+        status: 404,
+        body: { message: 'Machine not found.' },
+      });
+    }
+    // A known instance reads them: the body's own answers.
+    const id = await create('/orders');
+    const malformed = await send(server.url, 'POST', `/orders/${id}/pay`, {
+      raw: '{"scenario":',
+      headers: json,
+    });
+    expect(malformed.status).toBe(400);
+    expect((await call('POST', `/orders/${id}/pay`, { scenario: 'nope' })).status).toBe(404);
+  });
+
   it('should start a child with its scenario and honour its continuation on forwarded endpoints', async () => {
     const id = await create('/shops');
     const started = await call('POST', `/shops/${id}/start`, { scenario: 'unfunded' });
