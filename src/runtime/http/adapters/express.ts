@@ -266,7 +266,9 @@ function readJsonBody(request: Request, limit: number, done: (error?: unknown) =
   const hasBody =
     (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
   (request as { body?: unknown }).body = undefined;
-  if (!hasBody) return done();
+  // A GET or HEAD body means nothing (RFC 9110; a read takes its data from the query) and is
+  // not read, as on Fastify: no 413 or 415 that no read documents. Node discards it.
+  if (!hasBody || request.method === 'GET' || request.method === 'HEAD') return done();
   if (length !== undefined && Number(length) > limit) {
     request.resume();
     return done(new HttpError(413, 'Request body is too large.'));
