@@ -16,8 +16,12 @@
  * checkpoints sync exactly as the automatic ones did.
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
+
+// node:worker_threads when the first checkpoint thread starts (after the store's first 100
+// commits), not when the runtime is imported: loading it cost each start 1-2 ms.
+let workerThreads: typeof import('node:worker_threads') | undefined;
 
 /** Options of {@link CheckpointWorker}. */
 export interface CheckpointWorkerOptions {
@@ -84,7 +88,10 @@ export class CheckpointWorker {
   constructor(options: CheckpointWorkerOptions) {
     this.#database = options.database;
     this.#fallbackPages = options.fallbackPages ?? 8000;
-    this.#worker = new Worker(WORKER_SOURCE, {
+    workerThreads ??= createRequire(import.meta.url)(
+      'node:worker_threads',
+    ) as typeof import('node:worker_threads');
+    this.#worker = new workerThreads.Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
