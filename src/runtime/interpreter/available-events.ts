@@ -3,7 +3,7 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { StateNode } from '../definition/state-node.js';
-import { leavesOf } from './macrostep-context.js';
+import { leafOf, leavesOf } from './macrostep-context.js';
 import type { AvailableEvent, MachineSnapshot } from './types.js';
 
 /** An active delegating state, as handed to a `forwardedEvents` resolver. */
@@ -38,21 +38,25 @@ export function availableEvents(
   options: AvailableEventsOptions = {},
 ): AvailableEvent[] {
   if (snapshot.status === 'done') return [];
-  const leaves = leavesOf(definition, snapshot.value);
-  const result: AvailableEvent[] = [];
   // One leaf without forwards: its types are already unique (build-state-tree), so the
-  // de-duplication below, a Map and a Set per call, has nothing to do.
-  if (leaves.length === 1 && options.forwardedEvents === undefined) {
-    const leaf = leaves[0] as StateNode;
+  // de-duplication below, a Map and a Set per call, has nothing to do; nor is a list of leaves
+  // needed, and the result is sized at once (pushing onto `[]` allocates room for 17).
+  if (snapshot.value.length === 1 && options.forwardedEvents === undefined) {
+    const leaf = leafOf(definition, snapshot.value[0] as string);
     const regionKey = regionOf(leaf)?.key;
-    for (const type of leaf.availableTypes)
-      result.push(
+    const types = leaf.availableTypes;
+    const events = new Array<AvailableEvent>(types.length);
+    for (let index = 0; index < types.length; index++) {
+      const type = types[index] as string;
+      events[index] =
         regionKey === undefined
           ? { type, source: 'parent' }
-          : { type, source: 'parent', region: regionKey },
-      );
-    return result;
+          : { type, source: 'parent', region: regionKey };
+    }
+    return events;
   }
+  const leaves = leavesOf(definition, snapshot.value);
+  const result: AvailableEvent[] = [];
   const seen = new Map<string | undefined, Set<string>>();
   for (const leaf of leaves) {
     const region = regionOf(leaf);

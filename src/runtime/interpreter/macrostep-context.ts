@@ -356,15 +356,19 @@ export function macrostepFromSnapshot(
 /** The active leaves of a snapshot value; an unknown id means the snapshot is not this machine's. */
 export function leavesOf(definition: MachineDefinition, value: readonly string[]): StateNode[] {
   const leaves = new Array<StateNode>(value.length);
-  for (let index = 0; index < value.length; index++) {
-    const node = definition.idMap.get(value[index] as string);
-    if (node === undefined || (node.type !== 'atomic' && node.type !== 'final')) {
-      throw new MachineNotFoundException(
-        `State '${String(value[index])}' does not belong to machine '${definition.id}' (or is not a leaf state).`,
-        { machine: definition.id, key: String(value[index]) },
-      );
-    }
-    leaves[index] = node;
-  }
+  for (let index = 0; index < value.length; index++)
+    leaves[index] = leafOf(definition, value[index] as string);
   return leaves;
+}
+
+/** The leaf state of one id of a snapshot value, checked as {@link leavesOf} checks each. */
+export function leafOf(definition: MachineDefinition, id: string): StateNode {
+  const node = definition.idMap.get(id);
+  if (node === undefined || (node.type !== 'atomic' && node.type !== 'final')) {
+    throw new MachineNotFoundException(
+      `State '${String(id)}' does not belong to machine '${definition.id}' (or is not a leaf state).`,
+      { machine: definition.id, key: String(id) },
+    );
+  }
+  return node;
 }

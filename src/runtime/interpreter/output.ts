@@ -12,7 +12,7 @@ import type {
 } from '../definition/types.js';
 import { MachineOutputResolutionException } from '../errors.js';
 import { NO_MESSAGING } from './messaging.js';
-import { leavesOf } from './macrostep-context.js';
+import { leafOf } from './macrostep-context.js';
 import { LiveStateView } from './state-view.js';
 import type { MachineSnapshot } from './types.js';
 
@@ -51,7 +51,7 @@ export function resolveOutput(
   output?: OutputDefinition | null,
   options: ResolveOutputOptions = {},
 ): unknown {
-  const chosen = output ?? stateOutput(definition, leavesOf(definition, snapshot.value));
+  const chosen = output ?? stateOutputOf(definition, snapshot);
   const context = responseContext(definition, snapshot);
   if (chosen === null) return context;
   if (chosen.kind === 'typed') return typedOutput(definition, snapshot, chosen, context);
@@ -81,15 +81,11 @@ export function stateOutputOf(
   definition: MachineDefinition,
   snapshot: MachineSnapshot,
 ): StateOutputDefinition | null {
-  return stateOutput(definition, leavesOf(definition, snapshot.value));
-}
-
-function stateOutput(
-  definition: MachineDefinition,
-  leaves: readonly StateNode[],
-): StateOutputDefinition | null {
-  const first = leaves[0];
-  if (first === undefined) return null;
+  const value = snapshot.value;
+  if (value.length === 0) return null;
+  // Every id is checked as `leavesOf` would; the first leaf alone decides, so no list is made.
+  const first = leafOf(definition, value[0] as string);
+  for (let index = 1; index < value.length; index++) leafOf(definition, value[index] as string);
   const parallel = first.ancestors.find((ancestor) => ancestor.type === 'parallel');
   if (parallel !== undefined) return parallel.output;
   for (let depth = first.depth; depth >= 0; depth--) {

@@ -3,8 +3,10 @@ import {
   availableEvents,
   defineMachine,
   initialize,
+  resolveOutput,
   transition,
 } from '../../../src/runtime/index.js';
+import { MachineNotFoundException } from '../../../src/runtime/errors.js';
 
 const order = defineMachine({
   config: {
@@ -93,5 +95,25 @@ describe('availableEvents', () => {
       { type: 'ARCHIVE', source: 'parent' },
       { type: 'CONFIRM_PAYMENT', source: 'forward' },
     ]);
+  });
+
+  it('should refuse a value naming a state that is not a leaf of the machine, first id first', () => {
+    const start = initialize(order).snapshot;
+    const unknown = { ...start, value: ['order.draft.gone'] };
+    const notLeaf = { ...start, value: ['order.draft'] };
+    const both = { ...start, value: ['order.nope', 'order.fulfillment.shipping.gone'] };
+    for (const read of [
+      (snapshot: typeof start) => availableEvents(order, snapshot),
+      (snapshot: typeof start) => resolveOutput(order, snapshot),
+    ]) {
+      expect(() => read(unknown)).toThrow(MachineNotFoundException);
+      expect(() => read(notLeaf)).toThrow("State 'order.draft' does not belong");
+      expect(() => read(both)).toThrow("State 'order.nope' does not belong");
+    }
+    // In a parallel configuration a later id is checked too.
+    const parallel = transition(order, start, 'SUBMIT').snapshot;
+    const badSecond = { ...parallel, value: [parallel.value[0]!, 'order.gone'] };
+    expect(() => availableEvents(order, badSecond)).toThrow("State 'order.gone' does not belong");
+    expect(() => resolveOutput(order, badSecond)).toThrow("State 'order.gone' does not belong");
   });
 });
