@@ -38,9 +38,11 @@ import {
   errorToResponse,
   HttpError,
   validationResponse,
+  withImmediateAnswer,
+  type ImmediateAnswer,
 } from './responses.js';
 import { storedResponse, withIdempotency, type IdempotentRequest } from './idempotency.js';
-import type { IdempotentSend, SendOptions } from '../persistence/types.js';
+import type { IdempotentSend, InstanceResult, SendOptions } from '../persistence/types.js';
 import { createInstanceLoader, type RouteInstance } from './route-instance.js';
 import { resolveTarget } from './route-target.js';
 import { readScenarioRequest } from './scenario-fields.js';
@@ -106,6 +108,13 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     });
   };
 
+  /** 3. The event's payload read from the request and validated (a promise for async schemas). */
+  const validate = (request: EndpointRequest): PayloadValidation | Promise<PayloadValidation> => {
+    const data = requestData(request, eventType, target.acceptedTypes, scenarios !== undefined);
+    assertPayloadSize(data.payload, eventType, target.event.payloadLimit ?? services.payloadLimit);
+    return checkPayload(target.event.payload, data.payload, isRead(request) ? COERCE : NO_COERCE);
+  };
+
   // Made once per route: a request allocates no handler closures of its own. The handler never
   // throws: an escaped error becomes its response (what `guarded` does for the other handlers,
   // written out here so that a request runs one async function, not two).
@@ -150,17 +159,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
           scenario = readScenarioRequest(request, isRead(request));
           if (scenario.kind === 'play') scenarios.find(definition, scenario.slug);
         }
-        const data = requestData(request, eventType, target.acceptedTypes, scenarios !== undefined);
-        assertPayloadSize(
-          data.payload,
-          eventType,
-          target.event.payloadLimit ?? services.payloadLimit,
-        );
-        const checked = checkPayload(
-          target.event.payload,
-          data.payload,
-          isRead(request) ? COERCE : NO_COERCE,
-        );
+        const checked = validate(request);
         validation = checked instanceof Promise ? await checked : checked;
       } catch (error) {
         if (found.kind === 'deferred') await instances.load(request);
@@ -300,7 +299,108 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       );
     }
   };
-  return withIdempotency(route, services, handle, middleware);
+
+  const failure = (error: unknown, request: EndpointRequest): EndpointResponse =>
+    errorToResponse(error, services.logger ?? request.log ?? defaultHttpLogger, route.name);
+
+  /** Steps 5 and 9 of a stateless request whose payload passed or failed validation. */
+  const sendStateless = (
+    request: EndpointRequest,
+    validation: PayloadValidation,
+    send: NonNullable<typeof sendStatelessSync>,
+  ): EndpointResponse | Promise<EndpointResponse> => {
+    if (!validation.ok)
+      return validationResponse(
+        validation.errors,
+        isRead(request) ? undefined : payloadPlacementHint(request.body),
+      );
+    const event: EventObject = { type: eventType, payload: validation.payload };
+    let result: InstanceResult;
+    try {
+      result = send(definition, event, STATELESS_SEND);
+    } catch (error) {
+      // What `handle` does with it; a runtime of the library never throws it here.
+      if (error instanceof MachineAlreadyRunningException)
+        return contended(error, request, STATELESS, null, event);
+      throw error;
+    }
+    return respond({
+      snapshot: result.snapshot,
+      status: route.status,
+      isProcessing: false,
+      event,
+      kept: result.scenario ?? null,
+      reached: result.forwardedChild,
+    });
+  };
+
+  /**
+   * Steps 3, 5 and 9 of `handle` for a stateless route with nothing else to run: no
+   * middleware, action hooks, scenarios, contention options or Idempotency-Key claim. A plain
+   * function that answers at once unless the payload schema or the available events are
+   * asynchronous: `handle`'s async frame holds every local of the whole lifecycle, the largest
+   * single allocation of a stateless request. No closure either (one capturing `request` would
+   * cost a context per call, made or not).
+   */
+  const answerStateless = (
+    request: EndpointRequest,
+    send: NonNullable<typeof sendStatelessSync>,
+  ): ImmediateAnswer => {
+    let answer: ImmediateAnswer;
+    try {
+      const validation = validate(request);
+      answer =
+        validation instanceof Promise
+          ? validatedLater(request, validation, send)
+          : sendStateless(request, validation, send);
+    } catch (error) {
+      return failure(error, request);
+    }
+    return answer instanceof Promise ? settled(request, answer) : answer;
+  };
+
+  const validatedLater = async (
+    request: EndpointRequest,
+    validation: Promise<PayloadValidation>,
+    send: NonNullable<typeof sendStatelessSync>,
+  ): Promise<EndpointResponse> => sendStateless(request, await validation, send);
+
+  /** An answer that is a promise (async schema, async available events), errors answered. */
+  const settled = async (
+    request: EndpointRequest,
+    answer: Promise<EndpointResponse>,
+  ): Promise<EndpointResponse> => {
+    try {
+      return await answer;
+    } catch (error) {
+      return failure(error, request);
+    }
+  };
+
+  const quickStateless =
+    stateless &&
+    sendStatelessSync !== undefined &&
+    middleware.length === 0 &&
+    scenarios === undefined &&
+    route.contention === undefined &&
+    !target.action?.before &&
+    !target.action?.after &&
+    !target.action?.onException;
+  if (!quickStateless) return withIdempotency(route, services, handle, middleware);
+  // HEAD answers the initial state without sending (handle's own branch).
+  const answer = (request: EndpointRequest): ImmediateAnswer =>
+    request.method === 'HEAD' ? handle(request, null) : answerStateless(request, sendStatelessSync);
+  if (route.idempotency === undefined) return withImmediateAnswer(answer);
+  return withIdempotency(
+    route,
+    services,
+    (request, idempotent) => {
+      if (idempotent !== null) return handle(request, idempotent);
+      const response = answer(request);
+      return response instanceof Promise ? response : Promise.resolve(response);
+    },
+    middleware,
+  );
 }
 
 const COERCE = Object.freeze({ coerce: true });

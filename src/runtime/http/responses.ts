@@ -21,7 +21,13 @@ import {
 import type { ScenarioSummary } from '../interpreter/scenarios.js';
 import type { AvailableEvent } from '../interpreter/types.js';
 import type { ScenarioFields } from './scenario-fields.js';
-import type { EndpointRequest, EndpointResponse, HttpLogger, PlannedRoute } from './types.js';
+import type {
+  EndpointRequest,
+  EndpointResponse,
+  HttpLogger,
+  PlannedRoute,
+  RouteHandler,
+} from './types.js';
 import { validationErrorBody } from './validation-errors.js';
 import { stderrLogger, type Logger } from '../logger.js';
 
@@ -240,6 +246,38 @@ export function guarded<Extra = never>(
       return errorToResponse(error, logger ?? request.log ?? defaultHttpLogger, route.name);
     }
   };
+}
+
+/** A route's answer: the response when nothing in the request's handling awaited, else a promise. */
+export type ImmediateAnswer = EndpointResponse | Promise<EndpointResponse>;
+
+const IMMEDIATE = Symbol('machine-routes.immediate-answer');
+
+/**
+ * A route handler that also carries `answer`, the same handling without the promise a
+ * `RouteHandler` wraps around a response known at once. The adapters call that form
+ * ({@link immediateAnswerOf}) and send such a response in the same turn: the promise, its
+ * `then` and the microtask hop were a measurable share of a stateless request. The handler is
+ * `answer` with its result wrapped in a promise, so both answer alike.
+ */
+export function withImmediateAnswer(
+  answer: (request: EndpointRequest) => ImmediateAnswer,
+): RouteHandler {
+  const handler: RouteHandler = (request) => {
+    const response = answer(request);
+    return response instanceof Promise ? response : Promise.resolve(response);
+  };
+  return Object.assign(handler, { [IMMEDIATE]: answer });
+}
+
+/** The immediate form of a handler made by {@link withImmediateAnswer}, else the handler. */
+export function immediateAnswerOf(
+  handler: RouteHandler,
+): (request: EndpointRequest) => ImmediateAnswer {
+  return (
+    (handler as { [IMMEDIATE]?: (request: EndpointRequest) => ImmediateAnswer })[IMMEDIATE] ??
+    handler
+  );
 }
 
 /** An `HttpLogger` writing to a pino-style logger: `log.error({ err, route }, message)`. */

@@ -13,7 +13,13 @@ import type {
 import fp from 'fastify-plugin';
 import { Readable } from 'node:stream';
 import type { EndpointResponse } from '../../definition/types.js';
-import { errorResponse, errorToResponse, HttpError, httpLoggerOf } from '../responses.js';
+import {
+  errorResponse,
+  errorToResponse,
+  HttpError,
+  httpLoggerOf,
+  immediateAnswerOf,
+} from '../responses.js';
 import {
   parseJsonBody,
   UnreadableBody,
@@ -261,20 +267,21 @@ function registerRoutes(
  * that mounts routes one by one (`app.route({ method, url, handler: fastifyHandler(h) })`).
  * Use it inside a scope prepared by {@link mountFastify} or with equivalent body parsing.
  *
- * Not an async function: it sends the reply when the handler's promise settles and returns
- * nothing, so Fastify waits for that send. An async handler returning `reply` cost every request
- * an async frame, the adoption of `reply` as a thenable and Fastify's own `then` on the result.
- * A request that fails before the handler runs (a malformed query string, 400) throws, which
- * Fastify hands to the error handler as it does a rejection.
+ * Not an async function: it sends the reply, at once when the handler's answer is immediate
+ * (`immediateAnswerOf`), else when its promise settles, and returns nothing, so Fastify waits
+ * for that send. An async handler returning `reply` cost every request an async frame, the
+ * adoption of `reply` as a thenable and Fastify's own `then` on the result. A request that
+ * fails before the handler runs (a malformed query string, 400) throws, which Fastify hands to
+ * the error handler as it does a rejection.
  */
 export function fastifyHandler(
   handler: RouteHandler,
 ): (request: FastifyRequest, reply: FastifyReply) => void {
+  const answer = immediateAnswerOf(handler);
   return (request: FastifyRequest, reply: FastifyReply): void => {
-    handler(toEndpointRequest(request)).then(
-      (response) => sendResponse(reply, response),
-      (error: unknown) => reply.send(error),
-    );
+    const response = answer(toEndpointRequest(request));
+    if (response instanceof Promise) sendWhenSettled(reply, response);
+    else sendResponse(reply, response);
   };
 }
 
@@ -302,6 +309,14 @@ function runAfterRefusal(
     return fail(error);
   }
   handler(endpoint).then((response) => void sendResponse(reply, response), fail);
+}
+
+/** Apart from the handler: its closures capturing `reply` would cost every request a context. */
+function sendWhenSettled(reply: FastifyReply, response: Promise<EndpointResponse>): void {
+  response.then(
+    (settled) => sendResponse(reply, settled),
+    (error: unknown) => reply.send(error),
+  );
 }
 
 /** The neutral request of a Fastify request. */
