@@ -225,7 +225,12 @@ export interface EndpointRequest {
   params: Record<string, string>;
   /** Parsed query string (`a[b]=c` nests, repeated keys become lists), see `parseQueryString`. */
   query: Record<string, unknown>;
-  /** Parsed JSON body, `undefined` when there is none. */
+  /**
+   * Parsed JSON body, `undefined` when there is none. On an adapter's request, reading it throws
+   * the 400 or 415 `HttpError` of a body the adapter could not read (malformed JSON, not JSON, a
+   * `Content-Encoding`): handlers read it after the route middleware, so middleware that does
+   * not read it answers first (docs/http.md "Request lifecycle").
+   */
   body: unknown;
   /** Request headers, lower-cased names. */
   headers: Record<string, string | undefined>;
