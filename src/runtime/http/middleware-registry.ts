@@ -8,6 +8,8 @@ import type { EndpointRequest, EndpointResponse } from './types.js';
 /**
  * A framework-neutral middleware. Return nothing to continue, or a response to answer with
  * it at once (the handler and later middleware never run), e.g. 401 `{ message: 'Unauthenticated.' }`.
+ * Middleware runs before the body is read: one that reads `request.body` gets the body's own
+ * 400/415 thrown there when the body cannot be read (the route answers it).
  */
 export type Middleware = (
   request: EndpointRequest,
