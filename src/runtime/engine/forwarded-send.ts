@@ -3,6 +3,7 @@
  * child of the delegating state receives the child type, and both commit in one transaction.
  * The parent's lock is held by the caller; the child's is taken without waiting.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject } from '../definition/types.js';
 import {
@@ -16,6 +17,7 @@ import {
   type ForwardTarget,
 } from '../interpreter/forwarding.js';
 import { transition } from '../interpreter/transition.js';
+import type { ChildRow } from '../interpreter/child-rows.js';
 import type { ActiveScenario, MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
 import { planKeptScenarioStep, scenarioWrite } from '../persistence/kept-scenarios.js';
 import { toValidationException } from '../interpreter/validation-failure.js';
@@ -51,15 +53,12 @@ export async function sendForwarded(
 ): Promise<ForwardedStep> {
   const { definition, parent, event, target } = send;
   const where = `Machine '${definition.id}' (instance '${parent.id}'): '${event.type}' is forwarded to child machine '${target.childMachineId}' of state '${target.parentStateId}'`;
-  const [row] = await engine.store.findChildren({
-    parentRootEventId: parent.id,
-    parentStateId: target.parentStateId,
-    childMachineId: target.childMachineId,
-    statuses: ['running'],
-  });
-  if (row === undefined) {
+  const row = await runningChild(engine, parent.id, target);
+  if (row?.status !== 'running') {
     throw new ForwardTargetUnavailableException(
-      `${where}, but no child is running there (it may still be starting). Retry shortly.`,
+      row === undefined
+        ? `${where}, but no child is running there.`
+        : `${where}, but the child has not started within ${CHILD_START_WAIT_MS} ms (its start job is still queued). Retry shortly.`,
       { machine: definition.id, key: event.type },
     );
   }
@@ -125,6 +124,47 @@ export async function sendForwarded(
   if (outcome.step.child.validationFailure !== null)
     throw toValidationException(outcome.step.child.validationFailure, target.childMachineId);
   return outcome.step;
+}
+
+/**
+ * Longest wait of a forwarded event for a child whose start job has not run yet (`pending`).
+ * An asynchronous child (`queue: true`) starts a few milliseconds after its parent's commit,
+ * on whichever worker takes the job: a client that forwards right after `create` would
+ * otherwise get a 409 it can do nothing about but retry.
+ */
+export const CHILD_START_WAIT_MS = 2000;
+
+/** Pauses between two reads of a pending child's row: short, the start is usually near. */
+const FIRST_POLL_MS = 2;
+const LAST_POLL_MS = 50;
+
+/**
+ * The delegating state's running child, waiting up to {@link CHILD_START_WAIT_MS} while it is
+ * still `pending`. The caller holds the parent's lock, which the start does not need (it
+ * commits the child and its row only). `undefined` when no child is pending or running; the
+ * pending row when the wait ran out. Polled, not woken by commit notices: the feed is the
+ * runtime's, and this wait happens once in an instance's life, right after its state started
+ * the child.
+ */
+async function runningChild(
+  engine: EngineServices,
+  parentId: string,
+  target: ForwardTarget,
+): Promise<ChildRow | undefined> {
+  const query = {
+    parentRootEventId: parentId,
+    parentStateId: target.parentStateId,
+    childMachineId: target.childMachineId,
+    statuses: ['pending', 'running'] as const,
+  };
+  const deadline = Date.now() + CHILD_START_WAIT_MS;
+  for (let pause = FIRST_POLL_MS; ; pause = Math.min(pause * 2, LAST_POLL_MS)) {
+    const rows = await engine.store.findChildren(query);
+    const row = rows.find((candidate) => candidate.status === 'running') ?? rows[0];
+    const left = deadline - Date.now();
+    if (row?.status !== 'pending' || left <= 0) return row;
+    await sleep(Math.min(pause, left));
+  }
 }
 
 function childTransition(

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { shopMachine } from '../../../fixtures/delegation/shop-machine.js';
 import {
@@ -21,6 +22,7 @@ import {
   type RegistrationOptions,
 } from '../../../src/runtime/index.js';
 import { paymentMachine } from '../../../fixtures/delegation/children.js';
+import { CHILD_START_WAIT_MS } from '../../../src/runtime/engine/forwarded-send.js';
 import { send, startServer, type AdapterName, type TestServer } from '../http/support/servers.js';
 
 const SHOPS: RegistrationOptions = { prefix: 'shops', create: true, machineIdFor: ['CANCEL'] };
@@ -210,16 +212,20 @@ describe.each<AdapterName>(['fastify', 'express'])('forwarded endpoints over %s'
     });
   });
 
-  it('should answer 409 when no child is running yet, or the child does not accept the event', async () => {
+  it('should wait for a child that is still starting, then answer 409 once the child does not accept the event', async () => {
     const created = await call('POST', '/shops/create');
     const id = (created.body as { data: { id: string } }).data.id;
 
-    const early = await call('POST', `/shops/${id}/provide-card`, CARD);
-    expect(early.status).toBe(409);
-    expect(early.body).toEqual({ message: expect.stringContaining('no child is running there') });
-
+    // The start job has not run: the forwarded request waits for it instead of failing.
+    const early = call('POST', `/shops/${id}/provide-card`, CARD);
+    await sleep(100);
     await queue.runDue();
-    expect((await call('POST', `/shops/${id}/provide-card`, CARD)).status).toBe(200);
+    const answered = await early;
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({
+      data: { id, state: ['shop.paying'], child: { state: ['payment.charging'] } },
+    });
+
     const again = await call('POST', `/shops/${id}/provide-card`, CARD);
     expect(again.status).toBe(409);
     expect(again.body).toEqual({
@@ -230,6 +236,27 @@ describe.each<AdapterName>(['fastify', 'express'])('forwarded endpoints over %s'
       (await runtime.history(shopMachine, id)).filter((record) => record.type === 'PROVIDE_CARD'),
     ).toHaveLength(1);
     expect(logged).toEqual([]);
+  });
+
+  it('should answer 409 naming the queued start when the child does not start in time', async () => {
+    const created = await call('POST', '/shops/create');
+    const id = (created.body as { data: { id: string } }).data.id;
+    const sent = Date.now();
+
+    const late = await call('POST', `/shops/${id}/provide-card`, CARD);
+
+    expect(late.status).toBe(409);
+    expect(late.body).toEqual({
+      message: expect.stringContaining(
+        `but the child has not started within ${CHILD_START_WAIT_MS} ms (its start job is still queued). Retry shortly.`,
+      ),
+    });
+    // It waited for the start before giving up.
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(CHILD_START_WAIT_MS - 10);
+    expect(
+      (await runtime.history(shopMachine, id)).filter((record) => record.type === 'PROVIDE_CARD'),
+    ).toEqual([]);
+    await queue.runDue();
   });
 
   it('should answer 423 with the parent state and isProcessing while the parent is locked', async () => {
@@ -259,12 +286,12 @@ describe.each<AdapterName>(['fastify', 'express'])('forwarded endpoints over %s'
   });
 
   it('should bind forwarded endpoints by model when the registration has a model', async () => {
-    const first = await call('POST', '/carts/c-1/provide-card', CARD);
-    // The cart had no machine: one was created, its child is not started yet.
-    expect(first.status).toBe(409);
+    // The cart has no machine: one is created, and the forward waits for its child's start.
+    const first = call('POST', '/carts/c-1/provide-card', CARD);
+    await sleep(100);
     await queue.runDue();
 
-    const response = await call('POST', '/carts/c-1/provide-card', CARD);
+    const response = await first;
 
     expect(response.status).toBe(200);
     const machineId = (
