@@ -31,8 +31,16 @@ export type CalculatorResponse = {
     availableEvents: CalculatorAvailableEvent[];
     output: CalculatorOutput;
     isProcessing: boolean;
+    availableScenarios?: { [key: string]: CalculatorScenario[] };
+    activeScenario?: CalculatorScenario;
   };
 };
+export type CalculatorScenario = {
+  slug: CalculatorScenarioSlug;
+  description: string;
+  hasContinuation: boolean;
+};
+export type CalculatorScenarioSlug = string;
 export type CalculatorState = 'calculator.ready';
 export type CheckoutAvailableEvent = {
   type: 'CANCEL' | 'CANCEL_PAYMENT' | 'CONFIRM_PAYMENT' | 'PROVIDE_CARD';
@@ -83,8 +91,16 @@ export type CheckoutResponse = {
     availableEvents: CheckoutAvailableEvent[];
     output: CheckoutOutput;
     isProcessing: boolean;
+    availableScenarios?: { [key: string]: CheckoutScenario[] };
+    activeScenario?: CheckoutScenario;
   };
 };
+export type CheckoutScenario = {
+  slug: CheckoutScenarioSlug;
+  description: string;
+  hasContinuation: boolean;
+};
+export type CheckoutScenarioSlug = string;
 export type CheckoutState =
   | 'checkout.cancelled'
   | 'checkout.capturing'
@@ -108,8 +124,16 @@ export type FulfillmentResponse = {
     availableEvents: FulfillmentAvailableEvent[];
     output: FulfillmentOutput;
     isProcessing: boolean;
+    availableScenarios?: { [key: string]: FulfillmentScenario[] };
+    activeScenario?: FulfillmentScenario;
   };
 };
+export type FulfillmentScenario = {
+  slug: FulfillmentScenarioSlug;
+  description: string;
+  hasContinuation: boolean;
+};
+export type FulfillmentScenarioSlug = string;
 export type FulfillmentState =
   | 'fulfillment.processing.packing.packed'
   | 'fulfillment.processing.packing.waiting'
@@ -126,8 +150,16 @@ export type InvoiceResponse = {
     availableEvents: InvoiceAvailableEvent[];
     output: InvoiceOutput;
     isProcessing: boolean;
+    availableScenarios?: { [key: string]: InvoiceScenario[] };
+    activeScenario?: InvoiceScenario;
   };
 };
+export type InvoiceScenario = {
+  slug: InvoiceScenarioSlug;
+  description: string;
+  hasContinuation: boolean;
+};
+export type InvoiceScenarioSlug = string;
 export type InvoiceState = 'invoice.open' | 'invoice.paid' | 'invoice.voided';
 export type OrderApproveResponse = {
   data: {
@@ -136,6 +168,8 @@ export type OrderApproveResponse = {
     availableEvents: OrderAvailableEvent[];
     output: Record<string, unknown>;
     isProcessing: boolean;
+    availableScenarios?: { [key: string]: OrderScenario[] };
+    activeScenario?: OrderScenario;
   };
 };
 export type OrderAvailableEvent = {
@@ -143,7 +177,14 @@ export type OrderAvailableEvent = {
   source: 'parent';
 };
 export type OrderCancelResponse = {
-  data: { id: string; state: OrderState[]; output: { total?: number }; isProcessing: boolean };
+  data: {
+    id: string;
+    state: OrderState[];
+    output: { total?: number };
+    isProcessing: boolean;
+    availableScenarios?: { [key: string]: OrderScenario[] };
+    activeScenario?: OrderScenario;
+  };
 };
 export type OrderCreatedResponse = {
   data: { id: string; state: OrderState[]; output: OrderOutput };
@@ -175,6 +216,8 @@ export type OrderResponse = {
     availableEvents: OrderAvailableEvent[];
     output: OrderOutput;
     isProcessing: boolean;
+    availableScenarios?: { [key: string]: OrderScenario[] };
+    activeScenario?: OrderScenario;
   };
 };
 export type OrderReviewApproveResponse = {
@@ -184,8 +227,16 @@ export type OrderReviewApproveResponse = {
     availableEvents: OrderExplainedAvailableEvent[];
     output: Record<string, unknown>;
     isProcessing: boolean;
+    availableScenarios?: { [key: string]: OrderScenario[] };
+    activeScenario?: OrderScenario;
   };
 };
+export type OrderScenario = {
+  slug: OrderScenarioSlug;
+  description: string;
+  hasContinuation: boolean;
+};
+export type OrderScenarioSlug = 'over-limit';
 export type OrderState =
   'order.approved' | 'order.cancelled' | 'order.draft' | 'order.expired' | 'order.submitted';
 export type OrderSubmitPayload = { amount: number; note?: string };
@@ -204,14 +255,22 @@ export type TicketResponse = {
     availableEvents: TicketAvailableEvent[];
     output: TicketOutput;
     isProcessing: boolean;
+    availableScenarios?: { [key: string]: TicketScenario[] };
+    activeScenario?: TicketScenario;
   };
 };
+export type TicketScenario = {
+  slug: TicketScenarioSlug;
+  description: string;
+  hasContinuation: boolean;
+};
+export type TicketScenarioSlug = string;
 export type TicketStaffAssignPayload = { agent: string };
 export type TicketState = 'ticket.assigned' | 'ticket.open' | 'ticket.resolved';
 export type ValidationErrorResponse = { message: string; errors: { [key: string]: string[] } };
 export type CalculatorAddResult =
   | ClientResponse<200, CalculatorResponse>
-  | ClientResponse<400 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse>;
 export type CalculatorMultiplyResult = CalculatorAddResult;
 export type CheckoutCancelResult =
@@ -309,7 +368,7 @@ export type TicketStaffAssignResult =
 export type TicketStaffResolveResult = TicketStaffAssignResult;
 
 // Documented statuses, shared by the routes that answer with the same set.
-const STATUSES_1 = [200, 400, 409, 413, 415, 422, 500];
+const STATUSES_1 = [200, 400, 404, 409, 413, 415, 422, 500];
 const STATUSES_2 = [200, 400, 404, 409, 413, 415, 422, 423, 500];
 const STATUSES_3 = [201, 400, 413, 415, 500];
 const STATUSES_4 = [200, 400, 404, 422, 500];
@@ -332,13 +391,13 @@ export function createClient<TThrow extends boolean = false>(
   return {
     calculator: {
       /** `POST /calculator/add` (calculator.add) */
-      add: method<{ payload: CalculatorAddPayload }, CalculatorAddResult>({ method: 'POST', path: '/calculator/add', event: 'ADD', input: true, statuses: STATUSES_1 }),
+      add: method<{ payload: CalculatorAddPayload; scenario?: CalculatorScenarioSlug | null; scenarioParams?: Record<string, unknown> }, CalculatorAddResult>({ method: 'POST', path: '/calculator/add', event: 'ADD', input: true, statuses: STATUSES_1 }),
       /** `POST /calculator/multiply` (calculator.multiply) */
-      multiply: method<{ payload: CalculatorMultiplyPayload }, CalculatorMultiplyResult>({ method: 'POST', path: '/calculator/multiply', event: 'MULTIPLY', input: true, statuses: STATUSES_1 }),
+      multiply: method<{ payload: CalculatorMultiplyPayload; scenario?: CalculatorScenarioSlug | null; scenarioParams?: Record<string, unknown> }, CalculatorMultiplyResult>({ method: 'POST', path: '/calculator/multiply', event: 'MULTIPLY', input: true, statuses: STATUSES_1 }),
     },
     checkout: {
       /** `POST /checkouts/{machineId}/cancel` (checkout.cancel) */
-      cancel: method<{ machineId: string }, CheckoutCancelResult>({ method: 'POST', path: '/checkouts/{machineId}/cancel', event: 'CANCEL', input: true, statuses: STATUSES_2 }),
+      cancel: method<{ machineId: string; scenario?: CheckoutScenarioSlug | null; scenarioParams?: Record<string, unknown> }, CheckoutCancelResult>({ method: 'POST', path: '/checkouts/{machineId}/cancel', event: 'CANCEL', input: true, statuses: STATUSES_2 }),
       /** `POST /checkouts/{machineId}/cancel-payment` (checkout.cancel_payment) */
       cancelPayment: method<{ machineId: string }, CheckoutCancelPaymentResult>({ method: 'POST', path: '/checkouts/{machineId}/cancel-payment', event: 'CANCEL_PAYMENT', input: true, statuses: STATUSES_2 }),
       /** `POST /checkouts/{machineId}/confirm-payment` (checkout.confirm_payment) */
@@ -350,17 +409,17 @@ export function createClient<TThrow extends boolean = false>(
     },
     fulfillment: {
       /** `POST /fulfillments/{machineId}/capture` (fulfillment.capture) */
-      capture: method<{ machineId: string }, FulfillmentCaptureResult>({ method: 'POST', path: '/fulfillments/{machineId}/capture', event: 'CAPTURE', input: true, statuses: STATUSES_2 }),
+      capture: method<{ machineId: string; scenario?: FulfillmentScenarioSlug | null; scenarioParams?: Record<string, unknown> }, FulfillmentCaptureResult>({ method: 'POST', path: '/fulfillments/{machineId}/capture', event: 'CAPTURE', input: true, statuses: STATUSES_2 }),
       /** `POST /fulfillments/create` (fulfillment.create) */
       create: method<null, FulfillmentCreateResult>({ method: 'POST', path: '/fulfillments/create', event: null, input: false, statuses: STATUSES_3 }),
       /** `POST /fulfillments/{machineId}/pack` (fulfillment.pack) */
-      pack: method<{ machineId: string }, FulfillmentPackResult>({ method: 'POST', path: '/fulfillments/{machineId}/pack', event: 'PACK', input: true, statuses: STATUSES_2 }),
+      pack: method<{ machineId: string; scenario?: FulfillmentScenarioSlug | null; scenarioParams?: Record<string, unknown> }, FulfillmentPackResult>({ method: 'POST', path: '/fulfillments/{machineId}/pack', event: 'PACK', input: true, statuses: STATUSES_2 }),
     },
     invoice: {
       /** `POST /invoices/{invoice}/pay` (invoice.pay) */
-      pay: method<{ invoice: string; payload: InvoicePayPayload }, InvoicePayResult>({ method: 'POST', path: '/invoices/{invoice}/pay', event: 'PAY', input: true, statuses: STATUSES_2 }),
+      pay: method<{ invoice: string; payload: InvoicePayPayload; scenario?: InvoiceScenarioSlug | null; scenarioParams?: Record<string, unknown> }, InvoicePayResult>({ method: 'POST', path: '/invoices/{invoice}/pay', event: 'PAY', input: true, statuses: STATUSES_2 }),
       /** `POST /invoices/{invoice}/void` (invoice.void) */
-      void: method<{ invoice: string }, InvoiceVoidResult>({ method: 'POST', path: '/invoices/{invoice}/void', event: 'VOID', input: true, statuses: STATUSES_2 }),
+      void: method<{ invoice: string; scenario?: InvoiceScenarioSlug | null; scenarioParams?: Record<string, unknown> }, InvoiceVoidResult>({ method: 'POST', path: '/invoices/{invoice}/void', event: 'VOID', input: true, statuses: STATUSES_2 }),
       /** `GET /invoices/{invoice}/status?waitFor=&timeout=` (invoice.read.status): answers once the instance is in `state`, or after `timeout` ms */
       waitFor: method.wait<{ invoice: string }, InvoiceState, InvoiceReadStatusResult>({ method: 'GET', path: '/invoices/{invoice}/status', event: null, input: true, statuses: STATUSES_4 }),
       read: {
@@ -370,15 +429,15 @@ export function createClient<TThrow extends boolean = false>(
     },
     order: {
       /** `PATCH /orders/{machineId}/approve` (order.approve) */
-      approve: method<{ machineId: string }, OrderApproveResult>({ method: 'PATCH', path: '/orders/{machineId}/approve', event: 'APPROVE', input: true, statuses: STATUSES_2 }),
+      approve: method<{ machineId: string; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderApproveResult>({ method: 'PATCH', path: '/orders/{machineId}/approve', event: 'APPROVE', input: true, statuses: STATUSES_2 }),
       /** `DELETE /orders/{machineId}/cancel` (order.cancel) */
-      cancel: method<{ machineId: string }, OrderCancelResult>({ method: 'DELETE', path: '/orders/{machineId}/cancel', event: 'CANCEL', input: true, statuses: STATUSES_2 }),
+      cancel: method<{ machineId: string; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderCancelResult>({ method: 'DELETE', path: '/orders/{machineId}/cancel', event: 'CANCEL', input: true, statuses: STATUSES_2 }),
       /** `POST /orders/create` (order.create) */
       create: method<null, OrderCreateResult>({ method: 'POST', path: '/orders/create', event: null, input: false, statuses: STATUSES_3 }),
       /** `GET /orders/{machineId}/quote` (order.quote) */
-      quote: method<{ machineId: string; payload: OrderQuotePayload }, OrderQuoteResult>({ method: 'GET', path: '/orders/{machineId}/quote', event: 'QUOTE', input: true, statuses: STATUSES_5 }),
+      quote: method<{ machineId: string; payload: OrderQuotePayload; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderQuoteResult>({ method: 'GET', path: '/orders/{machineId}/quote', event: 'QUOTE', input: true, statuses: STATUSES_5 }),
       /** `POST /orders/{machineId}/submit` (order.submit) */
-      submit: method<{ machineId: string; payload: OrderSubmitPayload }, OrderSubmitResult>({ method: 'POST', path: '/orders/{machineId}/submit', event: 'SUBMIT', input: true, statuses: STATUSES_2 }),
+      submit: method<{ machineId: string; payload: OrderSubmitPayload; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderSubmitResult>({ method: 'POST', path: '/orders/{machineId}/submit', event: 'SUBMIT', input: true, statuses: STATUSES_2 }),
       /** `GET /orders/{machineId}/events` (order.events): each committed state, as server-sent events */
       subscribe: method.stream<{ machineId: string }, OrderResponse>({ method: 'GET', path: '/orders/{machineId}/events', event: null, input: true, statuses: [200] }),
       /** `GET /orders/{machineId}/status?waitFor=&timeout=` (order.read.status): answers once the instance is in `state`, or after `timeout` ms */
@@ -392,7 +451,7 @@ export function createClient<TThrow extends boolean = false>(
     },
     orderReview: {
       /** `PATCH /review/orders/{machineId}/approve` (order_review.approve) */
-      approve: method<{ machineId: string }, OrderReviewApproveResult>({ method: 'PATCH', path: '/review/orders/{machineId}/approve', event: 'APPROVE', input: true, statuses: STATUSES_2 }),
+      approve: method<{ machineId: string; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderReviewApproveResult>({ method: 'PATCH', path: '/review/orders/{machineId}/approve', event: 'APPROVE', input: true, statuses: STATUSES_2 }),
       /** `GET /review/orders/{machineId}/status?waitFor=&timeout=` (order_review.read.status): answers once the instance is in `state`, or after `timeout` ms */
       waitFor: method.wait<{ machineId: string }, OrderState, OrderReviewReadStatusResult>({ method: 'GET', path: '/review/orders/{machineId}/status', event: null, input: true, statuses: STATUSES_4 }),
       read: {
@@ -402,15 +461,15 @@ export function createClient<TThrow extends boolean = false>(
     },
     ticket: {
       /** `POST /tickets/{machineId}/comment` (ticket.comment) */
-      comment: method<{ machineId: string; payload: TicketCommentPayload }, TicketCommentResult>({ method: 'POST', path: '/tickets/{machineId}/comment', event: 'COMMENT', input: true, statuses: STATUSES_2 }),
+      comment: method<{ machineId: string; payload: TicketCommentPayload; scenario?: TicketScenarioSlug | null; scenarioParams?: Record<string, unknown> }, TicketCommentResult>({ method: 'POST', path: '/tickets/{machineId}/comment', event: 'COMMENT', input: true, statuses: STATUSES_2 }),
       /** `POST /tickets/create` (ticket.create) */
       create: method<null, TicketCreateResult>({ method: 'POST', path: '/tickets/create', event: null, input: false, statuses: STATUSES_3 }),
     },
     ticketStaff: {
       /** `POST /staff/tickets/{machineId}/assign` (ticket_staff.assign) */
-      assign: method<{ machineId: string; payload: TicketStaffAssignPayload }, TicketStaffAssignResult>({ method: 'POST', path: '/staff/tickets/{machineId}/assign', event: 'ASSIGN', input: true, statuses: STATUSES_6 }),
+      assign: method<{ machineId: string; payload: TicketStaffAssignPayload; scenario?: TicketScenarioSlug | null; scenarioParams?: Record<string, unknown> }, TicketStaffAssignResult>({ method: 'POST', path: '/staff/tickets/{machineId}/assign', event: 'ASSIGN', input: true, statuses: STATUSES_6 }),
       /** `POST /staff/tickets/{machineId}/resolve` (ticket_staff.resolve) */
-      resolve: method<{ machineId: string }, TicketStaffResolveResult>({ method: 'POST', path: '/staff/tickets/{machineId}/resolve', event: 'RESOLVE', input: true, statuses: STATUSES_6 }),
+      resolve: method<{ machineId: string; scenario?: TicketScenarioSlug | null; scenarioParams?: Record<string, unknown> }, TicketStaffResolveResult>({ method: 'POST', path: '/staff/tickets/{machineId}/resolve', event: 'RESOLVE', input: true, statuses: STATUSES_6 }),
     },
   };
 }

@@ -611,6 +611,14 @@ function urlOf(operation: Operation, params: Params, query?: JsonObject): string
   return `${url}?${new URLSearchParams(query as Record<string, string>).toString()}`;
 }
 
+/** True when the operation takes the `scenario` field (config `scenarios: true`). */
+function documentsScenario(op: JsonObject): boolean {
+  const parameters = (op['parameters'] ?? []) as JsonObject[];
+  if (parameters.some((parameter) => parameter['name'] === 'scenario')) return true;
+  const body = op['requestBody'] as JsonObject | undefined;
+  return JSON.stringify(body ?? {}).includes('"scenario"');
+}
+
 function pathParams(operation: Operation): string[] {
   return [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
 }
@@ -847,6 +855,20 @@ function casesOf(operation: Operation, recipe: Recipe): Case[] {
       request: request(recipe.ready, { body: payload }),
     });
   }
+  if (documentsScenario(op)) {
+    // A slug the machine does not define: 404 before anything is read or created.
+    cases.push({
+      name: 'unknown scenario',
+      expected: 404,
+      request: isGet
+        ? async () => {
+            const outgoing = await request(recipe.ready, withPayload)();
+            const separator = outgoing.url.includes('?') ? '&' : '?';
+            return { ...outgoing, url: `${outgoing.url}${separator}scenario=no-such-scenario` };
+          }
+        : request(recipe.ready, { body: { ...payloadBody, scenario: 'no-such-scenario' } }),
+    });
+  }
   for (const [name, setup] of Object.entries(recipe.conflicts ?? {})) {
     cases.push({ name: `409 ${name}`, expected: 409, request: request(setup, withPayload) });
   }
@@ -928,7 +950,14 @@ function errorBodyProblems(response: Received): string[] {
 
 beforeAll(async () => {
   directory = mkdtempSync(path.join(tmpdir(), 'machine-routes-conformance-'));
-  app = await buildApp({ databaseUrl: `sqlite:${path.join(directory, 'conformance.db')}` });
+  // Scenarios on, as the spec's scenario rules are tried: every answer then carries
+  // availableScenarios (activeScenario while one plays), which the document must describe.
+  process.env['MACHINE_SCENARIOS_ENABLED'] = 'true';
+  try {
+    app = await buildApp({ databaseUrl: `sqlite:${path.join(directory, 'conformance.db')}` });
+  } finally {
+    delete process.env['MACHINE_SCENARIOS_ENABLED'];
+  }
   baseUrl = await app.listen(0);
 });
 

@@ -4,7 +4,10 @@ import { checkProject } from '../../src/generator/generate.js';
 import { buildOpenApiDocument } from '../../src/generator/emitters/openapi.js';
 import type { EmitOptions } from '../../src/generator/emitters/types.js';
 import type { JsonSchema } from '../../src/generator/manifest.js';
-import { EXAMPLE_CONFIG, ROOT } from './support.js';
+import { ROOT } from './support.js';
+
+/** The example's machines and routes without the scenario fields (`scenarios: false`). */
+const EXAMPLE_WITHOUT_SCENARIOS = 'fixtures/generator/express/machine-routes.config.ts';
 
 const options: EmitOptions = {
   framework: 'fastify',
@@ -22,7 +25,7 @@ const options: EmitOptions = {
 let document: JsonSchema;
 
 beforeAll(async () => {
-  const { manifest } = await checkProject({ config: EXAMPLE_CONFIG, cwd: ROOT });
+  const { manifest } = await checkProject({ config: EXAMPLE_WITHOUT_SCENARIOS, cwd: ROOT });
   document = buildOpenApiDocument(manifest!, options);
 });
 

@@ -4,7 +4,7 @@ import { buildClientView } from '../../src/generator/emitters/client.js';
 import { buildOpenApiDocument } from '../../src/generator/emitters/openapi.js';
 import { checkProject } from '../../src/generator/generate.js';
 import type { JsonSchema, RouteManifest } from '../../src/generator/manifest.js';
-import { EXAMPLE_CONFIG, ROOT } from './support.js';
+import { ROOT } from './support.js';
 
 const options = {
   framework: 'fastify',
@@ -97,7 +97,13 @@ describe('scenarios in the OpenAPI document and the client (config scenarios: tr
   });
 
   it('should describe no scenario field without the switch', async () => {
-    const example = (await checkProject({ config: EXAMPLE_CONFIG, cwd: ROOT })).manifest!;
+    // The example's machines (the order machine has a scenario), with `scenarios: false`.
+    const example = (
+      await checkProject({
+        config: 'fixtures/generator/express/machine-routes.config.ts',
+        cwd: ROOT,
+      })
+    ).manifest!;
     const doc = buildOpenApiDocument(example, options);
     expect(JSON.stringify(doc)).not.toContain('"scenario"');
     expect(JSON.stringify(doc)).not.toContain('Scenario');

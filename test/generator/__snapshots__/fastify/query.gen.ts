@@ -8,18 +8,22 @@ import type {
   CalculatorAddResult,
   CalculatorMultiplyPayload,
   CalculatorMultiplyResult,
+  CalculatorScenarioSlug,
   CheckoutCancelPaymentResult,
   CheckoutCancelResult,
   CheckoutConfirmPaymentResult,
   CheckoutCreateResult,
   CheckoutProvideCardPayload,
   CheckoutProvideCardResult,
+  CheckoutScenarioSlug,
   FulfillmentCaptureResult,
   FulfillmentCreateResult,
   FulfillmentPackResult,
+  FulfillmentScenarioSlug,
   InvoicePayPayload,
   InvoicePayResult,
   InvoiceReadStatusResult,
+  InvoiceScenarioSlug,
   InvoiceVoidResult,
   OrderApproveResult,
   OrderCancelResult,
@@ -30,11 +34,13 @@ import type {
   OrderReadSummaryResult,
   OrderReviewApproveResult,
   OrderReviewReadStatusResult,
+  OrderScenarioSlug,
   OrderSubmitPayload,
   OrderSubmitResult,
   TicketCommentPayload,
   TicketCommentResult,
   TicketCreateResult,
+  TicketScenarioSlug,
   TicketStaffAssignPayload,
   TicketStaffAssignResult,
   TicketStaffResolveResult,
@@ -90,9 +96,9 @@ export function createQueries(client: Client, queryClient: QueryClient) {
   return {
     calculator: {
       /** `POST /calculator/add` (calculator.add) */
-      add: q.event<{ payload: CalculatorAddPayload }, CalculatorAddResult>(null, 'calculator.add', [], client.calculator.add),
+      add: q.event<{ payload: CalculatorAddPayload; scenario?: CalculatorScenarioSlug | null; scenarioParams?: Record<string, unknown> }, CalculatorAddResult>(null, 'calculator.add', [], client.calculator.add),
       /** `POST /calculator/multiply` (calculator.multiply) */
-      multiply: q.event<{ payload: CalculatorMultiplyPayload }, CalculatorMultiplyResult>(null, 'calculator.multiply', [], client.calculator.multiply),
+      multiply: q.event<{ payload: CalculatorMultiplyPayload; scenario?: CalculatorScenarioSlug | null; scenarioParams?: Record<string, unknown> }, CalculatorMultiplyResult>(null, 'calculator.multiply', [], client.calculator.multiply),
     },
     checkout: {
       /** Key prefix of one instance (its envelope and reads), for `invalidateQueries`. */
@@ -100,7 +106,7 @@ export function createQueries(client: Client, queryClient: QueryClient) {
       /** The instance's last envelope, as its mutations wrote it (no read fetches it). */
       instance: q.cachedInstance<{ machineId: string }, CheckoutInstance>('checkout'),
       /** `POST /checkouts/{machineId}/cancel` (checkout.cancel) */
-      cancel: q.event<{ machineId: string }, CheckoutCancelResult>('checkout', 'checkout.cancel', ['machineId'], client.checkout.cancel),
+      cancel: q.event<{ machineId: string; scenario?: CheckoutScenarioSlug | null; scenarioParams?: Record<string, unknown> }, CheckoutCancelResult>('checkout', 'checkout.cancel', ['machineId'], client.checkout.cancel),
       /** `POST /checkouts/{machineId}/cancel-payment` (checkout.cancel_payment) */
       cancelPayment: q.event<{ machineId: string }, CheckoutCancelPaymentResult>('checkout', 'checkout.cancel_payment', ['machineId'], client.checkout.cancelPayment),
       /** `POST /checkouts/{machineId}/confirm-payment` (checkout.confirm_payment) */
@@ -116,11 +122,11 @@ export function createQueries(client: Client, queryClient: QueryClient) {
       /** The instance's last envelope, as its mutations wrote it (no read fetches it). */
       instance: q.cachedInstance<{ machineId: string }, FulfillmentInstance>('fulfillment'),
       /** `POST /fulfillments/{machineId}/capture` (fulfillment.capture) */
-      capture: q.event<{ machineId: string }, FulfillmentCaptureResult>('fulfillment', 'fulfillment.capture', ['machineId'], client.fulfillment.capture),
+      capture: q.event<{ machineId: string; scenario?: FulfillmentScenarioSlug | null; scenarioParams?: Record<string, unknown> }, FulfillmentCaptureResult>('fulfillment', 'fulfillment.capture', ['machineId'], client.fulfillment.capture),
       /** `POST /fulfillments/create` (fulfillment.create) */
       create: q.create<FulfillmentCreateResult>('fulfillment', 'fulfillment.create', client.fulfillment.create),
       /** `POST /fulfillments/{machineId}/pack` (fulfillment.pack) */
-      pack: q.event<{ machineId: string }, FulfillmentPackResult>('fulfillment', 'fulfillment.pack', ['machineId'], client.fulfillment.pack),
+      pack: q.event<{ machineId: string; scenario?: FulfillmentScenarioSlug | null; scenarioParams?: Record<string, unknown> }, FulfillmentPackResult>('fulfillment', 'fulfillment.pack', ['machineId'], client.fulfillment.pack),
     },
     invoice: {
       /** Key prefix of one instance (its envelope and reads), for `invalidateQueries`. */
@@ -128,9 +134,9 @@ export function createQueries(client: Client, queryClient: QueryClient) {
       /** The instance's last envelope: fetched with `GET /invoices/{invoice}/status`, written by every event. */
       instance: q.instance<{ invoice: string }, InvoiceInstance, InvoiceReadStatusResult>('invoice', client.invoice.read.status),
       /** `POST /invoices/{invoice}/pay` (invoice.pay) */
-      pay: q.event<{ invoice: string; payload: InvoicePayPayload }, InvoicePayResult>('invoice', 'invoice.pay', ['invoice'], client.invoice.pay),
+      pay: q.event<{ invoice: string; payload: InvoicePayPayload; scenario?: InvoiceScenarioSlug | null; scenarioParams?: Record<string, unknown> }, InvoicePayResult>('invoice', 'invoice.pay', ['invoice'], client.invoice.pay),
       /** `POST /invoices/{invoice}/void` (invoice.void) */
-      void: q.event<{ invoice: string }, InvoiceVoidResult>('invoice', 'invoice.void', ['invoice'], client.invoice.void),
+      void: q.event<{ invoice: string; scenario?: InvoiceScenarioSlug | null; scenarioParams?: Record<string, unknown> }, InvoiceVoidResult>('invoice', 'invoice.void', ['invoice'], client.invoice.void),
       read: {
         /** `GET /invoices/{invoice}/status` (invoice.read.status) */
         status: q.read<{ invoice: string }, InvoiceReadStatusResult>('invoice', 'invoice.read.status', client.invoice.read.status),
@@ -142,15 +148,15 @@ export function createQueries(client: Client, queryClient: QueryClient) {
       /** The instance's last envelope: fetched with `GET /orders/{machineId}/status`, written by every event. */
       instance: q.instance<{ machineId: string }, OrderInstance, OrderReadStatusResult>('order', client.order.read.status),
       /** `PATCH /orders/{machineId}/approve` (order.approve) */
-      approve: q.event<{ machineId: string }, OrderApproveResult>('order', 'order.approve', ['machineId'], client.order.approve),
+      approve: q.event<{ machineId: string; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderApproveResult>('order', 'order.approve', ['machineId'], client.order.approve),
       /** `DELETE /orders/{machineId}/cancel` (order.cancel) */
-      cancel: q.event<{ machineId: string }, OrderCancelResult>('order', 'order.cancel', ['machineId'], client.order.cancel),
+      cancel: q.event<{ machineId: string; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderCancelResult>('order', 'order.cancel', ['machineId'], client.order.cancel),
       /** `POST /orders/create` (order.create) */
       create: q.create<OrderCreateResult>('order', 'order.create', client.order.create),
       /** `GET /orders/{machineId}/quote` (order.quote) */
-      quote: q.event<{ machineId: string; payload: OrderQuotePayload }, OrderQuoteResult>('order', 'order.quote', ['machineId'], client.order.quote),
+      quote: q.event<{ machineId: string; payload: OrderQuotePayload; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderQuoteResult>('order', 'order.quote', ['machineId'], client.order.quote),
       /** `POST /orders/{machineId}/submit` (order.submit) */
-      submit: q.event<{ machineId: string; payload: OrderSubmitPayload }, OrderSubmitResult>('order', 'order.submit', ['machineId'], client.order.submit),
+      submit: q.event<{ machineId: string; payload: OrderSubmitPayload; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderSubmitResult>('order', 'order.submit', ['machineId'], client.order.submit),
       read: {
         /** `GET /orders/{machineId}/status` (order.read.status) */
         status: q.read<{ machineId: string }, OrderReadStatusResult>('order', 'order.read.status', client.order.read.status),
@@ -164,7 +170,7 @@ export function createQueries(client: Client, queryClient: QueryClient) {
       /** The instance's last envelope: fetched with `GET /review/orders/{machineId}/status`, written by every event. */
       instance: q.instance<{ machineId: string }, OrderInstance, OrderReviewReadStatusResult>('order', client.orderReview.read.status),
       /** `PATCH /review/orders/{machineId}/approve` (order_review.approve) */
-      approve: q.event<{ machineId: string }, OrderReviewApproveResult>('order', 'order_review.approve', ['machineId'], client.orderReview.approve),
+      approve: q.event<{ machineId: string; scenario?: OrderScenarioSlug | null; scenarioParams?: Record<string, unknown> }, OrderReviewApproveResult>('order', 'order_review.approve', ['machineId'], client.orderReview.approve),
       read: {
         /** `GET /review/orders/{machineId}/status` (order_review.read.status) */
         status: q.read<{ machineId: string }, OrderReviewReadStatusResult>('order', 'order_review.read.status', client.orderReview.read.status),
@@ -176,7 +182,7 @@ export function createQueries(client: Client, queryClient: QueryClient) {
       /** The instance's last envelope, as its mutations wrote it (no read fetches it). */
       instance: q.cachedInstance<{ machineId: string }, TicketInstance>('ticket'),
       /** `POST /tickets/{machineId}/comment` (ticket.comment) */
-      comment: q.event<{ machineId: string; payload: TicketCommentPayload }, TicketCommentResult>('ticket', 'ticket.comment', ['machineId'], client.ticket.comment),
+      comment: q.event<{ machineId: string; payload: TicketCommentPayload; scenario?: TicketScenarioSlug | null; scenarioParams?: Record<string, unknown> }, TicketCommentResult>('ticket', 'ticket.comment', ['machineId'], client.ticket.comment),
       /** `POST /tickets/create` (ticket.create) */
       create: q.create<TicketCreateResult>('ticket', 'ticket.create', client.ticket.create),
     },
@@ -186,9 +192,9 @@ export function createQueries(client: Client, queryClient: QueryClient) {
       /** The instance's last envelope, as its mutations wrote it (no read fetches it). */
       instance: q.cachedInstance<{ machineId: string }, TicketInstance>('ticket'),
       /** `POST /staff/tickets/{machineId}/assign` (ticket_staff.assign) */
-      assign: q.event<{ machineId: string; payload: TicketStaffAssignPayload }, TicketStaffAssignResult>('ticket', 'ticket_staff.assign', ['machineId'], client.ticketStaff.assign),
+      assign: q.event<{ machineId: string; payload: TicketStaffAssignPayload; scenario?: TicketScenarioSlug | null; scenarioParams?: Record<string, unknown> }, TicketStaffAssignResult>('ticket', 'ticket_staff.assign', ['machineId'], client.ticketStaff.assign),
       /** `POST /staff/tickets/{machineId}/resolve` (ticket_staff.resolve) */
-      resolve: q.event<{ machineId: string }, TicketStaffResolveResult>('ticket', 'ticket_staff.resolve', ['machineId'], client.ticketStaff.resolve),
+      resolve: q.event<{ machineId: string; scenario?: TicketScenarioSlug | null; scenarioParams?: Record<string, unknown> }, TicketStaffResolveResult>('ticket', 'ticket_staff.resolve', ['machineId'], client.ticketStaff.resolve),
     },
   };
 }
