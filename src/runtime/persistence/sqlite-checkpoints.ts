@@ -105,7 +105,7 @@ export class CheckpointWorker {
       stdout: false,
       stderr: false,
     });
-    // Never keeps the process alive; `stop` ends it on close.
+    // Never keeps the process alive; `stop` ends it on close (and refs it until then).
     this.#worker.unref();
     // Raised at once, not on the thread's first message: a caller committing in a loop of
     // resolved promises would not let the event loop deliver it. A thread that fails to start
@@ -144,6 +144,10 @@ export class CheckpointWorker {
 
   /** Ends the thread (after its checkpoint in progress) and restores SQLite's threshold. */
   async stop(): Promise<void> {
+    // Referenced while it stops: an unref'd thread does not keep the event loop alive, so a
+    // process with nothing else to do would end before its exit event, and this promise (so the
+    // store's close) would never settle.
+    this.#worker.ref();
     this.#worker.postMessage('stop');
     await this.#exited;
   }

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,10 @@ import {
   CHECKPOINT_WORKER_AFTER_COMMITS,
   SqliteStore,
 } from '../../../src/runtime/persistence/sqlite-store.js';
+import { startFixture } from '../../support/child-process.js';
 import { counterMachine } from './fixtures/machines.js';
+
+const CLOSER = fileURLToPath(new URL('./fixtures/close-after-checkpoints.ts', import.meta.url));
 
 describe('SQLite checkpoints', () => {
   let dir: string;
@@ -109,4 +113,15 @@ describe('SQLite checkpoints', () => {
       await runtime.close();
     }
   }, 60_000);
+
+  it('should resolve close() with the thread running and nothing else keeping the process alive', async () => {
+    // The thread is unref'd: close() must keep the event loop alive until it exits, or its
+    // promise never settles once the process has nothing else to do (a server after its last
+    // request, a script).
+    const child = startFixture(CLOSER, ['--file', join(dir, `${ulid()}.db`)]);
+    const closed = child.waitForLine((line) => line === 'CLOSED', 60_000);
+    const exit = await child.exited;
+    expect({ exit, stderr: child.stderr() }).toEqual({ exit: 0, stderr: '' });
+    await expect(closed).resolves.toBe('CLOSED');
+  }, 90_000);
 });
