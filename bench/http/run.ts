@@ -86,6 +86,9 @@ async function main(): Promise<void> {
   );
 
   const results = new Map<string, Figures>();
+  // Every run's figures: a ratio of two scenarios run back to back is less exposed to the
+  // machine's drift between runs than the ratio of their medians (printed after the table).
+  const perRun = new Map<string, Figures[]>();
   try {
     for (const plan of plans) {
       const server = await startServer(plan);
@@ -108,8 +111,10 @@ async function main(): Promise<void> {
             ]);
           }
         }
-        for (const [scenario, figures] of runs)
+        for (const [scenario, figures] of runs) {
           results.set(`${plan.label}|${scenario}`, medianOf(figures));
+          perRun.set(`${plan.label}|${scenario}`, figures);
+        }
       } finally {
         server.process.kill('SIGTERM');
       }
@@ -120,6 +125,7 @@ async function main(): Promise<void> {
   }
 
   report(plans, results);
+  reportRuns(plans, perRun);
   // Figures from a shared machine are only comparable within one run: say how busy it was.
   console.log(
     `\ntotal ${((Date.now() - started) / 1000).toFixed(0)}s on ${cpus().length} cores, ` +
@@ -229,6 +235,26 @@ function report(plans: ServerPlan[], results: Map<string, Figures>): void {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows)
     console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
+}
+
+/** Each run's req/s per scenario, and each run's ratio of machine-routes stateless to raw. */
+function reportRuns(plans: ServerPlan[], perRun: Map<string, Figures[]>): void {
+  console.log('\nreq/s of each run (run 1, 2, ...), and stateless / raw of the same run:');
+  for (const plan of plans) {
+    for (const scenario of plan.scenarios) {
+      const runs = perRun.get(`${plan.label}|${scenario}`) ?? [];
+      console.log(
+        `  ${plan.label.padEnd(18)} ${scenario.padEnd(18)} ${runs.map((run) => run.rps.toFixed(0)).join(', ')}`,
+      );
+    }
+    const raw = perRun.get(`${plan.label}|raw`);
+    const stateless = perRun.get(`${plan.label}|mr-stateless`);
+    if (raw === undefined || stateless === undefined) continue;
+    const ratios = stateless.map((run, index) => run.rps / raw[index]!.rps).sort((a, b) => a - b);
+    console.log(
+      `  ${plan.label.padEnd(18)} stateless / raw per run: ${ratios.map((ratio) => `${ratio.toFixed(2)}x`).join(', ')} (median ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}x)`,
+    );
+  }
 }
 
 async function pgQuery(sql: string): Promise<void> {
