@@ -73,6 +73,23 @@ function computeInertStart(definition: MachineDefinition): InertStart | null {
   });
 }
 
+/** The snapshot of an inert start: its leaves' value (a copy: the caller's), its record count. */
+function inertSnapshot(
+  definition: MachineDefinition,
+  inert: InertStart,
+  id: string,
+  context: MachineSnapshot['context'],
+): MachineSnapshot {
+  return {
+    machineId: definition.id,
+    id,
+    value: inert.value.slice(),
+    context,
+    status: 'active',
+    sequence: inert.records,
+  };
+}
+
 /**
  * Starts a new instance: `<m>.start` (its record id is the instance id), root entry behaviors,
  * the initial states' entry actions, then `@done`, `@always` and raised events. Behaviors see the
@@ -94,15 +111,7 @@ export function initialize(
   if (options.history === false && options.parent === undefined && options.context === undefined) {
     const inert = inertStart(definition);
     if (inert !== null) {
-      const snapshot: MachineSnapshot = {
-        machineId: definition.id,
-        id,
-        // A copy: the snapshot is the caller's, who may change its value.
-        value: inert.value.slice(),
-        context,
-        status: 'active',
-        sequence: inert.records,
-      };
+      const snapshot = inertSnapshot(definition, inert, id, context);
       return { snapshot, history: [], validationFailure: null, effects: [] };
     }
   }
@@ -197,15 +206,6 @@ export function startAndTransition(
   settle(macrostep);
   // A refused event leaves the instance as it started: the input of the rollback.
   const input: MachineSnapshot | null =
-    macrostep.validationFailure === null
-      ? null
-      : {
-          machineId: definition.id,
-          id,
-          value: inert.value.slice(),
-          context,
-          status: 'active',
-          sequence: inert.records,
-        };
+    macrostep.validationFailure === null ? null : inertSnapshot(definition, inert, id, context);
   return finishMacrostep(macrostep, input);
 }
