@@ -12,7 +12,7 @@ import { isValidEndpointUri } from '../definition/uri.js';
 export interface ReadSpec {
   /** The key under `reads` (`status`); the route is named `<name>.read.<read>`. */
   name: string;
-  /** Normalized URI: exactly one leading slash (`/status`). */
+  /** Normalized URI: exactly one leading slash and none trailing (`/status`). */
   uri: string;
   output: RouteOutput;
   middleware: string[];
@@ -119,9 +119,10 @@ function normalizeRead(
     }
   }
 
-  // R3: a URI of its own, with no parameters.
+  // R3: a URI of its own, with no parameters. Slashes at either end are dropped, as the
+  // original's router does (`status/` is `/status`), so R4 and R15 compare what is routed.
   const rawUri = options['uri'] ?? `/${name}`;
-  const uri = typeof rawUri === 'string' ? `/${rawUri.replace(/^\/+/, '')}` : null;
+  const uri = typeof rawUri === 'string' ? `/${rawUri.replace(/^\/+|\/+$/g, '')}` : null;
   if (uri === null || uri === '/' || /[{}]/.test(uri) || !isValidEndpointUri(uri)) {
     before.fail(
       `invalid read URI '${String(rawUri)}' in read '${name}' — must be non-empty, not just '/', and contain no route placeholders ({...}); use letters, digits, '-', '_', '.', '~' and '/'.`,

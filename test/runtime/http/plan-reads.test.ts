@@ -70,7 +70,7 @@ describe('reads: planning', () => {
       reads: {
         status: null,
         totals: 'orders-total/',
-        slashes: '///deep/path',
+        slashes: '///deep/path//',
         summary: {
           uri: 'sum',
           output: 'summary',
@@ -103,7 +103,7 @@ describe('reads: planning', () => {
       ],
       [
         'order.read.totals',
-        '/orders/{machineId}/orders-total/',
+        '/orders/{machineId}/orders-total',
         { kind: 'default' },
         ['auth:api'],
         200,
@@ -191,6 +191,12 @@ describe('reads: planning', () => {
     [
       'R4 duplicate URI',
       { status: null, current: '/status' },
+      "duplicate read URI '/status' within one registration (reads 'status' and 'current').",
+      'current',
+    ],
+    [
+      'R4 duplicate URI that differs by a trailing slash',
+      { status: null, current: { uri: 'status/' } },
       "duplicate read URI '/status' within one registration (reads 'status' and 'current').",
       'current',
     ],

@@ -47,7 +47,7 @@ const REGISTRATIONS: Record<string, RegistrationOptions> = {
       fields: { uri: '/fields', output: ['orderId', 'total', 'doubled', 'missing'] },
       summary: { output: 'summary', status: 203, available_events: false },
       guarded: { middleware: ['gate'] },
-      renamed: 'snapshot/now',
+      renamed: 'snapshot/now/',
     },
   },
   readsOnly: { prefix: 'only-reads', name: 'only_reads', reads: true },
@@ -174,6 +174,7 @@ describe.each(backends)('reads on $name', (backend) => {
           isProcessing: false,
         },
       });
+      // The read's URI 'snapshot/now/' is planned without its trailing slash, as the original's.
       expect(await call('GET', `/reads/${id}/snapshot/now`)).toMatchObject({
         status: 200,
         body: { data: { id, output: CONTEXT } },
