@@ -73,7 +73,7 @@ describe.each(backends)('safe deploys on $name', (backend) => {
       "Event 'ARCHIVE' of machine 'ledger' is in 1 persisted history record",
     );
     expect(lines).toContain(
-      "RemovedStateInUseException [MR_REMOVED_STATE_IN_USE] State 'ledger.archived' of machine 'ledger' was removed or renamed, but 1 active instance sit in it. Their next request would answer 409: keep the state, or move them to one of ledger.open, ledger.shelved, ledger.closed before deploying.",
+      "RemovedStateInUseException [MR_REMOVED_STATE_IN_USE] State 'ledger.archived' of machine 'ledger' was removed or renamed, but 1 active instance sits in it. Its next request would answer 409: keep the state, or move it to one of ledger.open, ledger.shelved, ledger.closed before deploying.",
     );
     expect(lines).toContain(
       "ContextTypeChangedException [MR_CONTEXT_TYPE_CHANGED] Context key 'notes' of machine 'ledger' changed type: the definition says expected string, 2 stored instances hold number. Migrate the stored contexts or keep the old type (a schema can accept both).",

@@ -45,10 +45,7 @@ export function checkDeploy(
     issues.push({
       blocking,
       error: new RemovedStateInUseException(
-        `State '${row.stateId}' of machine '${row.machineId}' was removed or renamed, but ${describeCount(row.active, 'active')}${row.done > 0 ? ` and ${describeCount(row.done, 'done')}` : ''} instance${row.active + row.done === 1 ? '' : 's'} sit in it. ` +
-          (blocking
-            ? `Their next request would answer 409: keep the state, or move them to one of ${known.join(', ')} before deploying.`
-            : `They are done; reads of them answer 409 until they are archived.`),
+        `State '${row.stateId}' of machine '${row.machineId}' was removed or renamed, but ${removedStateSentences(row, known)}`,
         { machine: row.machineId, key: row.stateId, active: row.active, done: row.done, blocking },
       ),
     });
@@ -73,8 +70,36 @@ export function checkDeploy(
   return issues;
 }
 
-function describeCount(count: number, status: string): string {
-  return `${count} ${status}`;
+/**
+ * Who sits in a removed state and what follows for them, each verb agreeing with its count
+ * (`1 active instance sits in it. Its next request ...`).
+ */
+function removedStateSentences(
+  row: { active: number; done: number },
+  known: readonly string[],
+): string {
+  const counts = [
+    row.active > 0 ? `${row.active} active` : '',
+    row.done > 0 ? `${row.done} done` : '',
+  ].filter((count) => count !== '');
+  const one = row.active + row.done === 1;
+  const who = `${counts.join(' and ')} instance${one ? ' sits' : 's sit'} in it.`;
+  if (row.active === 0) {
+    return one
+      ? `${who} It is done; reads of it answer 409 until it is archived.`
+      : `${who} They are done; reads of them answer 409 until they are archived.`;
+  }
+  const oneActive = row.active === 1;
+  const whose =
+    row.done > 0
+      ? `The active ${oneActive ? "one's next request" : "ones' next requests"}`
+      : oneActive
+        ? 'Its next request'
+        : 'Their next requests';
+  return (
+    `${who} ${whose} would answer 409: keep the state, or move ${oneActive ? 'it' : 'them'} ` +
+    `to one of ${known.join(', ')} before deploying.`
+  );
 }
 
 /** The JSON type of a value: `string`, `number`, `boolean`, `array`, `object` or `null`. */
@@ -124,7 +149,7 @@ function contextIssues(
     return {
       blocking: true,
       error: new ContextTypeChangedException(
-        `Context key '${key}' of machine '${definition.id}' changed type: the definition says ${expected}, ${count} stored instance${count === 1 ? '' : 's'} hold ${types}. ` +
+        `Context key '${key}' of machine '${definition.id}' changed type: the definition says ${expected}, ${count} stored instance${count === 1 ? ' holds' : 's hold'} ${types}. ` +
           `Migrate the stored contexts or keep the old type (a schema can accept both).`,
         { machine: definition.id, key, count, blocking: true },
       ),
