@@ -36,6 +36,8 @@ function layerOf(relative: string): { name: string; rank: number } | null {
     if (first === 'index.ts') return { name: 'barrel', rank: 7 };
     return null;
   }
+  // Telemetry (the OpenTelemetry API's spans and instruments) is used by every layer above it.
+  if (first === 'telemetry') return { name: 'telemetry', rank: 0 };
   const folders = ['definition', 'interpreter', 'persistence', 'jobs', 'engine', 'http'];
   const rank = folders.indexOf(first!);
   return rank < 0 ? null : { name: first!, rank: rank + 1 };

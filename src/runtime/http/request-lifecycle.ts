@@ -12,6 +12,7 @@ import { createEventsHandler } from './events-handler.js';
 import type { HttpServices } from './http-services.js';
 import { resolveMiddleware } from './middleware-registry.js';
 import { createReadHandler } from './read-handler.js';
+import { tracedRoute } from './traced-route.js';
 import type { PlannedRoute, RouteHandler } from './types.js';
 
 export type { HttpServices } from './http-services.js';
@@ -22,6 +23,14 @@ export type { HttpServices } from './http-services.js';
  * router validated it), so this throws instead of answering 500 on every request.
  */
 export function createRouteHandler<D extends MachineDefinitionBase>(
+  definition: D,
+  route: PlannedRoute,
+  services: HttpServices<D>,
+): RouteHandler {
+  return tracedRoute(route, createUntracedHandler(definition, route, services));
+}
+
+function createUntracedHandler<D extends MachineDefinitionBase>(
   definition: D,
   route: PlannedRoute,
   services: HttpServices<D>,

@@ -1,0 +1,147 @@
+/**
+ * Metrics on the OpenTelemetry metrics API (docs/operating.md "Metrics", one table of every
+ * instrument). As with traces, the application owns the SDK and its reader/exporter; without
+ * one every instrument is the API's no-op.
+ *
+ * The metrics API has no proxy provider: an instrument made before the application registers
+ * its MeterProvider stays a no-op forever. Instruments are therefore made on first use and made
+ * again whenever the global provider changed since, which a test that registers its own
+ * provider relies on as much as an application that starts its SDK after importing the runtime.
+ */
+import {
+  metrics,
+  ValueType,
+  type Attributes,
+  type Counter,
+  type Histogram,
+  type MeterProvider,
+  type ObservableGauge,
+  type UpDownCounter,
+} from '@opentelemetry/api';
+import { INSTRUMENTATION_SCOPE } from './tracing.js';
+
+/** Instrument names: the one list docs/operating.md documents. */
+export const METRIC = {
+  events: 'machine_routes.events',
+  transitionDuration: 'machine_routes.transition.duration',
+  lockWait: 'machine_routes.lock.wait.duration',
+  lockContention: 'machine_routes.lock.contentions',
+  commitDuration: 'machine_routes.commit.duration',
+  jobDepth: 'machine_routes.jobs.depth',
+  jobLag: 'machine_routes.jobs.lag',
+  jobAttempts: 'machine_routes.jobs.attempts',
+  jobFailures: 'machine_routes.jobs.failures',
+  timerLag: 'machine_routes.timers.lag',
+  liveSubscribers: 'machine_routes.live.subscribers',
+} as const;
+
+/** The instruments of the package, bound to one MeterProvider. */
+export interface Instruments {
+  /** Events answered over HTTP: machine, event type, outcome (`2xx`, `409`, `422`, `423`, `5xx`, ...). */
+  readonly events: Counter;
+  /** Time to compute a macrostep (the interpreter's step, without I/O), seconds. */
+  readonly transitionDuration: Histogram;
+  /** Time spent waiting for an instance lock before the step ran, seconds. */
+  readonly lockWait: Histogram;
+  /** Lock attempts that found the instance held (answered as contention or waited out). */
+  readonly lockContention: Counter;
+  /** Time of one store commit (a step's writes in one transaction), seconds. */
+  readonly commitDuration: Histogram;
+  /** Jobs waiting in the queue, by kind (observed when the reader collects). */
+  readonly jobDepth: ObservableGauge;
+  /** Delay from a job's due time to the start of its run, seconds. */
+  readonly jobLag: Histogram;
+  /** Job runs started, by kind. */
+  readonly jobAttempts: Counter;
+  /** Job runs that failed, by kind and whether the job gave up (`machine_routes.job.final`). */
+  readonly jobFailures: Counter;
+  /** Delay from a timer's due time to its fire, seconds. */
+  readonly timerLag: Histogram;
+  /** Open live-state streams. */
+  readonly liveSubscribers: UpDownCounter;
+}
+
+/** A source of the job-queue depth, observed at each collection. */
+export type JobDepthSource = () => Promise<ReadonlyArray<{ kind: string; depth: number }>>;
+
+let bound: { provider: MeterProvider; instruments: Instruments } | undefined;
+const depthSources = new Set<JobDepthSource>();
+
+/** The instruments of the global MeterProvider (made again when it changed). */
+export function instruments(): Instruments {
+  const provider = metrics.getMeterProvider();
+  if (bound?.provider !== provider) bound = { provider, instruments: make(provider) };
+  return bound.instruments;
+}
+
+/**
+ * Reports the queue depth `source` reads at each collection, until the returned function is
+ * called (a runtime registers its queue on open and removes it on close).
+ */
+export function observeJobDepth(source: JobDepthSource): () => void {
+  depthSources.add(source);
+  instruments();
+  return () => depthSources.delete(source);
+}
+
+/** Seconds between two epoch-millisecond times (never negative). */
+export function secondsBetween(fromMs: number, toMs: number): number {
+  return Math.max(0, toMs - fromMs) / 1000;
+}
+
+/** The outcome attribute of an HTTP status: the statuses an operator tells apart, else the class. */
+export function outcomeOf(status: number): string {
+  if (status === 409 || status === 422 || status === 423 || status === 429) return String(status);
+  if (status === 404 || status === 503) return String(status);
+  return `${Math.floor(status / 100)}xx`;
+}
+
+function make(provider: MeterProvider): Instruments {
+  const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
+  const seconds = (name: string, description: string) =>
+    meter.createHistogram(name, { unit: 's', description, valueType: ValueType.DOUBLE });
+  const jobDepth = meter.createObservableGauge(METRIC.jobDepth, {
+    unit: '{job}',
+    description: 'Jobs waiting in the queue, by kind.',
+    valueType: ValueType.INT,
+  });
+  jobDepth.addCallback(async (result) => {
+    for (const source of depthSources) {
+      const depths = await source().catch(() => []);
+      for (const { kind, depth } of depths) {
+        result.observe(depth, { 'machine_routes.job.kind': kind } satisfies Attributes);
+      }
+    }
+  });
+  return {
+    events: meter.createCounter(METRIC.events, {
+      unit: '{event}',
+      description: 'Events answered over HTTP, by machine, event type and outcome.',
+    }),
+    transitionDuration: seconds(
+      METRIC.transitionDuration,
+      'Time to compute one macrostep (no I/O).',
+    ),
+    lockWait: seconds(METRIC.lockWait, 'Time waited for an instance lock.'),
+    lockContention: meter.createCounter(METRIC.lockContention, {
+      unit: '{attempt}',
+      description: 'Lock attempts that found the instance held.',
+    }),
+    commitDuration: seconds(METRIC.commitDuration, 'Time of one store commit.'),
+    jobDepth,
+    jobLag: seconds(METRIC.jobLag, 'Delay from a job being due to its run starting.'),
+    jobAttempts: meter.createCounter(METRIC.jobAttempts, {
+      unit: '{run}',
+      description: 'Job runs started, by kind.',
+    }),
+    jobFailures: meter.createCounter(METRIC.jobFailures, {
+      unit: '{run}',
+      description: 'Job runs that failed, by kind; machine_routes.job.final when it gave up.',
+    }),
+    timerLag: seconds(METRIC.timerLag, 'Delay from a timer being due to its fire.'),
+    liveSubscribers: meter.createUpDownCounter(METRIC.liveSubscribers, {
+      unit: '{stream}',
+      description: 'Open live-state streams.',
+    }),
+  };
+}

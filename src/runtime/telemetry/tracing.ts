@@ -1,0 +1,145 @@
+/**
+ * Traces on the OpenTelemetry API (docs/operating.md "Traces"). The package only calls the API:
+ * the application registers an SDK and an exporter, or nothing, in which case every span here is
+ * the API's non-recording span and nothing is built for it (no attributes, no links).
+ *
+ * Work that a step leaves for later (jobs, child machines, timers) carries the W3C trace context
+ * of the step that caused it ({@link TraceCarrier}, persisted with the job or the instance row),
+ * and the span that runs it later is a child of that context: one trace per business event, even
+ * when its job runs hours later in another process.
+ */
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type TextMapGetter,
+} from '@opentelemetry/api';
+
+/** The instrumentation scope of every span and instrument of the package. */
+export const INSTRUMENTATION_SCOPE = 'machine-routes';
+
+/**
+ * A serialized trace context (`traceparent`, and `tracestate` when set), as the global
+ * propagator writes it: what a job, a child start or an instance row keeps of the step that
+ * caused it. Plain data, stored as JSON.
+ */
+export type TraceCarrier = Readonly<Record<string, string>>;
+
+/** The tracer of the package (the API's proxy: it follows an SDK registered later). */
+export function tracer() {
+  return trace.getTracer(INSTRUMENTATION_SCOPE);
+}
+
+/** Options of {@link startSpan}. */
+export interface StartSpanOptions {
+  kind?: SpanKind;
+  /** The parent: a stored carrier (work caused by an earlier step), else the active context. */
+  parent?: TraceCarrier | Context | null;
+  /** Attributes, built only when the span records (an SDK is registered and samples it). */
+  attributes?: () => Attributes;
+}
+
+/**
+ * Starts a span named `name`. Attributes are computed only for a recording span, so a process
+ * without an SDK pays for one non-recording span object and nothing else.
+ */
+export function startSpan(name: string, options: StartSpanOptions = {}): Span {
+  const parent = parentContext(options.parent);
+  const span = tracer().startSpan(
+    name,
+    options.kind === undefined ? {} : { kind: options.kind },
+    parent,
+  );
+  if (options.attributes !== undefined && span.isRecording()) {
+    span.setAttributes(options.attributes());
+  }
+  return span;
+}
+
+/**
+ * Runs `fn` inside a new span (active for what `fn` starts), ending it when `fn` returns or its
+ * promise settles. A thrown error or rejection is recorded on the span and rethrown.
+ */
+export function inSpan<T>(name: string, options: StartSpanOptions, fn: (span: Span) => T): T {
+  const span = startSpan(name, options);
+  if (!span.isRecording()) return fn(span);
+  const active = trace.setSpan(parentContext(options.parent), span);
+  let result: T;
+  try {
+    result = context.with(active, fn, undefined, span);
+  } catch (error) {
+    failSpan(span, error);
+    span.end();
+    throw error;
+  }
+  if (result instanceof Promise) {
+    return result.then(
+      (value: unknown) => {
+        span.end();
+        return value;
+      },
+      (error: unknown) => {
+        failSpan(span, error);
+        span.end();
+        throw error;
+      },
+    ) as T;
+  }
+  span.end();
+  return result;
+}
+
+/** Marks a span failed with `error` (recorded as an exception event). */
+export function failSpan(span: Span, error: unknown): void {
+  if (!span.isRecording()) return;
+  if (error instanceof Error) span.recordException(error);
+  span.setStatus({
+    code: SpanStatusCode.ERROR,
+    message: error instanceof Error ? error.message : String(error),
+  });
+}
+
+/**
+ * The trace context active now, serialized by the global propagator; `undefined` when there is
+ * none to keep (no SDK, or no sampled span), so nothing is stored for it.
+ */
+export function currentTraceCarrier(): TraceCarrier | undefined {
+  if (!trace.getSpan(context.active())?.isRecording()) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return Object.keys(carrier).length === 0 ? undefined : carrier;
+}
+
+/** The trace context a request's headers carry (`traceparent`), for a span without a parent. */
+export function contextFromHeaders(headers: Readonly<Record<string, string | undefined>>): Context {
+  return propagation.extract(ROOT_CONTEXT, headers, HEADER_GETTER);
+}
+
+/** The id of the trace active now, for log lines; `undefined` without a recording span. */
+export function activeTraceId(): string | undefined {
+  const span = trace.getSpan(context.active());
+  return span?.isRecording() ? span.spanContext().traceId : undefined;
+}
+
+function parentContext(parent: TraceCarrier | Context | null | undefined): Context {
+  if (parent === undefined || parent === null) return context.active();
+  if (isContext(parent)) return parent;
+  return propagation.extract(ROOT_CONTEXT, parent);
+}
+
+function isContext(value: TraceCarrier | Context): value is Context {
+  return typeof (value as Context).getValue === 'function';
+}
+
+const HEADER_GETTER: TextMapGetter<Readonly<Record<string, string | undefined>>> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => carrier[key.toLowerCase()],
+};
+
+export { SpanKind, SpanStatusCode, type Span };
