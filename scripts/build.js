@@ -26,6 +26,7 @@ const ENTRIES = [
   'src/express.ts',
   'src/postgres.ts',
   'src/client/runtime.ts',
+  'src/testing/index.ts',
   'src/cli/main.ts',
   // tsx rewrites a module holding a dynamic import (and maps it word by word): as entries of
   // their own these stay out of the runtime's large chunk, which tsx then leaves alone.

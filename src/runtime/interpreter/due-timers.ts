@@ -169,6 +169,24 @@ export function candidateBound(timer: TimedTransition, now: Date): Date | null {
 }
 
 /**
+ * When the next fire of one timer falls due in a stay (the first time {@link dueFire} returns
+ * one), or `null` when the stay has no fire left: a clock that jumps (a test's virtual time)
+ * moves to each such time in turn instead of past all of them at once.
+ */
+export function nextFireAt(
+  timer: TimedTransition,
+  stateEnteredAt: string,
+  fire: TimerFireState | null,
+): Date | null {
+  if (timer.timer.kind === 'after')
+    return fire === null ? new Date(Date.parse(stateEnteredAt) + timer.timer.seconds * 1000) : null;
+  if (fire !== null && fire.status !== 'active') return null;
+  const last = fire === null ? stateEnteredAt : fire.lastFiredAt;
+  if (timer.timer.kind === 'cron') return timer.timer.cron.nextRun(new Date(last));
+  return new Date(Date.parse(last) + timer.timer.seconds * 1000);
+}
+
+/**
  * Every fire due at `now` for an instance, in the order of `timers` (a machine's timed
  * transitions, then its schedules): `stays` are its active states, `fires` its records by timer
  * key, each with the stay it belongs to.

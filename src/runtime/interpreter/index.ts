@@ -87,8 +87,10 @@ export {
 } from './plan-commit.js';
 export type { JobKind, JobPayloads, PlannedJob } from './job-payloads.js';
 export {
+  candidateBound,
   dueFire,
   dueTimers,
+  nextFireAt,
   type ActiveStay,
   type DueFire,
   type TimerFireState,

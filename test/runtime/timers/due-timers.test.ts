@@ -7,7 +7,7 @@ import {
   registrationTimers,
   timedTransitions,
 } from '../../../src/runtime/definition/index.js';
-import { dueFire, dueTimers } from '../../../src/runtime/interpreter/index.js';
+import { dueFire, dueTimers, nextFireAt } from '../../../src/runtime/interpreter/index.js';
 import { expiringMachine, pollingMachine, remindedMachine } from './fixtures/machines.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
@@ -216,5 +216,22 @@ describe('schedules', () => {
         "Schedule 'x' of machine 'reminded': states 'closed', 'nowhere' are not leaf states of the machine that handle 'REMIND'.",
       ],
     ]);
+  });
+});
+
+describe('nextFireAt', () => {
+  it('should name the first instant dueFire returns a fire, and null once the stay has none left', () => {
+    expect(nextFireAt(expire!, T0, null)).toEqual(at(60));
+    expect(dueFire(expire!, T0, null, at(59.999))).toBeNull();
+    expect(
+      nextFireAt(expire!, T0, { fireCount: 1, lastFiredAt: iso(60), status: 'fired' }),
+    ).toBeNull();
+    const polled = { fireCount: 2, lastFiredAt: iso(20), status: 'active' as const };
+    expect(nextFireAt(poll!, T0, polled)).toEqual(at(30));
+    expect(dueFire(poll!, T0, polled, at(29.999))).toBeNull();
+    expect(dueFire(poll!, T0, polled, at(30))).not.toBeNull();
+    expect(
+      nextFireAt(tick!, T0, { fireCount: 2, lastFiredAt: iso(20), status: 'exhausted' }),
+    ).toBeNull();
   });
 });
