@@ -88,7 +88,7 @@ const configSchema = z.object({
   middleware: z
     .union([z.array(z.string().min(1)), z.record(z.string(), z.custom<unknown>(isFunction))])
     .optional(),
-  // `missed` and duplicates are the runtime's to check (checkTimerRegistrations).
+  // Keys, `missed`, schedules and duplicates are the runtime's to check (checkTimerRegistrations).
   timers: z.array(z.looseObject({ machine: machineSchema })).optional(),
   models: z.record(z.string(), modelSchema).optional(),
   setup: z

@@ -48,8 +48,13 @@ export class SourceLocator {
   }
 
   private find(details: MachineRoutesError['details']): SourceLocation | undefined {
-    // A key of the config itself (`config`, `config.output`): searched in the config file.
-    if (details.machine === undefined && /^config(\.|$)/.test(details.path ?? '')) {
+    // A key of the config itself (`config`, `config.output`) or of a timers entry of the config
+    // (`config.timers[0].schedules[1]`, which names its machine too): searched in the config file.
+    const path = details.path ?? '';
+    if (
+      (details.machine === undefined && /^config(\.|$)/.test(path)) ||
+      path.startsWith('config.timers[')
+    ) {
       const file = this.sourceFile(this.context.configFile);
       if (file !== undefined && details.key !== undefined) {
         const scope = configScope(file, details.path as string);
@@ -265,19 +270,47 @@ function at(node: Node): SourceLocation {
 }
 
 /**
- * The object literal of a config key path in the config file: the `defineConfig` argument for
- * `config`, its `output` property for `config.output`.
+ * The object literal of a config key path in the config file: the `defineConfig` argument (or
+ * the default export) for `config`, its `output` property for `config.output`, the second
+ * schedule of the first timers entry for `config.timers[0].schedules[1]`.
  */
 function configScope(file: SourceFile, path: string): Node | undefined {
   const call = file
     .getDescendantsOfKind(SyntaxKind.CallExpression)
     .find((candidate) => candidate.getExpression().getText() === 'defineConfig');
-  let scope: Node | undefined = call?.getArguments()[0];
+  const exported = file.getExportAssignment((assignment) => !assignment.isExportEquals());
+  let scope: Node | undefined =
+    call?.getArguments()[0] ?? (exported && resolveObject(exported.getExpression()));
   for (const segment of path.split('.').slice(1)) {
-    if (scope === undefined || !Node.isObjectLiteralExpression(scope)) return undefined;
-    scope = objectProperty(scope, segment);
+    const [, name, index] = /^([^[]+)(?:\[(\d+)\])?$/.exec(segment) ?? [];
+    if (scope === undefined || name === undefined || !Node.isObjectLiteralExpression(scope))
+      return undefined;
+    const property = scope.getProperty(name);
+    const value =
+      property !== undefined && Node.isPropertyAssignment(property)
+        ? property.getInitializer()
+        : undefined;
+    if (index === undefined) {
+      scope = value && resolveObject(value);
+      continue;
+    }
+    const list = value && unwrap(value);
+    const element =
+      list !== undefined && Node.isArrayLiteralExpression(list)
+        ? list.getElements()[Number(index)]
+        : undefined;
+    scope = element && resolveObject(element);
   }
   return scope;
+}
+
+/** `node` without `as`, `satisfies` and parentheses around it. */
+function unwrap(node: Node): Node {
+  return Node.isAsExpression(node) ||
+    Node.isSatisfiesExpression(node) ||
+    Node.isParenthesizedExpression(node)
+    ? unwrap(node.getExpression())
+    : node;
 }
 
 /** Accepts `file://` URLs from stack traces as well as paths. */

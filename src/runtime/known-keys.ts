@@ -56,6 +56,10 @@ export const KNOWN_KEYS = {
   client: ['baseUrl', 'tanstackQuery'],
   /** `server` of the config and of the generated `buildApp`. */
   server: ['bodyLimit', 'payloadLimit', 'headersTimeout', 'requestTimeout'],
+  /** An entry of `timers` (the config's, or `MachineRuntime.open({ timers })`). */
+  timers: ['machine', 'missed', 'schedules'],
+  /** An entry of a timer registration's `schedules`. */
+  schedule: ['name', 'cron', 'event', 'states', 'timezone', 'missed'],
 } as const satisfies Record<string, readonly string[]>;
 
 /**

@@ -530,3 +530,79 @@ describe('checkProject', () => {
     ]);
   });
 });
+
+describe('checkProject: timers entries', () => {
+  it('should report unknown keys of a timers entry and of its schedules at their own lines', async () => {
+    const file = 'fixtures/invalid/timers-unknown-keys.config.ts';
+    const report = await checkProject({ config: file, cwd: ROOT });
+    expect(report.manifest).toBeNull();
+    expect(
+      report.issues.map((issue) => [
+        issue.name,
+        issue.location?.file,
+        issue.location?.line,
+        issue.location?.column,
+        issue.message,
+      ]),
+    ).toEqual([
+      [
+        'InvalidTimerDefinitionException',
+        `${ROOT}${file}`,
+        11,
+        7,
+        "The timer registration of 'order' has unknown key 'mised' (did you mean 'missed'?). Known keys: machine, missed, schedules.",
+      ],
+      [
+        'InvalidScheduleDefinitionException',
+        `${ROOT}${file}`,
+        16,
+        11,
+        "Schedule 'TICK' of machine 'order': unknown key 'sates' (did you mean 'states'?). Known keys: name, cron, event, states, timezone, missed.",
+      ],
+      [
+        'InvalidScheduleDefinitionException',
+        `${ROOT}${file}`,
+        17,
+        11,
+        "Schedule 'TICK' of machine 'order': unknown key 'every'. Known keys: name, cron, event, states, timezone, missed.",
+      ],
+    ]);
+  });
+
+  it("should report a bad cron, a bad 'missed' and a second entry at the config's lines, not the machine's", async () => {
+    const file = 'fixtures/invalid/timers-bad-cron.config.ts';
+    const report = await checkProject({ config: file, cwd: ROOT });
+    expect(report.manifest).toBeNull();
+    expect(
+      report.issues.map((issue) => [
+        issue.code,
+        issue.location?.file,
+        issue.location?.line,
+        issue.location?.column,
+        issue.message,
+      ]),
+    ).toEqual([
+      [
+        'MR_INVALID_TIMER_DEFINITION',
+        `${ROOT}${file}`,
+        11,
+        7,
+        "Machine 'order' is registered for timers twice. Keep one entry for it in 'timers'.",
+      ],
+      [
+        'MR_INVALID_TIMER_DEFINITION',
+        `${ROOT}${file}`,
+        12,
+        7,
+        'The timer registration of \'order\' has missed: "sometimes". Use one of: once, catch-up, skip.',
+      ],
+      [
+        'MR_INVALID_SCHEDULE_DEFINITION',
+        `${ROOT}${file}`,
+        18,
+        11,
+        "Schedule 'nightly' of machine 'order': cron \"61 * * * *\" is not a valid expression. Use 5 fields (minute hour day month weekday) or 6 with seconds first, e.g. '0 9 * * 1-5'.",
+      ],
+    ]);
+  });
+});

@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import type { Cron } from 'croner';
 import { InvalidScheduleDefinitionException, type MachineRoutesError } from '../errors.js';
+import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS, type ExactKeys } from '../known-keys.js';
 import type { MachineDefinition } from './machine-definition.js';
 import { isLeaf } from './state-node.js';
 import type { TimedTransition } from './timed-transitions.js';
@@ -31,6 +32,8 @@ export interface ScheduleConfig {
   /** Ticks missed while no worker ran (default: the registration's `missed`, else `once`). */
   readonly missed?: MissedFirePolicy;
 }
+
+true satisfies ExactKeys<ScheduleConfig, typeof KNOWN_KEYS.schedule>;
 
 /** The cron boundaries of a scheduled transition. */
 export interface CronTimer {
@@ -77,29 +80,47 @@ export function scheduledTransitions(
   return frozen;
 }
 
-/** Problems of a machine's schedules (bad expression or time zone, unknown event or state, duplicate name). */
+/**
+ * Problems of a machine's schedules (an unknown key, a bad expression or time zone, an unknown
+ * event or state, a duplicate name). `path` is the registration's (`config.timers[0]`); each
+ * problem carries its schedule's (`config.timers[0].schedules[1]`) and the key at fault.
+ */
 export function checkSchedules(
   definition: MachineDefinition,
   schedules: readonly ScheduleConfig[],
+  path: string,
 ): MachineRoutesError[] {
   const issues: MachineRoutesError[] = [];
   const names = new Set<string>();
-  const fail = (schedule: ScheduleConfig, message: string): void => {
-    issues.push(
-      new InvalidScheduleDefinitionException(
-        `Schedule '${schedule.name ?? schedule.event}' of machine '${definition.id}': ${message}`,
-        { machine: definition.id, key: 'schedules' },
-      ),
-    );
-  };
-  for (const schedule of schedules) {
+  schedules.forEach((schedule, index) => {
+    const fail = (key: string, message: string): void => {
+      issues.push(
+        new InvalidScheduleDefinitionException(
+          `Schedule '${schedule.name ?? schedule.event}' of machine '${definition.id}': ${message}`,
+          { machine: definition.id, path: `${path}.schedules[${index}]`, key },
+        ),
+      );
+    };
+    for (const unknown of findUnknownKeys(schedule, KNOWN_KEYS.schedule)) {
+      fail(
+        unknown.key,
+        `${describeUnknownKey(unknown)}. Known keys: ${KNOWN_KEYS.schedule.join(', ')}.`,
+      );
+    }
     const name = schedule.name ?? schedule.event;
-    if (names.has(name))
-      fail(schedule, `the name is used twice. Give each schedule a distinct 'name'.`);
+    if (names.has(name)) {
+      fail(
+        schedule.name === undefined ? 'event' : 'name',
+        `the name is used twice. Give each schedule a distinct 'name'.`,
+      );
+    }
     names.add(name);
     if (parseCron(schedule) === null) {
+      // The time zone is at fault when the expression parses without it.
+      const utc =
+        schedule.timezone !== undefined && parseCron({ ...schedule, timezone: undefined });
       fail(
-        schedule,
+        utc ? 'timezone' : 'cron',
         `cron ${JSON.stringify(schedule.cron)}${schedule.timezone === undefined ? '' : ` (time zone ${JSON.stringify(schedule.timezone)})`} is not a valid expression. Use 5 fields (minute hour day month weekday) or 6 with seconds first, e.g. '0 9 * * 1-5'.`,
       );
     }
@@ -108,21 +129,21 @@ export function checkSchedules(
     );
     if (!handled) {
       fail(
-        schedule,
+        'event',
         `Schedule references undefined event type \`${schedule.event}\`. Add a transition for it under 'on' in the states that should receive it.`,
       );
-      continue;
+      return;
     }
     const { found, unknown } = selectedStates(definition, schedule);
     if (unknown.length > 0) {
       fail(
-        schedule,
+        'states',
         `states ${unknown.map((state) => `'${state}'`).join(', ')} are not leaf states of the machine that handle '${schedule.event}'.`,
       );
     } else if (found.length === 0) {
-      fail(schedule, `no leaf state handles '${schedule.event}', so no instance could receive it.`);
+      fail('event', `no leaf state handles '${schedule.event}', so no instance could receive it.`);
     }
-  }
+  });
   return issues;
 }
 

@@ -8,6 +8,7 @@ import {
   TimersNotRegisteredException,
   type MachineRoutesError,
 } from '../errors.js';
+import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS, type ExactKeys } from '../known-keys.js';
 import type { MachineDefinition } from './machine-definition.js';
 import { checkSchedules, scheduledTransitions, type ScheduleConfig } from './schedules.js';
 import { timedTransitions, type TimedTransition } from './timed-transitions.js';
@@ -30,6 +31,8 @@ export interface TimerRegistration {
   readonly schedules?: readonly ScheduleConfig[];
 }
 
+true satisfies ExactKeys<TimerRegistration, typeof KNOWN_KEYS.timers>;
+
 /** What a sweep runs for a registration: the machine's timed transitions, then its schedules. */
 export function registrationTimers(registration: TimerRegistration): readonly TimedTransition[] {
   const schedules = scheduledTransitions(
@@ -44,7 +47,9 @@ export function registrationTimers(registration: TimerRegistration): readonly Ti
 /**
  * Problems of the timer registrations for `machines` (every machine the application runs,
  * children included): a machine with timed transitions and no registration, a machine
- * registered twice, an unknown `missed` policy.
+ * registered twice, an unknown key or `missed` policy, and the schedules' problems. Each
+ * problem of an entry carries `path: 'config.timers[<i>]'` (`...schedules[<j>]` for a
+ * schedule) and the key, so `check` points at the entry's own line of the config.
  */
 export function checkTimerRegistrations(
   machines: Iterable<MachineDefinition>,
@@ -52,28 +57,37 @@ export function checkTimerRegistrations(
 ): MachineRoutesError[] {
   const issues: MachineRoutesError[] = [];
   const registered = new Set<string>();
-  for (const registration of registrations) {
+  registrations.forEach((registration, index) => {
     const id = registration.machine.id;
+    const path = `config.timers[${index}]`;
     if (registered.has(id)) {
       issues.push(
         new InvalidTimerDefinitionException(
           `Machine '${id}' is registered for timers twice. Keep one entry for it in 'timers'.`,
-          { machine: id, key: 'timers' },
+          { machine: id, path, key: 'machine' },
         ),
       );
     }
     registered.add(id);
+    for (const unknown of findUnknownKeys(registration, KNOWN_KEYS.timers)) {
+      issues.push(
+        new InvalidTimerDefinitionException(
+          `The timer registration of '${id}' has ${describeUnknownKey(unknown)}. Known keys: ${KNOWN_KEYS.timers.join(', ')}.`,
+          { machine: id, path, key: unknown.key },
+        ),
+      );
+    }
     const { missed } = registration;
     if (missed !== undefined && !MISSED_FIRE_POLICIES.includes(missed)) {
       issues.push(
         new InvalidTimerDefinitionException(
           `The timer registration of '${id}' has missed: ${JSON.stringify(missed)}. Use one of: ${MISSED_FIRE_POLICIES.join(', ')}.`,
-          { machine: id, key: 'missed' },
+          { machine: id, path, key: 'missed' },
         ),
       );
     }
-    issues.push(...checkSchedules(registration.machine, registration.schedules ?? []));
-  }
+    issues.push(...checkSchedules(registration.machine, registration.schedules ?? [], path));
+  });
   for (const machine of machines) {
     const [first] = timedTransitions(machine);
     if (first === undefined || registered.has(machine.id)) continue;
