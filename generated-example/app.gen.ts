@@ -102,7 +102,10 @@ async function buildRouter(
   return router;
 }
 
-/** The config's API reference: `/openapi.json` and the `/docs` page (config `docs`). */
+/**
+ * The config's API reference: `/openapi.json` and the `/docs` page (config `docs`), under the
+ * path the app is mounted at (a plugin `prefix`, an Express `app.use('/api', ...)`).
+ */
 const referenceRoutes = apiReferenceRoutes({
   // Loaded on the first request for it, not at each start.
   document: () => import('./openapi.gen.js').then((generated) => generated.openapiDocument),
@@ -172,11 +175,11 @@ export const machineRoutes = encapsulatedPlugin<MachineRoutesOptions>(async (app
   const limits = resolveServerOptions({ ...config.server, ...options.server });
   const router = await routerOf(runtime, options, limits);
   for (const route of referenceRoutes) {
-    app.get(route.path, async (_request, reply) =>
+    app.get(route.path, async (request, reply) =>
       reply
         .type(route.contentType)
         .headers(route.headers)
-        .send(await route.read()),
+        .send(await route.read(request.url)),
     );
   }
   await app.register(routesPlugin, {

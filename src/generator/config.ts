@@ -129,7 +129,10 @@ export interface MachineRoutesConfig {
 export interface DocsConfig {
   /** Serve the document and the page. */
   enabled: boolean;
-  /** Prefix of both routes: the path the app is mounted under (`/api`); default none. */
+  /**
+   * Where the reference sits inside the app (`/reference`: `/reference/docs`); default the
+   * app's root. Not the path the app is mounted under: that is read from each request.
+   */
   prefix?: string;
 }
 

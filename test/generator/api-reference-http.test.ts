@@ -5,6 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import express from 'express';
+import { createServer, type Server } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { apiReferenceRoutes } from '../../src/runtime/http/api-reference.js';
 import { buildApp as buildFastifyApp } from '../../generated-example/app.gen.js';
@@ -44,8 +46,36 @@ describe.each([
   });
 });
 
+// The README's Express form: the generated app mounted on an application of the user's.
+describe('the express app mounted at /api of an app of its own', () => {
+  it('should serve the page, its scripts and the document from under /api, the server URL /api', async () => {
+    const routes = await buildExpressApp({ databaseUrl: 'sqlite::memory:' });
+    const own = express();
+    own.use('/api', routes.app);
+    const server: Server = createServer(own);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address();
+      const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/api`;
+      for (const page of ['/docs', '/docs/']) {
+        const html = await (await fetch(`${base}${page}`)).text();
+        expect(html).toContain('<script src="/api/docs/redoc.standalone.js"></script>');
+        expect(html).toContain('Redoc.init("/api/openapi.json"');
+      }
+      expect((await fetch(`${base}/docs/redoc.standalone.js`)).status).toBe(200);
+      const document = (await (await fetch(`${base}/openapi.json`)).json()) as {
+        servers: { url: string }[];
+      };
+      expect(document.servers.map((entry) => entry.url)).toEqual(['/api']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await routes.close();
+    }
+  });
+});
+
 describe('apiReferenceRoutes', () => {
-  it('should put every route under the prefix', async () => {
+  it('should put every route under the prefix, below the mount the request came through', async () => {
     const routes = apiReferenceRoutes({
       document: '{}',
       title: 'A <b> & c',
@@ -57,10 +87,29 @@ describe('apiReferenceRoutes', () => {
       '/api/docs/redoc.standalone.js',
       '/api/docs/mermaid.min.js',
     ]);
-    const html = String(await routes[1]!.read());
+    const html = String(await routes[1]!.read('/api/docs'));
     expect(html).toContain('<title>A &lt;b&gt; &amp; c</title>');
     expect(html).toContain('Redoc.init("/api/openapi.json"');
     expect(html).toContain('<script src="/api/docs/mermaid.min.js"></script>');
+    // Mounted under /v1 (a plugin prefix): the prefix is not doubled, the mount comes first.
+    const mounted = String(await routes[1]!.read('/v1/api/docs?x=1'));
+    expect(mounted).toContain('Redoc.init("/v1/api/openapi.json"');
+    expect(mounted).toContain('<script src="/v1/api/docs/redoc.standalone.js"></script>');
+  });
+
+  it('should keep a server URL of the config that is not a path, and escape the mount', async () => {
+    const [document, page] = apiReferenceRoutes({
+      document: JSON.stringify({
+        servers: [{ url: 'https://api.example.com' }, { url: '/v2', description: 'v2' }],
+      }),
+      title: 'T',
+    });
+    expect(JSON.parse(String(await document!.read('/api/openapi.json')))).toEqual({
+      servers: [{ url: 'https://api.example.com' }, { url: '/api/v2', description: 'v2' }],
+    });
+    const html = String(await page!.read('/a"</script>/docs'));
+    expect(html).toContain('<script src="/a&quot;&lt;/script&gt;/docs/redoc.standalone.js">');
+    expect(html).toContain('Redoc.init("/a\\"\\u003c/script>/openapi.json"');
   });
 });
 
@@ -78,9 +127,9 @@ describe('apiReferenceRoutes with a document loaded on demand', () => {
     // Building the routes (at start) loads nothing.
     expect(loads).toBe(0);
     const document = routes.find((route) => route.path === '/openapi.json')!;
-    await expect(document.read()).rejects.toThrow('not yet');
-    expect(await document.read()).toBe('{"openapi":"3.1.0"}');
-    expect(await document.read()).toBe('{"openapi":"3.1.0"}');
+    await expect(document.read('/openapi.json')).rejects.toThrow('not yet');
+    expect(await document.read('/openapi.json')).toBe('{"openapi":"3.1.0"}');
+    expect(await document.read('/openapi.json')).toBe('{"openapi":"3.1.0"}');
     expect(loads).toBe(2);
   });
 });

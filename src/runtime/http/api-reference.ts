@@ -10,14 +10,20 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 
-/** One static GET route of the reference. */
+/** One GET route of the reference. */
 export interface ApiReferenceRoute {
+  /** The route's path inside the app (below the app's own mount path). */
   path: string;
   contentType: string;
   /** Further response headers (the page's Content-Security-Policy). */
   headers: Record<string, string>;
-  /** The body, read once and kept. */
-  read(): Promise<string | Buffer>;
+  /**
+   * The body answering `requestPath`, the path the request arrived with, mount included
+   * (Fastify's `request.url`, Express's `request.originalUrl`): the page's script and document
+   * URLs, and the document's `servers`, carry the path the app is mounted under, which only the
+   * request knows (a Fastify plugin's `prefix`, an Express `app.use('/api', ...)`).
+   */
+  read(requestPath: string): Promise<string | Buffer>;
 }
 
 /** Options of {@link apiReferenceRoutes}. */
@@ -30,7 +36,10 @@ export interface ApiReferenceOptions {
   document: string | (() => Promise<string>);
   /** The page's title (the document's `info.title`). */
   title: string;
-  /** Prefix of every route: the app's own mount prefix (`/api`); default none. */
+  /**
+   * Where the reference sits inside the app (`/reference`: `/reference/docs`); default the app's
+   * root. The path the app itself is mounted under is read from each request, not set here.
+   */
   prefix?: string;
 }
 
@@ -65,8 +74,8 @@ function resolveScript(name: string, file: string): string {
 }
 
 /** Reads a file once, on first request. */
-function cached(load: () => Promise<string | Buffer>): () => Promise<string | Buffer> {
-  let body: Promise<string | Buffer> | null = null;
+function cached<Body>(load: () => Promise<Body>): () => Promise<Body> {
+  let body: Promise<Body> | null = null;
   return () => {
     body ??= load().catch((error: unknown) => {
       body = null;
@@ -83,6 +92,37 @@ function escapeHtml(text: string): string {
   );
 }
 
+/** A string literal for an inline script: `</script>` in it cannot end the script. */
+function scriptString(text: string): string {
+  return JSON.stringify(text).replace(/</g, '\\u003c');
+}
+
+/**
+ * The path the app is mounted under, from the path a request arrived with and the route's own
+ * path: `/api/docs` answered by `/docs` -> `/api`. A trailing slash (Express routes `/docs/`
+ * to `/docs`) and the query are not part of it.
+ */
+function mountPathOf(requestPath: string, routePath: string): string {
+  const pathname = requestPath.replace(/[?#].*$/, '').replace(/\/+$/, '');
+  return pathname.endsWith(routePath) ? pathname.slice(0, pathname.length - routePath.length) : '';
+}
+
+/**
+ * The document as served under `mount`: each server URL that is a path (the default `/`) gets
+ * the mount in front, so "try it" and clients generated from the served document reach the
+ * routes where they are; absolute server URLs are the user's own and stay.
+ */
+function documentAt(document: string, mount: string): string {
+  if (mount === '') return document;
+  const parsed = JSON.parse(document) as { servers?: { url: string }[] };
+  parsed.servers = (parsed.servers ?? [{ url: '/' }]).map((server) =>
+    server.url.startsWith('/')
+      ? { ...server, url: `${mount}${server.url === '/' ? '' : server.url}` }
+      : server,
+  );
+  return `${JSON.stringify(parsed, null, 2)}\n`;
+}
+
 /** `/api/` -> `/api`, `api` -> `/api`, `` -> ``. */
 function normalizePrefix(prefix: string | undefined): string {
   const trimmed = (prefix ?? '').replace(/^\/+|\/+$/g, '');
@@ -93,7 +133,7 @@ function normalizePrefix(prefix: string | undefined): string {
  * The page: Redoc renders the document; each ```mermaid block of a description (the state
  * diagram of each machine's tag) is then drawn by Mermaid, again whenever Redoc re-renders.
  */
-function page(title: string, prefix: string): string {
+function page(title: string, base: string): string {
   const script = `
 mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', theme: 'neutral' });
 let drawn = 0;
@@ -114,7 +154,7 @@ new MutationObserver(() => void drawDiagrams()).observe(document.getElementById(
   childList: true,
   subtree: true,
 });
-Redoc.init(${JSON.stringify(`${prefix}/openapi.json`)}, {
+Redoc.init(${scriptString(`${base}/openapi.json`)}, {
   expandResponses: '200,201',
   hideDownloadButton: false,
   jsonSampleExpandLevel: 3,
@@ -130,8 +170,8 @@ Redoc.init(${JSON.stringify(`${prefix}/openapi.json`)}, {
 </head>
 <body>
 <div id="redoc"></div>
-<script src="${prefix}/docs/redoc.standalone.js"></script>
-<script src="${prefix}/docs/mermaid.min.js"></script>
+<script src="${escapeHtml(`${base}/docs/redoc.standalone.js`)}"></script>
+<script src="${escapeHtml(`${base}/docs/mermaid.min.js`)}"></script>
 <script>${script}</script>
 </body>
 </html>
@@ -140,7 +180,7 @@ Redoc.init(${JSON.stringify(`${prefix}/openapi.json`)}, {
 
 /**
  * The routes of the reference: `<prefix>/openapi.json`, `<prefix>/docs` and the page's two
- * scripts under `<prefix>/docs/`.
+ * scripts under `<prefix>/docs/`; wherever the app is mounted, the page loads them from there.
  *
  * @example for (const route of apiReferenceRoutes({ documentFile, title: 'Orders' })) app.get(route.path, ...)
  */
@@ -149,22 +189,24 @@ export function apiReferenceRoutes(options: ApiReferenceOptions): ApiReferenceRo
   const redoc = resolveScript('redoc', 'redoc/bundles/redoc.standalone.js');
   const mermaid = resolveScript('mermaid', 'mermaid/dist/mermaid.min.js');
   const javascript = 'text/javascript; charset=utf-8';
-  const html = page(options.title, prefix);
+  const { document } = options;
+  const loadDocument = typeof document === 'string' ? async () => document : cached(document);
+  const documentPath = `${prefix}/openapi.json`;
+  const pagePath = `${prefix}/docs`;
   return [
     {
-      path: `${prefix}/openapi.json`,
+      path: documentPath,
       contentType: 'application/json; charset=utf-8',
       headers: {},
-      read:
-        typeof options.document === 'string'
-          ? async () => options.document as string
-          : cached(options.document),
+      read: async (requestPath) =>
+        documentAt(await loadDocument(), mountPathOf(requestPath, documentPath)),
     },
     {
-      path: `${prefix}/docs`,
+      path: pagePath,
       contentType: 'text/html; charset=utf-8',
       headers: { 'content-security-policy': PAGE_POLICY },
-      read: async () => html,
+      read: async (requestPath) =>
+        page(options.title, `${mountPathOf(requestPath, pagePath)}${prefix}`),
     },
     {
       path: `${prefix}/docs/redoc.standalone.js`,

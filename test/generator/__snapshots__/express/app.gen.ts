@@ -96,7 +96,10 @@ async function buildRouter(
   return router;
 }
 
-/** The config's API reference: `/openapi.json` and the `/docs` page (config `docs`). */
+/**
+ * The config's API reference: `/openapi.json` and the `/docs` page (config `docs`), under the
+ * path the app is mounted at (a plugin `prefix`, an Express `app.use('/api', ...)`).
+ */
 const referenceRoutes = apiReferenceRoutes({
   // Loaded on the first request for it, not at each start.
   document: () => import('./openapi.gen.js').then((generated) => generated.openapiDocument),
@@ -144,9 +147,9 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
   const router = await routerOf(runtime, options, limits);
   const app = express();
   for (const route of referenceRoutes) {
-    app.get(route.path, (_request, response, next) => {
+    app.get(route.path, (request, response, next) => {
       route
-        .read()
+        .read(request.originalUrl)
         .then((body) => response.type(route.contentType).set(route.headers).send(body), next);
     });
   }
