@@ -5,11 +5,13 @@
  * A record is claimed before the request runs (`pending`, with a short lease), and becomes
  * `done` with the response the first request got. On the send path that write is part of the
  * event's own commit (`CommitRequest.idempotency`), so a crash cannot keep the event and lose
- * its stored response: a `pending` record whose lease ran out therefore means the first
- * request committed nothing, and a retry may take it over and run again.
+ * its stored response: a `pending` record whose lease ran out, or whose holder process is known
+ * dead (as for lock rows), therefore means the first request committed nothing, and a retry may
+ * take it over and run again.
  */
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
+import { HOLDER_GONE_SQL, holderGoneSql, processHolder, type BackendHolder } from './holders.js';
 
 /** The response stored for a key: replayed as it is to every retry. */
 export interface StoredResponse {
@@ -116,19 +118,24 @@ CREATE TABLE machine_idempotency_keys (
 CREATE INDEX machine_idempotency_keys_expires_idx ON machine_idempotency_keys (expires_at);
 `;
 
-// The claim's takeover rule, shared by both dialects: an expired record, or a pending one
-// whose holder's lease ran out (it committed nothing, see the module comment).
-const TAKEOVER = `WHERE machine_idempotency_keys.expires_at < excluded.created_at
-  OR (machine_idempotency_keys.status = 'pending' AND machine_idempotency_keys.locked_until < excluded.created_at)`;
-const UPSERT_SET = `SET fingerprint = excluded.fingerprint, owner_id = excluded.owner_id,
+// The claim's takeover rule: an expired record, or a pending one whose holder's lease ran out
+// or whose holder process is known dead (it committed nothing, see the module comment).
+// `gone` is each dialect's dead-holder test of the row (docs/persistence.md "Dead holders").
+const takeover = (gone: string) => `WHERE machine_idempotency_keys.expires_at < excluded.created_at
+  OR (machine_idempotency_keys.status = 'pending' AND (machine_idempotency_keys.locked_until < excluded.created_at
+    OR ${gone}))`;
+const upsertSet = (
+  holder: string,
+) => `SET fingerprint = excluded.fingerprint, owner_id = excluded.owner_id,
   status = 'pending', response_status = NULL, response_body = NULL, created_at = excluded.created_at,
-  locked_until = excluded.locked_until, expires_at = excluded.expires_at`;
+  locked_until = excluded.locked_until, expires_at = excluded.expires_at, ${holder}`;
 
 const SQLITE = {
   claim: `INSERT INTO machine_idempotency_keys
-    (scope, idempotency_key, fingerprint, owner_id, status, created_at, locked_until, expires_at)
-    VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
-    ON CONFLICT (scope, idempotency_key) DO UPDATE ${UPSERT_SET} ${TAKEOVER}
+    (scope, idempotency_key, fingerprint, owner_id, status, created_at, locked_until, expires_at, holder)
+    VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)
+    ON CONFLICT (scope, idempotency_key) DO UPDATE ${upsertSet('holder = excluded.holder')}
+    ${takeover(`${HOLDER_GONE_SQL}(machine_idempotency_keys.holder)`)}
     RETURNING owner_id`,
   read: `SELECT fingerprint, status, response_status, response_body FROM machine_idempotency_keys
     WHERE scope = ? AND idempotency_key = ?`,
@@ -142,10 +149,14 @@ const SQLITE = {
 // PostgreSQL uses the database clock, like the lock rows: processes on several hosts agree.
 const POSTGRES = {
   claim: `INSERT INTO machine_idempotency_keys
-    (scope, idempotency_key, fingerprint, owner_id, status, created_at, locked_until, expires_at)
+    (scope, idempotency_key, fingerprint, owner_id, status, created_at, locked_until, expires_at,
+      holder_pid, holder_start)
     VALUES ($1, $2, $3, $4, 'pending', clock_timestamp(),
-      clock_timestamp() + $5 * interval '1 millisecond', clock_timestamp() + $6 * interval '1 millisecond')
-    ON CONFLICT (scope, idempotency_key) DO UPDATE ${UPSERT_SET} ${TAKEOVER}
+      clock_timestamp() + $5 * interval '1 millisecond', clock_timestamp() + $6 * interval '1 millisecond',
+      $7, $8)
+    ON CONFLICT (scope, idempotency_key) DO UPDATE
+    ${upsertSet('holder_pid = excluded.holder_pid, holder_start = excluded.holder_start')}
+    ${takeover(holderGoneSql('machine_idempotency_keys.holder_pid', 'machine_idempotency_keys.holder_start'))}
     RETURNING owner_id`,
   read: `SELECT fingerprint, status, response_status, response_body FROM machine_idempotency_keys
     WHERE scope = $1 AND idempotency_key = $2`,
@@ -211,6 +222,7 @@ export class SqliteIdempotencyKeys implements IdempotencyKeyStore {
         new Date(now).toISOString(),
         new Date(now + claim.leaseMs).toISOString(),
         new Date(now + claim.ttlMs).toISOString(),
+        processHolder(),
       );
       if (taken !== undefined) return { kind: 'claimed' };
       const row = this.#sql.read.get(claim.scope, claim.key) as RecordRow | undefined;
@@ -252,9 +264,12 @@ export class SqliteIdempotencyKeys implements IdempotencyKeyStore {
 /** `machine_idempotency_keys` through a PostgreSQL pool. */
 export class PostgresIdempotencyKeys implements IdempotencyKeyStore {
   readonly #pool: pg.Pool;
+  readonly #holder: () => Promise<BackendHolder>;
 
-  constructor(pool: pg.Pool) {
+  /** `holder`: the backend claims name (the store's holder connection). */
+  constructor(pool: pg.Pool, holder: () => Promise<BackendHolder>) {
     this.#pool = pool;
+    this.#holder = holder;
   }
 
   #query<R extends pg.QueryResultRow>(
@@ -266,6 +281,7 @@ export class PostgresIdempotencyKeys implements IdempotencyKeyStore {
   }
 
   async claim(claim: IdempotencyClaim): Promise<IdempotencyClaimResult> {
+    const holder = await this.#holder();
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt += 1) {
       const taken = await this.#query('claim', [
         claim.scope,
@@ -274,6 +290,8 @@ export class PostgresIdempotencyKeys implements IdempotencyKeyStore {
         claim.ownerId,
         claim.leaseMs,
         claim.ttlMs,
+        holder.pid,
+        holder.start,
       ]);
       if (taken.rowCount === 1) return { kind: 'claimed' };
       const read = await this.#query<RecordRow>('read', [claim.scope, claim.key]);

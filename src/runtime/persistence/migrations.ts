@@ -241,6 +241,21 @@ ALTER TABLE machine_locks_lean RENAME TO machine_locks;`,
     sqlite: `SELECT 1;`,
     postgres: `ALTER TABLE machine_locks SET UNLOGGED;`,
   },
+  // Rows a process holds name it, so a taker frees them as soon as it is dead instead of after
+  // their TTL (docs/persistence.md "Dead holders"): its process on SQLite (process-holder.ts),
+  // its holder connection's backend on PostgreSQL (postgres-holder.ts). Nullable columns: rows
+  // of processes not yet upgraded have none and keep the TTL. Jobs on PostgreSQL are pg-boss's
+  // and keep their holder in its job row.
+  {
+    version: 8,
+    name: 'dead holders',
+    sqlite: `ALTER TABLE machine_locks ADD COLUMN holder TEXT;
+ALTER TABLE machine_idempotency_keys ADD COLUMN holder TEXT;
+ALTER TABLE machine_jobs ADD COLUMN lease_holder TEXT;
+CREATE INDEX machine_jobs_running_idx ON machine_jobs (lease_holder) WHERE status = 'running';`,
+    postgres: `ALTER TABLE machine_locks ADD COLUMN holder_pid integer, ADD COLUMN holder_start timestamptz;
+ALTER TABLE machine_idempotency_keys ADD COLUMN holder_pid integer, ADD COLUMN holder_start timestamptz;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

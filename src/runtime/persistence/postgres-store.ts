@@ -11,6 +11,8 @@
  */
 import pg from 'pg';
 import { IdempotencyClaimLostError, PostgresIdempotencyKeys } from './idempotency.js';
+import { holderGoneSql } from './holders.js';
+import { holderConnection, type HolderConnection } from './postgres-holder.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import type { ChildQuery } from './child-rows.js';
@@ -76,6 +78,20 @@ export interface PostgresStoreOptions {
   poolSize?: number;
 }
 
+// The lock row's holder backend is gone (holders.ts).
+const GONE = holderGoneSql('machine_locks.holder_pid', 'machine_locks.holder_start');
+
+// A lock row's takeover, shared by both acquire statements: the row is expired, or its holder's
+// backend is gone (docs/persistence.md "Dead holders").
+const TAKE_OVER = `owner_id = excluded.owner_id, acquired_at = excluded.acquired_at,
+      expires_at = excluded.expires_at, context = excluded.context,
+      holder_pid = excluded.holder_pid, holder_start = excluded.holder_start
+    WHERE machine_locks.expires_at < excluded.acquired_at OR ${GONE}`;
+
+// A row that refuses others: unexpired (the acquire statements take over rows with expires_at <
+// now, so >= is live), and not of a dead holder.
+const LIVE_LOCK = `expires_at >= clock_timestamp() AND NOT ${GONE}`;
+
 // Every statement of this dialect. Names make pg prepare each once per connection.
 const SQL = {
   loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
@@ -120,12 +136,12 @@ const SQL = {
       last_fired_at = excluded.last_fired_at, fire_count = excluded.fire_count, status = excluded.status
     WHERE CASE WHEN machine_timer_fires.state_entered_at IS NOT DISTINCT FROM excluded.state_entered_at
       THEN machine_timer_fires.fire_count = $7 AND machine_timer_fires.status = $8 ELSE $9::int = 1 END`,
-  // One statement: insert, or take over an expired row; RETURNING tells whether we got it.
-  acquireLock: `INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context)
-    VALUES ($1, $2, clock_timestamp(), clock_timestamp() + $3 * interval '1 millisecond', $4)
-    ON CONFLICT (root_event_id) DO UPDATE SET owner_id = excluded.owner_id, acquired_at = excluded.acquired_at,
-      expires_at = excluded.expires_at, context = excluded.context
-    WHERE machine_locks.expires_at < excluded.acquired_at
+  // One statement: insert, or take over an expired row or one whose holder backend is gone
+  // (asked only of a row found held); RETURNING tells whether we got it.
+  acquireLock: `INSERT INTO machine_locks
+      (root_event_id, owner_id, acquired_at, expires_at, context, holder_pid, holder_start)
+    VALUES ($1, $2, clock_timestamp(), clock_timestamp() + $3 * interval '1 millisecond', $4, $5, $6)
+    ON CONFLICT (root_event_id) DO UPDATE SET ${TAKE_OVER}
     RETURNING owner_id`,
   // A send's first round trip: the instance row, and its lock taken when the row exists. The
   // data-modifying CTE runs whether or not it is read; its RETURNING says whether we got it.
@@ -133,24 +149,27 @@ const SQL = {
       SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
         parent_machine_id, parent_root_event_id
       FROM machine_instances WHERE root_event_id = $1),
-    taken AS (INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context)
-      SELECT $1, $2, clock_timestamp(), clock_timestamp() + $3 * interval '1 millisecond', $4
+    taken AS (INSERT INTO machine_locks
+        (root_event_id, owner_id, acquired_at, expires_at, context, holder_pid, holder_start)
+      SELECT $1, $2, clock_timestamp(), clock_timestamp() + $3 * interval '1 millisecond', $4, $5::int, $6::timestamptz
       WHERE EXISTS (SELECT 1 FROM instance)
-      ON CONFLICT (root_event_id) DO UPDATE SET owner_id = excluded.owner_id, acquired_at = excluded.acquired_at,
-        expires_at = excluded.expires_at, context = excluded.context
-      WHERE machine_locks.expires_at < excluded.acquired_at
+      ON CONFLICT (root_event_id) DO UPDATE SET ${TAKE_OVER}
       RETURNING owner_id)
     SELECT instance.*, EXISTS (SELECT 1 FROM taken) AS acquired FROM instance`,
   releaseLock: `DELETE FROM machine_locks WHERE root_event_id = $1 AND owner_id = $2`,
   readLock: `SELECT * FROM machine_locks WHERE root_event_id = $1`,
   // A live lock (the acquire statements take over rows with expires_at < now, so >= is live).
-  liveLock: `SELECT 1 FROM machine_locks WHERE root_event_id = $1 AND expires_at >= clock_timestamp()`,
-  // The instance row and its lock's expiry, joined on the primary keys (loadForRead).
+  liveLock: `SELECT 1 FROM machine_locks WHERE root_event_id = $1 AND ${LIVE_LOCK}`,
+  // The instance row and its lock's expiry, joined on the primary keys (loadForRead). A dead
+  // holder's row reads as expired at its acquisition: the send takes the locking path, which
+  // takes it over. Without a row the CASE stops at its first test: no activity lookup.
   loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
-      i.sequence_number, i.parent_machine_id, i.parent_root_event_id, l.expires_at AS lock_expires_at
+      i.sequence_number, i.parent_machine_id, i.parent_root_event_id,
+      CASE WHEN ${holderGoneSql('l.holder_pid', 'l.holder_start')} THEN l.acquired_at
+        ELSE l.expires_at END AS lock_expires_at
     FROM machine_instances i LEFT JOIN machine_locks l ON l.root_event_id = i.root_event_id
     WHERE i.root_event_id = $1`,
-  sweepLocks: `DELETE FROM machine_locks WHERE expires_at < clock_timestamp()`,
+  sweepLocks: `DELETE FROM machine_locks WHERE expires_at < clock_timestamp() OR ${GONE}`,
 } as const;
 
 type StatementName = keyof typeof SQL;
@@ -219,8 +238,7 @@ function commitStatement(shape: CommitShape): { name: string; text: string } {
   // A live lock row (the database clock decides, as for taking one) keeps the update out.
   const parts = shape.lockFree
     ? [
-        `l AS (SELECT EXISTS (SELECT 1 FROM machine_locks
-    WHERE root_event_id = $1 AND expires_at >= clock_timestamp()) AS live)`,
+        `l AS (SELECT EXISTS (SELECT 1 FROM machine_locks WHERE root_event_id = $1 AND ${LIVE_LOCK}) AS live)`,
       ]
     : [];
   parts.push(
@@ -283,6 +301,8 @@ export class PostgresStore implements Store {
   readonly connectionString: string;
   readonly #pool: pg.Pool;
   readonly idempotencyKeys: PostgresIdempotencyKeys;
+  /** This process's holder connection: the backend its lock rows and key claims name. */
+  readonly #holder: HolderConnection;
 
   constructor(options: PostgresStoreOptions) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
@@ -301,7 +321,8 @@ export class PostgresStore implements Store {
     });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     this.#pool.on('error', () => {});
-    this.idempotencyKeys = new PostgresIdempotencyKeys(this.#pool);
+    this.#holder = holderConnection(options.connectionString);
+    this.idempotencyKeys = new PostgresIdempotencyKeys(this.#pool, () => this.#holder.current());
   }
 
   /** The pool, for tools and the benchmark's hand-written baseline. */
@@ -614,11 +635,14 @@ export class PostgresStore implements Store {
   }
 
   async tryAcquireLock(request: LockRequest): Promise<boolean> {
+    const holder = await this.#holder.current();
     const result = await this.#query('acquireLock', [
       request.rootEventId,
       request.ownerId,
       request.ttlMs,
       request.context ?? null,
+      holder.pid,
+      holder.start,
     ]);
     return result.rowCount === 1;
   }
@@ -626,11 +650,14 @@ export class PostgresStore implements Store {
   async lockAndLoad(request: LockRequest): Promise<LockedLoad> {
     // One statement: its snapshot predates the lock. A holder committing while this waits for
     // its lock row makes the snapshot stale; the commit's sequence fence then refuses the step.
+    const holder = await this.#holder.current();
     const result = await this.#query<InstanceRow & { acquired: boolean }>('lockAndLoad', [
       request.rootEventId,
       request.ownerId,
       request.ttlMs,
       request.context ?? null,
+      holder.pid,
+      holder.start,
     ]);
     const row = result.rows[0];
     if (row === undefined) return { acquired: false, snapshot: null };
@@ -660,6 +687,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.#holder.release();
     await this.#pool.end();
   }
 }

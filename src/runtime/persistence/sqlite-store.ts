@@ -20,6 +20,7 @@ import { setImmediate as afterIo } from 'node:timers';
 import type Database from 'better-sqlite3';
 import { IdempotencyClaimLostError, SqliteIdempotencyKeys } from './idempotency.js';
 import { CheckpointWorker } from './sqlite-checkpoints.js';
+import { HOLDER_GONE_SQL, processHolder, registerHolderFunction } from './holders.js';
 import { sqliteDriver } from './sqlite-driver.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
@@ -144,22 +145,28 @@ const SQL = {
       last_fired_at = excluded.last_fired_at, fire_count = excluded.fire_count, status = excluded.status
     WHERE CASE WHEN machine_timer_fires.state_entered_at IS excluded.state_entered_at
       THEN machine_timer_fires.fire_count = ? AND machine_timer_fires.status = ? ELSE ? END`,
-  // One statement: insert, or take over an expired row. A live row is left alone (0 changes).
-  acquireLock: `INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context)
-    VALUES (?, ?, ?, ?, ?)
+  // One statement: insert, or take over an expired row or one whose holder process is gone
+  // (asked only of a row found held). A live row is left alone (0 changes).
+  acquireLock: `INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context, holder)
+    VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (root_event_id) DO UPDATE SET owner_id = excluded.owner_id, acquired_at = excluded.acquired_at,
-      expires_at = excluded.expires_at, context = excluded.context
-    WHERE machine_locks.expires_at < excluded.acquired_at`,
+      expires_at = excluded.expires_at, context = excluded.context, holder = excluded.holder
+    WHERE machine_locks.expires_at < excluded.acquired_at OR ${HOLDER_GONE_SQL}(machine_locks.holder)`,
   releaseLock: `DELETE FROM machine_locks WHERE root_event_id = ? AND owner_id = ?`,
   readLock: `SELECT * FROM machine_locks WHERE root_event_id = ?`,
   // A live lock (the acquire statement takes over rows with expires_at < now, so >= is live).
-  liveLock: `SELECT 1 FROM machine_locks WHERE root_event_id = ? AND expires_at >= ?`,
-  // The instance row and its lock's expiry, joined on the primary keys (loadForRead).
+  liveLock: `SELECT 1 FROM machine_locks WHERE root_event_id = ? AND expires_at >= ?
+    AND NOT ${HOLDER_GONE_SQL}(holder)`,
+  // The instance row and its lock's expiry, joined on the primary keys (loadForRead). A dead
+  // holder's row reads as expired at its acquisition: the send takes the locking path, which
+  // takes it over. Without a row the CASE stops at its first test: no function call.
   loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
-      i.sequence_number, i.parent_machine_id, i.parent_root_event_id, l.expires_at AS lock_expires_at
+      i.sequence_number, i.parent_machine_id, i.parent_root_event_id,
+      CASE WHEN l.holder IS NOT NULL AND ${HOLDER_GONE_SQL}(l.holder) THEN l.acquired_at
+        ELSE l.expires_at END AS lock_expires_at
     FROM machine_instances i LEFT JOIN machine_locks l ON l.root_event_id = i.root_event_id
     WHERE i.root_event_id = ?`,
-  sweepLocks: `DELETE FROM machine_locks WHERE expires_at < ?`,
+  sweepLocks: `DELETE FROM machine_locks WHERE expires_at < ? OR ${HOLDER_GONE_SQL}(holder)`,
 } as const;
 
 type Statements = { -readonly [K in keyof typeof SQL]: Database.Statement };
@@ -255,6 +262,7 @@ export class SqliteStore implements Store {
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma(`synchronous = ${this.#synchronous}`);
     this.#db.pragma('foreign_keys = ON');
+    registerHolderFunction(this.#db);
     this.idempotencyKeys = new SqliteIdempotencyKeys(this.#db);
     if (options.migrate !== false) this.migrateSync();
     const commit = this.#db.transaction((request: CommitRequest) => this.#applyCommit(request));
@@ -613,6 +621,7 @@ export class SqliteStore implements Store {
       new Date(now).toISOString(),
       new Date(now + request.ttlMs).toISOString(),
       request.context ?? null,
+      processHolder(),
     );
     return result.changes === 1;
   }

@@ -147,7 +147,11 @@ export interface LockRequest {
   rootEventId: string;
   /** ULID naming the holder; release only deletes a row that still carries it. */
   ownerId: string;
-  /** Lifetime: a row older than this may be taken over (its holder is presumed dead). */
+  /**
+   * Lifetime: a row older than this may be taken over (its holder is presumed hung). A row
+   * whose holder process is known dead is taken over at once (docs/persistence.md "Dead
+   * holders"); the store records this process as the holder.
+   */
   ttlMs: number;
   /** Free text recorded for diagnostics (`send`, a job name, ...). */
   context?: string | null;
@@ -165,7 +169,10 @@ export interface LockedLoad {
 export interface ReadLoad {
   /** The last committed snapshot. */
   snapshot: MachineSnapshot;
-  /** When the instance's lock row expires (epoch ms), expired or not; `null` without one. */
+  /**
+   * When the instance's lock row expires (epoch ms), expired or not; `null` without one. The
+   * row of a holder known dead reads as expired (its acquisition time).
+   */
   lockExpiresAt: number | null;
 }
 
@@ -209,7 +216,10 @@ export interface Store extends ChildStore {
   timerCandidates(query: TimerCandidateQuery): Promise<TimerCandidate[]>;
   /** `machine_timer_fires` rows of an instance, by timer key. */
   timerFires(rootEventId: string): Promise<TimerFireRow[]>;
-  /** Takes the lock when it is free or expired; `false` when someone else holds it. Never waits. */
+  /**
+   * Takes the lock when it is free, expired or held by a process known dead; `false` when
+   * someone else holds it. Never waits.
+   */
   tryAcquireLock(request: LockRequest): Promise<boolean>;
   /**
    * A send's first step, in one short write transaction (one statement on PostgreSQL): reads the
@@ -229,7 +239,7 @@ export interface Store extends ChildStore {
    * `load` then `readLock` took two of each.
    */
   loadForRead(rootEventId: string): Promise<ReadLoad | null>;
-  /** Deletes every expired lock; returns how many. */
+  /** Deletes every expired lock and every lock of a holder known dead; returns how many. */
   sweepExpiredLocks(): Promise<number>;
   /** `machine_idempotency_keys`: Idempotency-Key records of command endpoints. */
   readonly idempotencyKeys: IdempotencyKeyStore;

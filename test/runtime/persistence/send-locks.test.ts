@@ -262,7 +262,9 @@ describe('MachineRuntime.send without a lock row (SQLite file)', () => {
       during = () => {
         const now = Date.now();
         other
-          .prepare('INSERT INTO machine_locks VALUES (?, ?, ?, ?, ?)')
+          .prepare(
+            'INSERT INTO machine_locks (root_event_id, owner_id, acquired_at, expires_at, context) VALUES (?, ?, ?, ?, ?)',
+          )
           .run(
             warm.id,
             ulid(),
