@@ -27,10 +27,16 @@ async function failingStaffRoute(built: App): Promise<Response> {
   const baseUrl = await built.listen(0);
   return fetch(`${baseUrl}/staff/tickets/01J00000000000000000000000/assign`, {
     method: 'POST',
-    headers: { authorization: 'Bearer staff-token', 'content-type': 'application/json' },
+    headers: {
+      authorization: 'Bearer staff-token',
+      'content-type': 'application/json',
+      traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01`,
+    },
     body: '{}',
   });
 }
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 
 const throwingAuth = {
   auth: () => {
@@ -39,7 +45,7 @@ const throwingAuth = {
 };
 
 describe('the generated Fastify app', () => {
-  it('should start without loading pino, and log an unexpected route error on stderr', async () => {
+  it('should start without loading pino, and log an unexpected route error on stderr with its request and trace ids', async () => {
     const written: string[] = [];
     app = await buildApp({ databaseUrl: 'sqlite::memory:', middleware: throwingAuth });
     expect(loadedPino()).toEqual([]);
@@ -54,6 +60,8 @@ describe('the generated Fastify app', () => {
       expect.objectContaining({
         level: 50,
         route: 'ticket_staff.assign',
+        reqId: expect.any(String),
+        trace_id: TRACE_ID,
         err: expect.objectContaining({ message: 'auth backend down' }),
       }),
     );
@@ -76,6 +84,7 @@ describe('the generated Fastify app', () => {
       expect.objectContaining({
         level: 50,
         reqId: expect.any(String),
+        trace_id: TRACE_ID,
         err: expect.objectContaining({ message: 'auth backend down' }),
       }),
     );

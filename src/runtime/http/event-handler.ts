@@ -207,7 +207,12 @@ export function createEventHandler<D extends MachineDefinitionBase>(
               respond: async (outcome) =>
                 storedResponse(
                   outcome instanceof MachineValidationException
-                    ? errorToResponse(outcome, services.logger ?? consoleLogger, route.name)
+                    ? errorToResponse(
+                        outcome,
+                        services.logger ?? consoleLogger,
+                        route.name,
+                        request,
+                      )
                     : await respond({
                         snapshot: outcome.snapshot,
                         status: route.status,
@@ -296,12 +301,18 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         error,
         services.logger ?? request.log ?? defaultHttpLogger,
         route.name,
+        request,
       );
     }
   };
 
   const failure = (error: unknown, request: EndpointRequest): EndpointResponse =>
-    errorToResponse(error, services.logger ?? request.log ?? defaultHttpLogger, route.name);
+    errorToResponse(
+      error,
+      services.logger ?? request.log ?? defaultHttpLogger,
+      route.name,
+      request,
+    );
 
   /** Steps 5 and 9 of a stateless request whose payload passed or failed validation. */
   const sendStateless = (

@@ -14,7 +14,7 @@ import type { StoredResponse } from '../persistence/idempotency.js';
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import { isRead } from './request-data.js';
-import { consoleLogger, errorResponse, errorToResponse } from './responses.js';
+import { consoleLogger, errorResponse, errorToResponse, requestLogFields } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 
 /**
@@ -76,7 +76,7 @@ export function withIdempotency<D extends MachineDefinitionBase>(
       // Reads the body: a body that cannot be read answers its 400/415 here.
       fingerprint = fingerprintOf(request);
     } catch (error) {
-      return errorToResponse(error, logger, route.name);
+      return errorToResponse(error, logger, route.name, request);
     }
     // The draft's value is a structured-field string ("..."); a bare token is accepted too.
     const key =
@@ -103,7 +103,7 @@ export function withIdempotency<D extends MachineDefinitionBase>(
         ttlMs: settings.ttl * 1000,
       });
     } catch (error) {
-      return errorToResponse(error, logger, route.name);
+      return errorToResponse(error, logger, route.name, request);
     }
     if (claimed.kind === 'existing') {
       const { record } = claimed;
@@ -138,10 +138,7 @@ export function withIdempotency<D extends MachineDefinitionBase>(
       // The answer stands: a record left pending frees itself after its lease.
       (services.logger ?? consoleLogger).error(
         `Could not store the Idempotency-Key response of route ${route.name}`,
-        {
-          error,
-          route: route.name,
-        },
+        { error, route: route.name, ...requestLogFields(request) },
       );
     }
     return response;

@@ -8,6 +8,7 @@ export type {
   EndpointRequest,
   EndpointResponse,
   HttpLogger,
+  HttpLogMeta,
   ModelBinder,
   PlannedRoute,
   RegistrationOptions,

@@ -22,6 +22,7 @@ import {
   guarded,
   HttpError,
   machineEnvelope,
+  requestLogFields,
   type MachineEnvelopeData,
 } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
@@ -147,7 +148,7 @@ export function createReadHandler<D extends MachineDefinitionBase>(
       (error) =>
         (services.logger ?? request.log ?? defaultHttpLogger).error(
           'waitFor: reading a committed state failed',
-          { error, route: route.name },
+          { error, route: route.name, ...requestLogFields(request) },
         ),
     );
     if (reached(watch.first)) {

@@ -25,9 +25,11 @@ import type {
   EndpointRequest,
   EndpointResponse,
   HttpLogger,
+  HttpLogMeta,
   PlannedRoute,
   RouteHandler,
 } from './types.js';
+import { traceIdOf } from '../telemetry/tracing.js';
 import { validationErrorBody } from './validation-errors.js';
 import { stderrLogger, type Logger } from '../logger.js';
 
@@ -182,6 +184,7 @@ export function errorToResponse(
   error: unknown,
   logger: HttpLogger,
   route?: string,
+  request?: EndpointRequest,
 ): EndpointResponse {
   if (error instanceof HttpError) {
     return errorResponse(
@@ -224,6 +227,7 @@ export function errorToResponse(
   logger.error(`Unhandled error${route === undefined ? '' : ` in route ${route}`}`, {
     error,
     ...(route === undefined ? {} : { route }),
+    ...(request === undefined ? {} : requestLogFields(request)),
   });
   return errorResponse(500, STATUS_MESSAGES[500]!);
 }
@@ -243,8 +247,24 @@ export function guarded<Extra = never>(
     try {
       return await handle(request, extra);
     } catch (error) {
-      return errorToResponse(error, logger ?? request.log ?? defaultHttpLogger, route.name);
+      return errorToResponse(
+        error,
+        logger ?? request.log ?? defaultHttpLogger,
+        route.name,
+        request,
+      );
     }
+  };
+}
+
+/** The request id and trace id a log line of `request` carries. */
+export function requestLogFields(
+  request: EndpointRequest,
+): Pick<HttpLogMeta, 'requestId' | 'traceId'> {
+  const traceId = traceIdOf(request.headers);
+  return {
+    ...(request.id === undefined ? {} : { requestId: request.id }),
+    ...(traceId === undefined ? {} : { traceId }),
   };
 }
 
@@ -284,8 +304,14 @@ export function immediateAnswerOf(
 export function httpLoggerOf(log: Logger): HttpLogger {
   return {
     error(message, meta) {
+      // pino's and OpenTelemetry's log-correlation names: `reqId` (Fastify), `trace_id`.
       log.error(
-        { err: meta.error, ...(meta.route === undefined ? {} : { route: meta.route }) },
+        {
+          err: meta.error,
+          ...(meta.route === undefined ? {} : { route: meta.route }),
+          ...(meta.requestId === undefined ? {} : { reqId: meta.requestId }),
+          ...(meta.traceId === undefined ? {} : { trace_id: meta.traceId }),
+        },
         message,
       );
     },

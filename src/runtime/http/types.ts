@@ -239,6 +239,11 @@ export interface EndpointRequest {
    * unexpected errors are logged there when the router was given no `logger` of its own.
    */
   log?: HttpLogger;
+  /**
+   * The request's id, for log lines: the framework's (Fastify's `request.id`, pino-http's
+   * `req.id`), else the `x-request-id` header, else one made on first read.
+   */
+  readonly id?: string;
 }
 
 /** A framework-neutral route handler. Never throws: every failure becomes a JSON response. */
@@ -246,7 +251,17 @@ export type RouteHandler = (request: EndpointRequest) => Promise<EndpointRespons
 
 /** Where unexpected errors are reported (the response never carries them). */
 export interface HttpLogger {
-  error(message: string, meta: { error: unknown; route?: string }): void;
+  error(message: string, meta: HttpLogMeta): void;
+}
+
+/** What a log line of the HTTP layer carries besides its message. */
+export interface HttpLogMeta {
+  error: unknown;
+  route?: string;
+  /** The request's id ({@link EndpointRequest.id}). */
+  requestId?: string;
+  /** The id of the request's trace: the active span's, else its `traceparent` header's. */
+  traceId?: string;
 }
 
 /**

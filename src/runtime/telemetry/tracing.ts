@@ -121,11 +121,23 @@ export function contextFromHeaders(headers: Readonly<Record<string, string | und
   return propagation.extract(ROOT_CONTEXT, headers, HEADER_GETTER);
 }
 
-/** The id of the trace active now, for log lines; `undefined` without a recording span. */
-export function activeTraceId(): string | undefined {
+/**
+ * The trace id of a request's log lines: the active span's (an SDK is registered), else the one
+ * its `traceparent` header names, so the client's trace is findable without an SDK too.
+ */
+export function traceIdOf(
+  headers: Readonly<Record<string, string | undefined>>,
+): string | undefined {
   const span = trace.getSpan(context.active());
-  return span?.isRecording() ? span.spanContext().traceId : undefined;
+  if (span?.isRecording()) return span.spanContext().traceId;
+  const traceparent = headers['traceparent'];
+  const match = traceparent === undefined ? null : TRACEPARENT.exec(traceparent);
+  return match === null || match[1] === INVALID_TRACE_ID ? undefined : match[1];
 }
+
+/** version-traceid-parentid-flags (W3C Trace Context). */
+const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
+const INVALID_TRACE_ID = '0'.repeat(32);
 
 function parentContext(parent: TraceCarrier | Context | null | undefined): Context {
   if (parent === undefined || parent === null) return context.active();

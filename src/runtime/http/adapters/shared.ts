@@ -101,6 +101,7 @@ class AdapterRequest<Source> implements EndpointRequest {
   readonly #rawHeaders: Record<string, string | string[] | undefined>;
   readonly #source: Source;
   readonly #log: (source: Source) => HttpLogger | undefined;
+  #id: string | undefined = undefined;
 
   constructor(
     method: string,
@@ -155,6 +156,11 @@ class AdapterRequest<Source> implements EndpointRequest {
     return this.#log(this.#source);
   }
 
+  // Made on first use (a log line): most requests never log.
+  get id(): string {
+    return (this.#id ??= requestIdOf(this.#source, this.#rawHeaders));
+  }
+
   get headers(): Record<string, string | undefined> {
     return (this.#headers ??= neutralHeaders(this.#rawHeaders));
   }
@@ -162,6 +168,22 @@ class AdapterRequest<Source> implements EndpointRequest {
   set headers(value: Record<string, string | undefined>) {
     this.#headers = value;
   }
+}
+
+let requestCount = 0;
+const REQUEST_ID_PREFIX = Math.random().toString(36).slice(2, 8);
+
+/** The framework's id of a request (Fastify, pino-http), else `x-request-id`, else a new one. */
+function requestIdOf(
+  source: unknown,
+  headers: Record<string, string | string[] | undefined>,
+): string {
+  const own = (source as { id?: unknown } | null)?.id;
+  if (typeof own === 'string' || typeof own === 'number') return String(own);
+  const header = headers['x-request-id'];
+  if (typeof header === 'string' && header !== '') return header.slice(0, 200);
+  requestCount += 1;
+  return `${REQUEST_ID_PREFIX}-${requestCount}`;
 }
 
 /** The query string of a raw request URL, without the `?`. */
