@@ -36,3 +36,16 @@ export {
   UnknownFakeTargetException,
   UnsettledTimeException,
 } from './errors.js';
+export {
+  assertTransitions,
+  type TransitionRow,
+  type TransitionRowResult,
+} from './transition-table.js';
+export {
+  httpDriver,
+  type HttpDriver,
+  type InjectableApp,
+  type RequestListener,
+  type TestRequest,
+  type TestResponse,
+} from './http.js';
