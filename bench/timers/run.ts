@@ -26,7 +26,7 @@ import { openStore } from '../../src/runtime/persistence/open-store.js';
 import type { PostgresStore } from '../../src/runtime/persistence/postgres-store.js';
 import type { SqliteStore } from '../../src/runtime/persistence/sqlite-store.js';
 import type { Store } from '../../src/runtime/persistence/store.js';
-import { sweepTimers } from '../../src/runtime/engine/timer-sweep.js';
+import { sweepTimers } from '../../src/runtime/engine/timers/timer-sweep.js';
 
 const PG_URL =
   process.env.MACHINE_ROUTES_BENCH_PG_URL ??
@@ -141,7 +141,7 @@ async function sweepCost(name: string, url: string): Promise<void> {
     const idle: number[] = [];
     for (let round = 0; round < ROUNDS; round += 1) {
       const started = performance.now();
-      const report = await sweepTimers({ host: runtime, registrations, clock });
+      const report = await sweepTimers({ context: runtime.context, registrations, clock });
       idle.push(performance.now() - started);
       if (report.delivered !== 0) throw new Error('idle sweep delivered');
     }
@@ -152,7 +152,7 @@ async function sweepCost(name: string, url: string): Promise<void> {
       clock.advance((INSTANCES * SPACING_MS) / 100);
       calls.clear();
       const started = performance.now();
-      const report = await sweepTimers({ host: runtime, registrations, clock });
+      const report = await sweepTimers({ context: runtime.context, registrations, clock });
       times.push(performance.now() - started);
       if (report.delivered !== INSTANCES / 100)
         throw new Error(

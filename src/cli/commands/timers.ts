@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { checkProject } from '../../generator/generate.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
-import type { SweepReport } from '../../runtime/engine/timer-sweep.js';
+import type { SweepReport } from '../../runtime/engine/timers/timer-sweep.js';
 import { printIssues, type CliIo } from '../io.js';
 
 interface TimersOptions {
@@ -56,34 +56,38 @@ async function runTimers(
     io.stdout("No machine is registered under 'timers' in the config: nothing to sweep.");
     return 0;
   }
-  const url =
-    options.database ??
-    loaded.config.store ??
-    runtime.loadRuntimeConfig({}, process.env).databaseUrl;
-  // The store's durable queue, not run here: jobs a fire causes (a child start, ...) are written
-  // with its commit and run by a worker.
-  const host = await runtime.MachineRuntime.open({
-    databaseUrl: url,
-    worker: false,
-    machines: registrations.map((registration) => registration.machine),
-  });
+  const databaseUrl = options.database ?? loaded.config.store;
   let failed = 0;
-  const worker = new runtime.TimerWorker({
-    host,
-    registrations,
-    intervalMs,
-    keepAlive: true,
-    onError: (error, where) => {
+  // Failed deliveries: one line each (and, with --once, exit code 1).
+  const logger = {
+    error: (fields: Record<string, unknown>, message: string) => {
       failed += 1;
-      io.stderr(`${where} failed: ${error instanceof Error ? error.message : String(error)}`);
+      const error = fields['err'];
+      io.stderr(`${message}: ${error instanceof Error ? error.message : String(error)}`);
     },
+  };
+  // The store's durable queue, not run here: jobs a fire causes (a child start, ...) are written
+  // with its commit and run by a worker. Every other setting comes from the environment.
+  const host = await runtime.MachineRuntime.open({
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    worker: options.once ? false : 'timers',
+    timers: registrations,
+    timerIntervalMs: intervalMs,
+    keepAlive: true,
+    logger,
   });
   try {
     if (options.once) {
-      io.stdout(describe(await worker.sweepOnce()));
+      const report = await runtime.sweepTimers({
+        context: host.context,
+        registrations,
+        clock: runtime.systemClock,
+        onError: (error, where) =>
+          logger.error({ err: error }, `timer of ${where.machine} ${where.id} failed`),
+      });
+      io.stdout(describe(report));
       return failed > 0 ? 1 : 0;
     }
-    worker.start();
     io.stdout(
       `Timer sweep running every ${intervalMs} ms for ${registrations.length} machine${registrations.length === 1 ? '' : 's'}. SIGINT or SIGTERM stops it.`,
     );
@@ -91,7 +95,6 @@ async function runTimers(
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
-    await worker.stop();
     io.stdout('Timer sweep stopped.');
     return 0;
   } finally {

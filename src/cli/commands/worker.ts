@@ -44,7 +44,7 @@ export function registerWorker(program: Command, io: CliIo, exit: (code: number)
     });
 }
 
-/** Runs until the worker stops; returns the exit code. */
+/** Runs until SIGINT or SIGTERM; returns the exit code. */
 async function runWorker(
   loaded: LoadedConfig,
   io: CliIo,
@@ -52,43 +52,37 @@ async function runWorker(
   concurrency: number | undefined,
 ): Promise<number> {
   // The config's own runtime instance: its machines were defined with it, and the store, queue
-  // and runtime must agree with them (and with each other's classes).
+  // and runtime must agree with them (and with each other's classes). Every other setting
+  // (MACHINE_LOCK_TTL, MACHINE_JOB_*, ...) comes from the environment, as in the server.
   const runtime = loaded.runtime;
-  const url =
-    database ?? loaded.config.store ?? runtime.loadRuntimeConfig({}, process.env).databaseUrl;
+  const databaseUrl = database ?? loaded.config.store;
   const machines = uniqueMachines(loaded);
-  const store = await runtime.openStore(url);
-  // Set by `register` (a callback, so kept in an object TypeScript does not narrow).
-  const sweep: { timers: InstanceType<LoadedConfig['runtime']['TimerWorker']> | null } = {
-    timers: null,
+  const options = {
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    machines,
+    timers: loaded.config.timers ?? [],
+    keepAlive: true,
+    ...(concurrency === undefined ? {} : { jobQueue: { concurrency } }),
   };
+  const settings = runtime.resolveSettings(options);
+  // Registers the child, completion, timeout and send handlers on the store's queue, starts
+  // it, the timer sweep of the config's `timers` and the expired-row sweep.
+  const worker = await runtime.MachineRuntime.open(options);
+  const stop = new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  io.stdout(
+    `Worker running: ${machines.length} machine${machines.length === 1 ? '' : 's'}, jobs of ` +
+      `${redact(settings.runtime.databaseUrl)}, concurrency ${settings.jobQueue.concurrency}. SIGINT or SIGTERM stops it.`,
+  );
   try {
-    const worker = await runtime.startWorker({
-      store,
-      ...(concurrency === undefined ? {} : { concurrency }),
-      register: async (queue) => {
-        // Registers the child, completion, timeout and send handlers on the queue.
-        const host = new runtime.MachineRuntime({ store, jobs: queue, machines });
-        await host.ready();
-        const registrations = loaded.config.timers ?? [];
-        if (registrations.length > 0) {
-          sweep.timers = new runtime.TimerWorker({ host, registrations, keepAlive: true });
-          sweep.timers.start();
-        }
-      },
-    });
-    const { settings } = worker.queue as { settings?: { concurrency: number } };
-    io.stdout(
-      `Worker running: ${machines.length} machine${machines.length === 1 ? '' : 's'}, jobs of ` +
-        `${redact(url)}, concurrency ${settings?.concurrency ?? '?'}. SIGINT or SIGTERM stops it.`,
-    );
-    await worker.stopped;
-    io.stdout('Worker stopped.');
-    return 0;
+    await stop;
   } finally {
-    await sweep.timers?.stop();
-    await store.close();
+    await worker.close();
   }
+  io.stdout('Worker stopped.');
+  return 0;
 }
 
 /** The registrations' machines, one per id (children are found through them). */

@@ -1,6 +1,6 @@
 /**
  * Validation of `after` / `every` timer specs: durations in seconds, `max` and `then` of
- * recurring timers. The sweep that fires them is `engine/timer-sweep.ts` (see docs/timers.md).
+ * recurring timers. The sweep that fires them is `engine/timers/timer-sweep.ts` (see docs/timers.md).
  */
 import { InvalidTimerDefinitionException } from '../errors.js';
 import { isUserEventType } from './event-type.js';

@@ -9,14 +9,13 @@
  *
  * The plan travels as data from one phase to the next (`PreparedCommit`); nothing ties them
  * together behind the caller's back. `writeCommit` + `finishCommit` split the protocol for
- * callers that hold a lock until the write is done and run the follow-up after releasing it.
- * Everyone else calls `commitStep`. `commitTimerClaim` records a timer fire no state accepted
- * (its claim alone, no step).
+ * callers that hold a lock until the write is done and run the follow-up after releasing it:
+ * only the locked step (engine/locked-step.ts) does; everyone else calls `commitStep`.
+ * `commitTimerClaim` records a timer fire no state accepted (its claim alone, no step).
  */
-import type { JobSlot, SendEffect } from '../interpreter/effects.js';
 import type { PlannedJob } from '../interpreter/job-payloads.js';
 import { planCommit, type CommitInput, type CommitPlan } from '../interpreter/plan-commit.js';
-import type { JobOutbox, JobRequest } from '../jobs/job-queue.js';
+import type { JobRequest } from '../jobs/job-queue.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
 import {
   flattenCommit,
@@ -25,24 +24,9 @@ import {
   type TimerFireClaim,
 } from '../persistence/store.js';
 import { chainHooks } from '../persistence/transaction.js';
-import type { CommitListeners } from './commit-events.js';
-import type { CommitOptions } from './engine-services.js';
-
-/** What the commit protocol needs from the runtime. */
-export interface CommitPort {
-  readonly store: Pick<Store, 'commit'>;
-  /** The queue's transactional outbox for this store, or `null` (jobs enqueued after the commit). */
-  readonly outbox: JobOutbox | null;
-  readonly listeners: CommitListeners;
-  /** The queue request of a planned job (name from the job handler table). */
-  toJobRequest(job: PlannedJob): JobRequest;
-  /** Enqueues jobs after the commit (queues without an outbox). */
-  enqueue(jobs: readonly JobRequest[]): Promise<void>;
-  /** Delivers synchronous sends after the commit, in order. */
-  deliver(sends: readonly SendEffect[]): Promise<void>;
-  /** Aborts the function of a job actor running in this process whose state was left. */
-  abortJob(slot: JobSlot): void;
-}
+import type { CommitOptions, EngineContext } from './context.js';
+import { toJobRequest } from './jobs/job-requests.js';
+import { deliverSends } from './jobs/send-jobs.js';
 
 /** A planned commit, ready for the store. */
 export interface PreparedCommit {
@@ -57,13 +41,13 @@ export interface PreparedCommit {
 
 /** Plans a commit and builds the store request (jobs in the outbox hook when there is one). */
 export function prepareCommit(
-  port: CommitPort,
+  ctx: EngineContext,
   input: CommitInput,
   options: CommitOptions = {},
 ): PreparedCommit {
   const plan = planCommit(input);
-  const jobs = plan.jobs.map((job) => port.toJobRequest(job));
-  const outbox = jobs.length > 0 ? port.outbox : null;
+  const jobs = plan.jobs.map((job: PlannedJob) => toJobRequest(job, ctx.settings.parallelDispatch));
+  const outbox = jobs.length > 0 ? ctx.jobs.outbox : null;
   const request: CommitRequest = { ...plan.write };
   if (options.releaseLockOwner !== undefined) request.releaseLockOwner = options.releaseLockOwner;
   if (options.lockFree === true) request.lockFree = true;
@@ -78,12 +62,12 @@ export function prepareCommit(
 }
 
 /** The work after a successful commit: jobs, notifications, synchronous sends. */
-export async function finishCommit(port: CommitPort, prepared: PreparedCommit): Promise<void> {
-  if (prepared.outboxed) port.outbox?.committed();
-  else if (prepared.jobs.length > 0) await port.enqueue(prepared.jobs);
-  if (port.listeners.active) {
+export async function finishCommit(ctx: EngineContext, prepared: PreparedCommit): Promise<void> {
+  if (prepared.outboxed) ctx.jobs.outbox?.committed();
+  else if (prepared.jobs.length > 0) await ctx.jobs.enqueue(prepared.jobs);
+  if (ctx.listeners.active) {
     for (const write of flattenCommit(prepared.plan.write)) {
-      port.listeners.emit({
+      ctx.listeners.emit({
         instanceId: write.snapshot.id,
         machineId: write.snapshot.machineId,
         sequence: write.snapshot.sequence,
@@ -93,8 +77,8 @@ export async function finishCommit(port: CommitPort, prepared: PreparedCommit): 
     }
   }
   // Committed: a cancelled job's function, if it runs in this process, stops now.
-  for (const slot of prepared.plan.cancelledJobs) port.abortJob(slot);
-  if (prepared.plan.sends.length > 0) await port.deliver(prepared.plan.sends);
+  for (const slot of prepared.plan.cancelledJobs) ctx.runningJobs.abort(slot);
+  if (prepared.plan.sends.length > 0) await deliverSends(ctx, prepared.plan.sends);
 }
 
 /**
@@ -102,12 +86,12 @@ export async function finishCommit(port: CommitPort, prepared: PreparedCommit): 
  * first (the follow-up may send to the instance they hold): pass the result to `finishCommit`.
  */
 export async function writeCommit(
-  port: CommitPort,
+  ctx: EngineContext,
   input: CommitInput,
   options: CommitOptions = {},
 ): Promise<PreparedCommit> {
-  const prepared = prepareCommit(port, input, options);
-  await port.store.commit(prepared.request);
+  const prepared = prepareCommit(ctx, input, options);
+  await ctx.store.commit(prepared.request);
   return prepared;
 }
 
@@ -116,12 +100,12 @@ export async function writeCommit(
  * (`SequenceConflictError` when fenced out): nothing was written then, and nothing follows.
  */
 export async function commitStep(
-  port: CommitPort,
+  ctx: EngineContext,
   input: CommitInput,
   options: CommitOptions = {},
 ): Promise<CommitPlan> {
-  const prepared = await writeCommit(port, input, options);
-  await finishCommit(port, prepared);
+  const prepared = await writeCommit(ctx, input, options);
+  await finishCommit(ctx, prepared);
   return prepared.plan;
 }
 

@@ -20,9 +20,10 @@ import { transition } from '../interpreter/transition.js';
 import type { ChildRow } from '../interpreter/child-rows.js';
 import type { ActiveScenario, MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
 import { planKeptScenarioStep, scenarioWrite } from '../persistence/kept-scenarios.js';
+import type { LockHandle } from '../persistence/locks.js';
 import { toValidationException } from '../interpreter/validation-failure.js';
-import type { PreparedCommit } from './commit-step.js';
-import type { EngineServices } from './engine-services.js';
+import type { EngineContext } from './context.js';
+import { runLocked } from './locked-step.js';
 
 /** What a forwarded send committed: both steps, so callers read neither instance again. */
 export interface ForwardedStep {
@@ -37,8 +38,8 @@ export interface ForwardedSend {
   parent: MachineSnapshot;
   event: EventObject;
   target: ForwardTarget;
-  /** The caller's lock on the parent, released by the commit. */
-  releaseLockOwner?: string | undefined;
+  /** The caller's own lock on the parent, released by the commit (`null`: it stays held). */
+  parentLock: LockHandle | null;
 }
 
 /**
@@ -48,12 +49,12 @@ export interface ForwardedSend {
  * the child failed.
  */
 export async function sendForwarded(
-  engine: EngineServices,
+  ctx: EngineContext,
   send: ForwardedSend,
 ): Promise<ForwardedStep> {
-  const { definition, parent, event, target } = send;
+  const { definition, parent, event, target, parentLock } = send;
   const where = `Machine '${definition.id}' (instance '${parent.id}'): '${event.type}' is forwarded to child machine '${target.childMachineId}' of state '${target.parentStateId}'`;
-  const row = await runningChild(engine, parent.id, target);
+  const row = await runningChild(ctx, parent.id, target);
   if (row?.status !== 'running') {
     throw new ForwardTargetUnavailableException(
       row === undefined
@@ -63,12 +64,13 @@ export async function sendForwarded(
     );
   }
   const childId = row.childRootEventId ?? row.id;
-  let outcome: { step: ForwardedStep; written: PreparedCommit };
+  let step: ForwardedStep;
   try {
-    outcome = await engine.withLock(
-      childId,
-      async () => {
-        const child = await engine.store.load(childId);
+    step = await runLocked(ctx, {
+      id: childId,
+      lock: 'try',
+      context: 'forward',
+      compute: async (child) => {
         if (child === null || !childAccepts(target.child, child, target.childEventType)) {
           throw new ForwardTargetUnavailableException(
             `${where}, but the child${child ? ` (in '${child.value.join(', ')}')` : ''} does not accept '${target.childEventType}' now.`,
@@ -76,23 +78,20 @@ export async function sendForwarded(
           );
         }
         // The child's kept scenario (its continuation) applies to the forwarded event.
-        const scenario = engine.scenariosEnabled
-          ? await planKeptScenarioStep(engine.store, target.child, child, target.childEventType, {
+        const scenario = ctx.settings.scenariosEnabled
+          ? await planKeptScenarioStep(ctx.store, target.child, child, target.childEventType, {
               kind: 'omitted',
             })
           : null;
-        const childStep = childTransition(
-          engine,
-          send,
-          child,
-          where,
-          scenario?.step.active ?? null,
-        );
+        const childStep = childTransition(ctx, send, child, where, scenario?.step.active ?? null);
         const parentStep = recordForwardedEvent(definition, parent, event, {
-          now: () => engine.now(),
+          now: () => ctx.now(),
         });
-        const written = await engine.write(
-          {
+        return {
+          value: { parent: parentStep, child: childStep },
+          // The parent is the commit's main instance: the commit releases the parent's lock,
+          // the child's goes back after the write.
+          commit: {
             main: { result: parentStep, from: parent },
             others: [
               {
@@ -101,14 +100,17 @@ export async function sendForwarded(
                 ...(scenario === null ? {} : scenarioWrite(scenario.kept, scenario.step)),
               },
             ],
-            at: engine.now(),
+            at: ctx.now(),
           },
-          send.releaseLockOwner === undefined ? {} : { releaseLockOwner: send.releaseLockOwner },
-        );
-        return { step: { parent: parentStep, child: childStep }, written };
+          ...(parentLock === null
+            ? {}
+            : {
+                options: { releaseLockOwner: parentLock.ownerId },
+                onWritten: () => parentLock.releasedByCommit(),
+              }),
+        };
       },
-      { timeoutMs: 0, context: 'forward' },
-    );
+    });
   } catch (error) {
     // Contention on the child is contention of this request: answer with the parent's state.
     if (error instanceof MachineAlreadyRunningException && error.snapshot !== parent) {
@@ -120,10 +122,9 @@ export async function sendForwarded(
     }
     throw error;
   }
-  await engine.finish(outcome.written);
-  if (outcome.step.child.validationFailure !== null)
-    throw toValidationException(outcome.step.child.validationFailure, target.childMachineId);
-  return outcome.step;
+  if (step.child.validationFailure !== null)
+    throw toValidationException(step.child.validationFailure, target.childMachineId);
+  return step;
 }
 
 /**
@@ -147,7 +148,7 @@ const LAST_POLL_MS = 50;
  * the child.
  */
 async function runningChild(
-  engine: EngineServices,
+  ctx: EngineContext,
   parentId: string,
   target: ForwardTarget,
 ): Promise<ChildRow | undefined> {
@@ -159,7 +160,7 @@ async function runningChild(
   };
   const deadline = Date.now() + CHILD_START_WAIT_MS;
   for (let pause = FIRST_POLL_MS; ; pause = Math.min(pause * 2, LAST_POLL_MS)) {
-    const rows = await engine.store.findChildren(query);
+    const rows = await ctx.store.findChildren(query);
     const row = rows.find((candidate) => candidate.status === 'running') ?? rows[0];
     const left = deadline - Date.now();
     if (row?.status !== 'pending' || left <= 0) return row;
@@ -168,7 +169,7 @@ async function runningChild(
 }
 
 function childTransition(
-  engine: EngineServices,
+  ctx: EngineContext,
   send: ForwardedSend,
   child: MachineSnapshot,
   where: string,
@@ -180,7 +181,7 @@ function childTransition(
       target.child,
       child,
       { ...event, type: target.childEventType },
-      { ...engine.macrostepOptions(), scenario },
+      { ...ctx.macrostepOptions, scenario },
     );
   } catch (error) {
     if (error instanceof NoTransitionDefinitionFoundException) {

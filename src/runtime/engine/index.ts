@@ -1,36 +1,40 @@
 // Public surface of engine/ (re-exported by src/runtime/index.ts): the effectful core.
-export {
-  MachineRuntime,
-  type LockedInstance,
-  type MachineEngine,
-  type MachineRuntimeOptions,
-  type OpenRuntimeOptions,
-  type WithLockOptions,
-} from './machine-runtime.js';
+export { MachineRuntime } from './machine-runtime.js';
+export type { MachineRuntimeOptions, OpenRuntimeOptions } from './options.js';
+export type { MachineInstances } from './machine-instances.js';
+export type { LockedInstance, WithLockOptions } from './with-lock.js';
+export type {
+  CommitOptions,
+  EngineContext,
+  EngineJobs,
+  EngineSettings,
+  MachineEngine,
+  SendRetry,
+} from './context.js';
 export type { CommitEvent, CommitListener } from './commit-events.js';
+export { commitStep, prepareCommit, type PreparedCommit } from './commit-step.js';
+export { runLocked, type LockedRun, type LockedStep, type LockMode } from './locked-step.js';
 export {
-  commitStep,
-  writeCommit,
-  finishCommit,
-  prepareCommit,
-  type CommitPort,
-  type PreparedCommit,
-} from './commit-step.js';
-export type { CommitOptions, EngineServices, JobRunner, SendRetry } from './engine-services.js';
-export { JOB_HANDLERS, toJobRequest, type JobHandlerTable } from './job-handlers.js';
+  JOB_HANDLERS,
+  type JobHandlerTable,
+  type JobKindHandler,
+  type JobRunner,
+} from './jobs/job-handlers.js';
+export { toJobRequest } from './jobs/job-requests.js';
 export { DEFAULT_RUNTIME_CONFIG, loadRuntimeConfig, type MachineRuntimeConfig } from './config.js';
+export { resolveSettings, type ResolvedSettings } from './open-runtime.js';
 export {
   DEFAULT_PARALLEL_DISPATCH,
   loadParallelDispatchConfig,
   type ParallelDispatchSettings,
 } from './parallel-dispatch-config.js';
 export { startWorker, type RunningWorker, type StartWorkerOptions } from './worker.js';
-export { sweepTimers, type SweepOptions, type SweepReport } from './timer-sweep.js';
+export { sweepTimers, type SweepOptions, type SweepReport } from './timers/timer-sweep.js';
 export {
   DEFAULT_LOCK_SWEEP_INTERVAL_MS,
   LockSweeper,
   type ExpiredRowsReport,
   type LockSweeperOptions,
 } from './lock-sweeper.js';
-export { TimerWorker, type TimerWorkerOptions } from './timer-worker.js';
-export { deliverDueFires, type DeliveryResult, type TimerHost } from './timer-delivery.js';
+export { TimerWorker, type TimerWorkerOptions } from './timers/timer-worker.js';
+export { deliverDueFires, type DeliveryResult } from './timers/timer-delivery.js';

@@ -1,61 +1,159 @@
 /**
- * The composition root: configuration -> store -> job queue, the parts `MachineRuntime.open`
- * assembles a runtime from. Everything is made per call; nothing is kept in module state (the
- * transition depth, for one, travels with the runtime's options).
+ * The composition root, the one way a runtime is started from settings: every setting is
+ * resolved from one source (options given in code, over `env`, which defaults to
+ * `process.env`, through the one schema of runtime/environment.ts), then the store is opened
+ * (and migrated), then its durable job queue with the resolved queue settings, then the runtime,
+ * then what runs in the background (the queue's worker, the timer sweep, the expired-row sweep).
+ * `MachineRuntime.open`, `startWorker`, `machine-routes worker` / `timers` and the generated app
+ * all come through here, so a `MACHINE_*` setting means the same in each.
  */
+import { loadJobQueueConfig } from '../jobs/config.js';
 import type { JobQueue } from '../jobs/job-queue.js';
-import { openJobQueue, type OpenJobQueueOptions } from '../jobs/open-job-queue.js';
-import type { DurableJobQueue } from '../jobs/types.js';
+import { openJobQueue } from '../jobs/open-job-queue.js';
+import type { DurableJobQueue, JobQueueSettings } from '../jobs/types.js';
 import { assertMigrated, openStore } from '../persistence/open-store.js';
-import type { Store } from '../persistence/store.js';
-import { loadRuntimeConfig, type MachineRuntimeConfig } from './config.js';
 import { stderrLogger, type Logger } from '../logger.js';
+import { loadRuntimeConfig, type MachineRuntimeConfig } from './config.js';
+import type { EngineContext } from './context.js';
+import { LockSweeper } from './lock-sweeper.js';
+import type { MachineRuntimeOptions, OpenRuntimeOptions } from './options.js';
+import {
+  loadParallelDispatchConfig,
+  type ParallelDispatchSettings,
+} from './parallel-dispatch-config.js';
+import { TimerWorker } from './timers/timer-worker.js';
 
-/** What `openRuntimeParts` reads. */
-export interface RuntimePartsOptions {
-  /** Settings given in code; they win over the environment. */
-  overrides: Partial<MachineRuntimeConfig>;
-  /** Run pending migrations on open (default: SQLite yes, PostgreSQL no; see `openStore`). */
-  migrate?: boolean | undefined;
-  /** Environment to read settings from (default `process.env`). */
-  env?: Record<string, string | undefined> | undefined;
-  /** A queue given by the caller (then none is opened). */
-  jobs?: JobQueue | undefined;
-  /** Settings of the default queue. */
-  jobQueue?: OpenJobQueueOptions | undefined;
-  /** Where failed job attempts are logged (default: JSON lines on stderr). */
-  logger?: Logger | undefined;
-}
-
-/** The opened parts; `ownedJobs` is the queue opened here (the runtime closes it). */
-export interface RuntimeParts {
-  config: MachineRuntimeConfig;
-  store: Store;
-  jobs: JobQueue;
-  ownedJobs: DurableJobQueue | null;
+/** Every setting a runtime opened from settings runs with. */
+export interface ResolvedSettings {
+  runtime: MachineRuntimeConfig;
+  jobQueue: JobQueueSettings;
+  parallelDispatch: ParallelDispatchSettings;
 }
 
 /**
- * Loads the configuration, opens (and migrates) the store, and opens the store's durable queue
- * unless one is given. On failure whatever was opened is closed again.
+ * Resolves every setting of `open`: options given in code over `env` (default `process.env`)
+ * over the defaults. Throws `InvalidSettingsException` naming every bad value.
  */
-export async function openRuntimeParts(options: RuntimePartsOptions): Promise<RuntimeParts> {
-  const config = loadRuntimeConfig(options.overrides, options.env);
+export function resolveSettings(options: OpenRuntimeOptions = {}): ResolvedSettings {
+  const env = options.env ?? process.env;
+  const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
+  return {
+    runtime: loadRuntimeConfig(
+      { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled },
+      env,
+    ),
+    jobQueue: loadJobQueueConfig(options.jobQueue, env),
+    parallelDispatch: loadParallelDispatchConfig(options.parallelDispatch, env),
+  };
+}
+
+/** What `openRuntime` started, for the runtime to stop on `close`. */
+export interface OpenedParts {
+  readonly settings: ResolvedSettings;
+  /** The queue opened here (closed by the runtime), `null` when the caller gave one. */
+  readonly ownedJobs: DurableJobQueue | null;
+  readonly timers: TimerWorker | null;
+  /**
+   * Stops the timer and expired-row sweeps, then (once `registered`) closes the owned queue,
+   * waiting up to `jobTimeoutMs` for running jobs.
+   */
+  stop(registered: Promise<void>, jobTimeoutMs: number): Promise<void>;
+}
+
+/**
+ * Opens a runtime from settings (see the module comment). `build` makes the runtime from its
+ * options once store and queue are open (`MachineRuntime.open` passes its constructor); what
+ * was opened is closed again when anything fails.
+ */
+export async function openRuntime<R extends { context: EngineContext; ready(): Promise<void> }>(
+  options: OpenRuntimeOptions,
+  build: (runtimeOptions: MachineRuntimeOptions, opened: OpenedParts) => R,
+): Promise<R> {
+  const { worker = true, timers = [], logger, keepAlive = false } = options;
+  // Read before anything is opened: a malformed setting fails the start.
+  const settings = resolveSettings(options);
+  const { runtime: config } = settings;
   const store = await openStore(
     config.databaseUrl,
     options.migrate === undefined ? {} : { migrate: options.migrate },
   );
+  let ownedJobs: DurableJobQueue | null = null;
   try {
     if (options.migrate !== true) await assertMigrated(store);
-    if (options.jobs !== undefined) return { config, store, jobs: options.jobs, ownedJobs: null };
-    // The in-process worker must not keep a process alive that is otherwise done.
-    const owned = await openJobQueue(store, {
-      keepAlive: false,
-      onError: (error, job) => reportJobError(options.logger ?? stderrLogger, error, job),
-      ...options.jobQueue,
-    });
-    return { config, store, jobs: owned, ownedJobs: owned };
+    let jobs: JobQueue;
+    if (options.jobs !== undefined) jobs = options.jobs;
+    else {
+      ownedJobs = await openJobQueue(store, {
+        // An in-process worker must not keep a process alive that is otherwise done.
+        keepAlive,
+        onError: (error, job) => reportJobError(logger ?? stderrLogger, error, job),
+        ...options.jobQueue,
+        // Resolved from `env`, not read again from `process.env` by the queue.
+        ...settings.jobQueue,
+      });
+      jobs = ownedJobs;
+    }
+    let timerWorker: TimerWorker | null = null;
+    let sweeper: LockSweeper | null = null;
+    const opened: OpenedParts = {
+      settings,
+      ownedJobs,
+      get timers() {
+        return timerWorker;
+      },
+      async stop(registered, jobTimeoutMs) {
+        await timerWorker?.stop();
+        await sweeper?.stop();
+        await registered;
+        await ownedJobs?.close({ timeoutMs: jobTimeoutMs });
+      },
+    };
+    const runtime = build(
+      {
+        store,
+        jobs,
+        lockTtl: config.lockTtl,
+        lockTimeout: config.lockTimeout,
+        maxTransitionDepth: config.maxTransitionDepth,
+        scenarios: config.scenariosEnabled,
+        parallelDispatch: settings.parallelDispatch,
+        machines: [...(options.machines ?? []), ...timers.map((timer) => timer.machine)],
+        ...(options.jobAbortPollMs === undefined ? {} : { jobAbortPollMs: options.jobAbortPollMs }),
+        ...(options.clock === undefined ? {} : { now: () => options.clock!.now() }),
+        ...(logger === undefined ? {} : { logger }),
+      },
+      opened,
+    );
+    if (ownedJobs !== null && worker === true) {
+      await runtime.ready();
+      await ownedJobs.start();
+    }
+    if (worker && timers.length > 0) {
+      timerWorker = new TimerWorker({
+        context: runtime.context,
+        registrations: timers,
+        keepAlive,
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+        ...(options.timerIntervalMs === undefined ? {} : { intervalMs: options.timerIntervalMs }),
+      });
+      timerWorker.start();
+    }
+    if (worker === true && options.lockSweepIntervalMs !== false) {
+      // Servers running their own jobs are often the only process of a store (SQLite): without
+      // this, expired Idempotency-Key records would never be deleted.
+      sweeper = new LockSweeper({
+        store,
+        ...(options.lockSweepIntervalMs === undefined
+          ? {}
+          : { intervalMs: options.lockSweepIntervalMs }),
+        onError: (error: unknown) =>
+          runtime.context.logger.error({ err: error }, 'machine-routes: expired-row sweep failed'),
+      });
+      sweeper.start();
+    }
+    return runtime;
   } catch (error) {
+    await ownedJobs?.close({ timeoutMs: 0 }).catch(() => {});
     await store.close().catch(() => {});
     throw error;
   }

@@ -15,6 +15,7 @@
  * | `jobBackoff` (s) | `MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF` | 30 |
  * | `regionTimeout` (s, 0 = off) | `MACHINE_PARALLEL_DISPATCH_REGION_TIMEOUT` | 0 |
  */
+import type { MacrostepOptions } from '../interpreter/types.js';
 import {
   checkOptions,
   ENVIRONMENT_SETTINGS,
@@ -95,4 +96,12 @@ export function loadParallelDispatchConfig(
   }
   throwIfProblems('parallel dispatch configuration', [...problems, ...checkOptions(options)]);
   return fromValues({ ...values, ...options } as Record<SettingKey, unknown>);
+}
+
+/** `MacrostepOptions.parallelDispatch` of a runtime's stored steps (`null` when off). */
+export function regionStepOption(
+  settings: Readonly<ParallelDispatchSettings>,
+): MacrostepOptions['parallelDispatch'] {
+  if (!settings.enabled) return null;
+  return { regionTimeoutSeconds: settings.regionTimeout > 0 ? settings.regionTimeout : null };
 }

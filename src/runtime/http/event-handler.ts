@@ -71,7 +71,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   const deferredParam = route.binding.kind === 'machineId' ? route.binding.param : '';
   // A stateless route has no instance to load: no promise round trip for it.
   const stateless = route.binding.kind === 'none';
-  const sendStatelessSync = services.instances.sendStatelessSync?.bind(services.instances);
+  const sendStatelessSync = services.instances.sendStatelessSync.bind(services.instances);
   // Forwarded responses carry no scenario fields: the child's kept scenario applies inside.
   const scenarios = target.forward === null ? services.scenarios : undefined;
   const respond = createEventResponder(definition, route, target, services, scenarios);
@@ -237,10 +237,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
             scenario === undefined && idempotency === undefined && route.contention === undefined
               ? STATELESS_SEND
               : { ...options, keepHistory: false };
-          result =
-            sendStatelessSync === undefined
-              ? await services.instances.sendStateless(definition, event, stateless)
-              : sendStatelessSync(definition, event, stateless);
+          result = sendStatelessSync(definition, event, stateless);
         } else if (instance.kind === 'unbound') {
           result = await instances.sendFirst(instance.record, event, options);
           if (result === null) {
@@ -318,7 +315,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   const sendStateless = (
     request: EndpointRequest,
     validation: PayloadValidation,
-    send: NonNullable<typeof sendStatelessSync>,
+    send: typeof sendStatelessSync,
   ): EndpointResponse | Promise<EndpointResponse> => {
     if (!validation.ok)
       return validationResponse(
@@ -355,7 +352,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
    */
   const answerStateless = (
     request: EndpointRequest,
-    send: NonNullable<typeof sendStatelessSync>,
+    send: typeof sendStatelessSync,
   ): ImmediateAnswer => {
     let answer: ImmediateAnswer;
     try {
@@ -373,7 +370,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   const validatedLater = async (
     request: EndpointRequest,
     validation: Promise<PayloadValidation>,
-    send: NonNullable<typeof sendStatelessSync>,
+    send: typeof sendStatelessSync,
   ): Promise<EndpointResponse> => sendStateless(request, await validation, send);
 
   /** An answer that is a promise (async schema, async available events), errors answered. */
@@ -390,7 +387,6 @@ export function createEventHandler<D extends MachineDefinitionBase>(
 
   const quickStateless =
     stateless &&
-    sendStatelessSync !== undefined &&
     middleware.length === 0 &&
     scenarios === undefined &&
     route.contention === undefined &&

@@ -64,8 +64,7 @@ export function createEventResponder<D extends MachineDefinitionBase>(
       ? services.availableEvents(definition, snapshot, route.explainAvailableEvents)
       : undefined;
     if (available instanceof Promise) available = await available;
-    const child =
-      reached ?? (await services.forwardedChild?.(definition, snapshot, forward)) ?? null;
+    const child = reached ?? (await services.forwardedChild(definition, snapshot, forward));
     if (services.forwardedOutput) {
       let resolved: ReturnType<NonNullable<typeof services.forwardedOutput>>;
       try {

@@ -10,7 +10,7 @@ import type {
   OutputDefinition,
 } from '../definition/types.js';
 import type { AvailableEvent, MachineSnapshot } from '../interpreter/types.js';
-import type { MachineInstances } from '../persistence/types.js';
+import type { MachineInstances } from '../engine/machine-instances.js';
 import type { MiddlewareRegistry } from './middleware-registry.js';
 import type { ScenarioServices } from './scenario-fields.js';
 import type { HttpLogger, ModelBinder } from './types.js';
@@ -36,11 +36,8 @@ export interface HttpServices<D extends MachineDefinitionBase> {
   ): unknown;
   /** The initial snapshot of a fresh, unpersisted instance (stateless `before()` hooks). */
   initialSnapshot(definition: D): MachineSnapshot;
-  /**
-   * The running child a forwarded event reached, for `data.child` of forwarded responses.
-   * Optional: without it forwarded responses carry `child: null`.
-   */
-  forwardedChild?(
+  /** The running child a forwarded event reached, for `data.child` of forwarded responses. */
+  forwardedChild(
     definition: D,
     parent: MachineSnapshot,
     forward: ForwardDefinition,
@@ -70,6 +67,6 @@ export interface HttpServices<D extends MachineDefinitionBase> {
    * requests are handled exactly as without scenarios (their fields are ignored).
    */
   scenarios?: ScenarioServices<D>;
-  /** Idempotency-Key records; required by routes with `idempotency` (see idempotency.ts). */
-  idempotencyKeys?: IdempotencyKeyStore;
+  /** Idempotency-Key records (routes with `idempotency`, see idempotency.ts). */
+  idempotencyKeys: IdempotencyKeyStore;
 }

@@ -57,11 +57,6 @@ export function withIdempotency<D extends MachineDefinitionBase>(
   const settings = route.idempotency;
   if (settings === undefined) return (request) => handle(request, null);
   const store = services.idempotencyKeys;
-  if (store === undefined) {
-    throw new Error(
-      `Route ${route.name} has 'idempotency' but the runtime keeps no Idempotency-Key records: use a MachineRuntime.`,
-    );
-  }
   const param = route.binding.kind === 'none' ? null : route.binding.param;
   return async (request) => {
     const header = request.headers['idempotency-key'];

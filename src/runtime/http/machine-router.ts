@@ -15,7 +15,8 @@ import {
 } from '../interpreter/index.js';
 import type { MachineDefinition } from '../definition/index.js';
 import type { AvailableEvent, MachineSnapshot } from '../interpreter/index.js';
-import type { AvailableEventsReadOptions, MachineInstances } from '../persistence/types.js';
+import type { MachineInstances } from '../engine/machine-instances.js';
+import type { AvailableEventsReadOptions } from '../persistence/types.js';
 import type { MiddlewareRegistry } from './middleware-registry.js';
 import { forwardedOutput } from './forwarded-output.js';
 import { planRegistration } from './plan-routes.js';
@@ -65,14 +66,13 @@ export interface MachineRouterOptions {
   payloadLimit?: number;
   /**
    * Finds the running child a forwarded event reached, for `data.child` of forwarded
-   * responses. Default: the runtime's `forwardedChild` (MachineRuntime reads `machine_children`);
-   * without either, forwarded responses carry `child: null`.
+   * responses. Default: the runtime's `forwardedChild` (MachineRuntime reads `machine_children`).
    */
   forwardedChild?: HttpServices<MachineDefinition>['forwardedChild'];
   /**
    * Event routes read `scenario` / `scenarioParams` and answer `availableScenarios` /
    * `activeScenario` (docs/scenarios.md). Default: the runtime's `scenariosEnabled`
-   * (`MACHINE_SCENARIOS_ENABLED`), else off. Off, the fields are ignored and cost nothing.
+   * (`MACHINE_SCENARIOS_ENABLED`). Off, the fields are ignored and cost nothing.
    */
   scenarios?: boolean;
 }
@@ -101,34 +101,27 @@ export class MachineRouter {
     const runtime = options.runtime;
     this.#services = {
       instances: runtime,
-      // A runtime that tracks children lists forwarded events too.
-      // (A machine without forwards has no forwarded events: answered synchronously.)
-      // `explain` (explainAvailableEvents): guards evaluated, forwarded entries against the child.
-      availableEvents: runtime.availableEvents
-        ? (definition, snapshot, explain) =>
-            definition.forwards.length === 0
-              ? localAvailableEvents(definition, snapshot, explain)
-              : runtime.availableEvents!(definition, snapshot, explain ? EXPLAIN : undefined)
-        : (definition, snapshot, explain) => localAvailableEvents(definition, snapshot, explain),
+      // A machine without forwards has no forwarded events: answered synchronously, without
+      // reading children. `explain` (explainAvailableEvents): guards evaluated, forwarded
+      // entries against the child.
+      availableEvents: (definition, snapshot, explain) =>
+        definition.forwards.length === 0
+          ? localAvailableEvents(definition, snapshot, explain)
+          : runtime.availableEvents(definition, snapshot, explain ? EXPLAIN : undefined),
       forwardedOutput: (definition, snapshot, forward, child, event) =>
         forwardedOutput(definition, snapshot, forward, child, event),
       resolveOutput: (definition, snapshot, output, event) =>
         resolveOutput(definition, snapshot, output, event === undefined ? {} : { event }),
       initialSnapshot: (definition) => initialize(definition).snapshot,
-      ...(options.forwardedChild
-        ? { forwardedChild: options.forwardedChild }
-        : runtime.forwardedChild
-          ? {
-              forwardedChild: (definition, parent, forward) =>
-                runtime.forwardedChild!(definition, parent, forward),
-            }
-          : {}),
+      forwardedChild:
+        options.forwardedChild ??
+        ((definition, parent, forward) => runtime.forwardedChild(definition, parent, forward)),
       middleware: options.middleware ?? {},
       models: options.models ?? {},
       logger: options.logger,
       payloadLimit: options.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
-      ...(runtime.idempotencyKeys ? { idempotencyKeys: runtime.idempotencyKeys } : {}),
-      ...((options.scenarios ?? runtime.scenariosEnabled === true)
+      idempotencyKeys: runtime.idempotencyKeys,
+      ...((options.scenarios ?? runtime.scenariosEnabled)
         ? { scenarios: scenarioServices(runtime) }
         : {}),
     };
@@ -192,7 +185,7 @@ function scenarioServices(
     find: (definition, slug) => void findScenario(definition, slug),
     available: availableScenarios,
     active: activeScenario,
-    kept: async (id) => (runtime.keptScenario ? runtime.keptScenario(id) : null),
+    kept: (id) => runtime.keptScenario(id),
   };
 }
 

@@ -74,13 +74,8 @@ export function createInstanceLoader<D extends MachineDefinitionBase>(
     },
     async sendFirst(record, event, options) {
       const attribute = binding.kind === 'model' ? binding.attribute : '';
-      const createAndSend = services.instances.createAndSend?.bind(services.instances);
-      if (createAndSend === undefined) {
-        const bound = await this.bind(record);
-        return services.instances.send(definition, bound.id, event, options);
-      }
       const claim = binder!.claimMachineId?.bind(binder);
-      const result = await createAndSend(definition, event, {
+      const result = await services.instances.createAndSend(definition, event, {
         ...options,
         ...(claim === undefined ? {} : { bind: (id: string) => claim(record, attribute, id) }),
       });

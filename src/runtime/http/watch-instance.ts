@@ -3,7 +3,8 @@
  * commit notice (`MachineInstances.watch`), in order, each newer than the last delivered.
  */
 import type { MachineDefinitionBase } from '../definition/types.js';
-import type { InstanceRead, MachineInstances } from '../persistence/types.js';
+import type { MachineInstances } from '../engine/machine-instances.js';
+import type { InstanceRead } from '../persistence/types.js';
 
 /** A started watch: the first read, and how to stop. */
 export interface InstanceWatch {

@@ -1,6 +1,6 @@
 /**
  * Which timers of an instance are due: a pure function of the definition, the instance's active
- * states with their entry times, the fires recorded so far and `now`. The sweep (engine/timer-sweep.ts) reads
+ * states with their entry times, the fires recorded so far and `now`. The sweep (engine/timers/timer-sweep.ts) reads
  * these inputs from the store and delivers what this returns as ordinary events.
  *
  * Rules:

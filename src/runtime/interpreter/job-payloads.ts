@@ -1,6 +1,6 @@
 /**
  * The engine's job kinds and their payloads, as plain data. `planCommit` produces them; the
- * engine's handler table (`engine/job-handlers.ts`) runs them. To add a job kind: add its
+ * engine's handler table (`engine/jobs/job-handlers.ts`) runs them. To add a job kind: add its
  * payload here, then its entry in that table (the compiler refuses a kind without a handler).
  */
 import type {

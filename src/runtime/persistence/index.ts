@@ -26,7 +26,6 @@ export type {
   CreateOptions,
   InstanceRead,
   InstanceResult,
-  MachineInstances,
   SendOptions,
   IdempotentSend,
 } from './types.js';

@@ -42,6 +42,8 @@ export interface AcquireOptions {
   timeoutMs: number;
   /** Recorded in the row for diagnostics. */
   context?: string;
+  /** Lifetime of this lock in ms (default: the manager's). */
+  ttlMs?: number;
 }
 
 /** Options of {@link LockManager}. */
@@ -74,7 +76,7 @@ export class LockManager {
    */
   readonly #held = new Map<string, Waiter[]>();
 
-  /** @param ttlMs lifetime of every lock taken by this manager. */
+  /** @param ttlMs lifetime of a lock whose acquire names none. */
   constructor(store: Store, ttlMs: number, options: LockManagerOptions = {}) {
     this.#store = store;
     this.#ttlMs = ttlMs;
@@ -82,7 +84,11 @@ export class LockManager {
   }
 
   /** One attempt, never waiting: the handle, or `null` when someone else holds the lock. */
-  async tryAcquire(rootEventId: string, context?: string): Promise<LockHandle | null> {
+  async tryAcquire(
+    rootEventId: string,
+    context?: string,
+    ttlMs: number = this.#ttlMs,
+  ): Promise<LockHandle | null> {
     if (this.#held.has(rootEventId)) return null;
     this.#held.set(rootEventId, []);
     const ownerId = newUlid();
@@ -91,7 +97,7 @@ export class LockManager {
       acquired = await this.#store.tryAcquireLock({
         rootEventId,
         ownerId,
-        ttlMs: this.#ttlMs,
+        ttlMs,
         context: context ?? null,
       });
     } finally {
@@ -109,10 +115,11 @@ export class LockManager {
   async tryAcquireAndLoad(
     rootEventId: string,
     context?: string,
+    ttlMs: number = this.#ttlMs,
   ): Promise<{ lock: LockHandle | null; loaded: LockedLoad | null }> {
     if (this.#held.has(rootEventId)) return { lock: null, loaded: null };
     this.#held.set(rootEventId, []);
-    return this.#lockAndLoad(rootEventId, context);
+    return this.#lockAndLoad(rootEventId, context, ttlMs);
   }
 
   /**
@@ -124,7 +131,7 @@ export class LockManager {
    */
   async acquireAndLoad(
     rootEventId: string,
-    options: { waitMs: number; context?: string },
+    options: { waitMs: number; context?: string; ttlMs?: number },
   ): Promise<{ lock: LockHandle | null; loaded: LockedLoad | null }> {
     const deadline = Date.now() + options.waitMs;
     if (!(await this.#takeSlot(rootEventId, deadline))) return { lock: null, loaded: null };
@@ -138,7 +145,12 @@ export class LockManager {
         signalled = false;
         let attempt: { lock: LockHandle | null; loaded: LockedLoad | null } | null;
         try {
-          attempt = await this.#lockAndLoad(rootEventId, options.context, false);
+          attempt = await this.#lockAndLoad(
+            rootEventId,
+            options.context,
+            options.ttlMs ?? this.#ttlMs,
+            false,
+          );
         } catch (error) {
           if (!(error instanceof StoreBusyError) || Date.now() >= deadline) throw error;
           attempt = null;
@@ -216,7 +228,7 @@ export class LockManager {
         const acquired = await this.#store.tryAcquireLock({
           rootEventId,
           ownerId,
-          ttlMs: this.#ttlMs,
+          ttlMs: options.ttlMs ?? this.#ttlMs,
           context: options.context ?? null,
         });
         if (acquired) return this.#handle(rootEventId, ownerId);
@@ -254,6 +266,7 @@ export class LockManager {
   async #lockAndLoad(
     rootEventId: string,
     context: string | undefined,
+    ttlMs: number,
     handOffOnRefusal = true,
   ): Promise<{ lock: LockHandle | null; loaded: LockedLoad }> {
     const ownerId = newUlid();
@@ -262,7 +275,7 @@ export class LockManager {
       loaded = await this.#store.lockAndLoad({
         rootEventId,
         ownerId,
-        ttlMs: this.#ttlMs,
+        ttlMs,
         context: context ?? null,
       });
     } finally {

@@ -1,20 +1,13 @@
 /**
- * The instance lifecycle as the HTTP layer and jobs see it. Implemented by `MachineRuntime`
- * (engine/machine-runtime.ts) on top of a `Store`.
+ * What a call on an instance takes and returns (`InstanceResult`, `SendOptions`, ...). The
+ * contract itself, `MachineInstances`, is the engine's (engine/machine-instances.ts).
  */
-import type { Context, EventObject, ForwardDefinition } from '../definition/types.js';
-import type { NoticeListener } from './commit-feed.js';
-import type {
-  AvailableEvent,
-  HistoryRecord,
-  MachineSnapshot,
-  StoredScenario,
-} from '../interpreter/types.js';
+import type { Context } from '../definition/types.js';
+import type { HistoryRecord, MachineSnapshot, StoredScenario } from '../interpreter/types.js';
 import type { MacrostepEffect } from '../interpreter/effects.js';
 import type { ScenarioRequest } from '../interpreter/scenarios.js';
-import type { TransactionHook } from './transaction.js';
 import type { MachineValidationException } from '../errors.js';
-import type { IdempotencyKeyStore, StoredResponse } from './idempotency.js';
+import type { StoredResponse } from './idempotency.js';
 
 /** Result of creating an instance or sending it an event. */
 export interface InstanceResult {
@@ -104,83 +97,4 @@ export interface CreateOptions {
   /** Merged over the definition's initial context. */
   input?: Context;
   actor?: string | null;
-}
-
-/**
- * Runs machines against a store: one writer per instance at a time, one transaction per event.
- *
- * `D` is the machine definition type (kept generic so persistence does not depend on how
- * definitions are built).
- */
-export interface MachineInstances<D> {
-  /** A fresh instance in its initial state, persisted. */
-  create(definition: D, options?: CreateOptions): Promise<InstanceResult>;
-  /** The last committed snapshot; `MachineNotFoundException` for unknown or foreign ids. */
-  restore(definition: D, id: string): Promise<MachineSnapshot>;
-  /**
-   * Load, lock (without waiting), run one macrostep, persist, release.
-   * Throws `MachineAlreadyRunningException` (carrying the last committed snapshot) when the
-   * lock is held, `MachineValidationException` after persisting a validation-guard failure,
-   * `NoTransitionDefinitionFoundException` with nothing written, `MachineNotFoundException` for
-   * unknown or foreign ids (the HTTP layer relies on it to skip a separate `restore`).
-   */
-  send(
-    definition: D,
-    id: string,
-    event: EventObject,
-    options?: SendOptions,
-  ): Promise<InstanceResult>;
-  /**
-   * The last committed snapshot, and whether a live (unexpired) lock on the instance is held
-   * right now. Writes nothing and never takes or waits for the lock (reads). Unknown or foreign
-   * ids: `MachineNotFoundException`.
-   */
-  read(definition: D, id: string): Promise<InstanceRead>;
-  /**
-   * Optional: a model record's first event. Creates the instance and applies `event` in one
-   * commit, running `options.bind(id)` (the record's binding) in the same transaction; nothing
-   * is written when the event is refused (`NoTransitionDefinitionFoundException`,
-   * `MachineValidationException`, a scenario refusal). `null` when the hook found the record
-   * bound meanwhile (`RecordAlreadyBoundError`): rolled back, the caller uses that machine.
-   */
-  createAndSend?(
-    definition: D,
-    event: EventObject,
-    options?: SendOptions & { bind?: (id: string) => TransactionHook },
-  ): Promise<InstanceResult | null>;
-  /**
-   * Calls `listener` after each commit of instance `id` (any process on PostgreSQL, this process
-   * on the embedded stores). Resolves, with the function that stops it, once later commits are
-   * sure to be heard.
-   */
-  watch(id: string, listener: NoticeListener): Promise<() => void>;
-  /** A fresh instance per call, the event applied, nothing persisted (stateless endpoints). */
-  sendStateless(definition: D, event: EventObject, options?: SendOptions): Promise<InstanceResult>;
-  /**
-   * Optional: `sendStateless` answered synchronously (a stateless step does no I/O), throwing
-   * instead of rejecting. The HTTP layer's stateless routes use it when present: no promise
-   * round trip per request.
-   */
-  sendStatelessSync?(definition: D, event: EventObject, options?: SendOptions): InstanceResult;
-  /** Optional: scenarios are enabled (the HTTP layer then reads and answers scenario fields). */
-  readonly scenariosEnabled?: boolean;
-  /** Optional: the scenario kept on an instance (scenarios enabled), for contention answers. */
-  keptScenario?(id: string): Promise<StoredScenario | null>;
-  /**
-   * Optional: events accepted now including forwarded ones the running children accept
-   * (reads children). Without it the HTTP layer lists the instance's own events only.
-   */
-  availableEvents?(
-    definition: D,
-    snapshot: MachineSnapshot,
-    options?: AvailableEventsReadOptions,
-  ): Promise<AvailableEvent[]>;
-  /** Optional: Idempotency-Key records (routes with `idempotency` need them). */
-  readonly idempotencyKeys?: IdempotencyKeyStore;
-  /** Optional: the child a forwarded endpoint reached, for `data.child` of forwarded responses. */
-  forwardedChild?(
-    definition: D,
-    parent: MachineSnapshot,
-    forward: ForwardDefinition,
-  ): Promise<MachineSnapshot | null>;
 }

@@ -26,6 +26,7 @@ import {
   resolveOutput,
 } from '../../../src/runtime/interpreter/index.js';
 import type { MachineSnapshot } from '../../../src/runtime/interpreter/types.js';
+import { MemoryStore } from '../../../src/runtime/persistence/memory-store.js';
 
 const ID = '01J0000000000000000000PARE';
 const parent = initialize(checkoutMachine, { id: ID }).snapshot;
@@ -61,11 +62,23 @@ function services(options: { locked?: boolean; withChild?: boolean } = {}) {
       watch: async () => {
         throw new Error('not used');
       },
+      createAndSend: async () => {
+        throw new Error('not used');
+      },
+      sendStatelessSync: () => {
+        throw new Error('not used');
+      },
+      scenariosEnabled: false,
+      keptScenario: async () => null,
+      availableEvents: async (definition, snapshot) => availableEvents(definition, snapshot),
+      idempotencyKeys: new MemoryStore().idempotencyKeys,
+      forwardedChild: async () => null,
     },
     availableEvents: (definition, snapshot) => availableEvents(definition, snapshot),
     resolveOutput: (definition, snapshot, output) => resolveOutput(definition, snapshot, output),
     initialSnapshot: (definition) => initialize(definition).snapshot,
-    ...(options.withChild === false ? {} : { forwardedChild: async () => child }),
+    forwardedChild: async () => (options.withChild === false ? null : child),
+    idempotencyKeys: new MemoryStore().idempotencyKeys,
     middleware: {},
     models: {},
     logger: consoleLogger,
@@ -186,7 +199,7 @@ describe('createRouteHandler (forwarded endpoints)', () => {
     expect(restored).toBe(1);
   });
 
-  it('should answer child null when no child lookup is provided', async () => {
+  it('should answer child null when the child is not found', async () => {
     const { services: deps } = services({ withChild: false });
     const response = await createRouteHandler(
       checkoutMachine,

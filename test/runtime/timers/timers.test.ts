@@ -8,7 +8,7 @@ import { ManualClock } from '../../../src/runtime/clock.js';
 import { timedTransitions, type MachineDefinition } from '../../../src/runtime/definition/index.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { TimerFireConflictError } from '../../../src/runtime/persistence/store.js';
-import { claimOf } from '../../../src/runtime/engine/timer-delivery.js';
+import { claimOf } from '../../../src/runtime/engine/timers/timer-delivery.js';
 import { dueTimers } from '../../../src/runtime/interpreter/index.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 import {

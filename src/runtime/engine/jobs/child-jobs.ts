@@ -3,36 +3,38 @@
  * and route `@timeout`. Each re-reads the `machine_children` row and the parent and does
  * nothing when they moved on, so at-least-once queues may run a job twice.
  */
-import type { MachineDefinition } from '../definition/machine-definition.js';
-import { MachineAlreadyRunningException } from '../errors.js';
-import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from '../interpreter/child-rows.js';
-import { completeChild, type ChildCompletion } from '../interpreter/complete-child.js';
-import { initialize } from '../interpreter/initialize.js';
-import { describeError } from '../interpreter/invoke-child.js';
-import type { JobPayloads } from '../interpreter/job-payloads.js';
-import { resolveOutput } from '../interpreter/output.js';
-import { completionJob } from '../interpreter/plan-commit.js';
-import type { MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
-import type { PreparedCommit } from './commit-step.js';
-import type { EngineServices } from './engine-services.js';
-import { unknownMachine } from './machine-registry.js';
+import type { MachineDefinition } from '../../definition/machine-definition.js';
+import { MachineAlreadyRunningException } from '../../errors.js';
+import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from '../../interpreter/child-rows.js';
+import { completeChild, type ChildCompletion } from '../../interpreter/complete-child.js';
+import { initialize } from '../../interpreter/initialize.js';
+import { describeError } from '../../interpreter/invoke-child.js';
+import type { JobPayloads } from '../../interpreter/job-payloads.js';
+import { resolveOutput } from '../../interpreter/output.js';
+import { completionJob } from '../../interpreter/plan-commit.js';
+import type { MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
+import { commitStep } from '../commit-step.js';
+import type { EngineContext } from '../context.js';
+import { runLocked } from '../locked-step.js';
+import { unknownMachine } from '../machine-registry.js';
+import { enqueueJobs, later } from './job-requests.js';
 
 /** `child.start`: creates the child with its id and input, and moves its row to `running`. */
 export async function startChild(
-  engine: EngineServices,
+  ctx: EngineContext,
   start: JobPayloads['child.start'],
 ): Promise<void> {
-  const { store } = engine;
+  const { store } = ctx;
   const [row] = await store.findChildren({ id: start.childId });
   // A failed start whose run died before its completion job was enqueued: enqueue it now
   // (deduplicated while one waits; a completion that already ran finds the parent moved on).
   if (row?.status === 'failed' && !start.fireAndForget) {
-    await engine.enqueue([completionJob(start.childId)]);
+    await enqueueJobs(ctx, [completionJob(start.childId)]);
     return;
   }
   if (row === undefined || row.status !== 'pending') return;
-  const at = engine.now().toISOString();
-  const child = engine.machines.resolve(start.childMachineId);
+  const at = ctx.now().toISOString();
+  const child = ctx.registry.resolve(start.childMachineId);
   let result: MacrostepResult;
   try {
     if (child === undefined) throw unknownMachine(start.childMachineId);
@@ -44,7 +46,7 @@ export async function startChild(
       return;
     }
     result = initialize(child, {
-      ...engine.macrostepOptions(),
+      ...ctx.macrostepOptions,
       id: start.childId,
       context: start.input,
       parent: { machineId: start.parentMachineId, id: start.parentId },
@@ -54,10 +56,10 @@ export async function startChild(
       { kind: 'setStatus', childId: start.childId, from: ['pending'], status: 'failed', at },
     ]);
     if (!start.fireAndForget)
-      await engine.enqueue([completionJob(start.childId, describeError(error))]);
+      await enqueueJobs(ctx, [completionJob(start.childId, describeError(error))]);
     return;
   }
-  await engine.commit({
+  await commitStep(ctx, {
     main: {
       result,
       from: null,
@@ -75,25 +77,25 @@ export async function startChild(
         at,
       },
     ],
-    at: engine.now(),
+    at: ctx.now(),
   });
 }
 
 /** `child.complete`: routes `@done` / `@fail` in the parent (a no-op once it moved on). */
 export async function completeChildJob(
-  engine: EngineServices,
+  ctx: EngineContext,
   job: JobPayloads['child.complete'],
 ): Promise<void> {
-  const { store } = engine;
+  const { store } = ctx;
   const [row] = await store.findChildren({ id: job.childId });
   if (
     row === undefined ||
     (row.status !== 'completed' && row.status !== 'failed' && row.status !== 'running')
   )
     return;
-  const parentDefinition = engine.machines.resolve(row.parentMachineId);
+  const parentDefinition = ctx.registry.resolve(row.parentMachineId);
   if (parentDefinition === undefined) {
-    engine.onError(unknownMachine(row.parentMachineId), `completion of child ${job.childId}`);
+    ctx.onError(unknownMachine(row.parentMachineId), `completion of child ${job.childId}`);
     return;
   }
   const invocation = parentDefinition.idMap.get(row.parentStateId)?.invocation;
@@ -107,23 +109,22 @@ export async function completeChildJob(
       ...(job.error ? { error: job.error } : {}),
     };
   } else {
-    const childDefinition = engine.machines.resolve(row.childMachineId);
+    const childDefinition = ctx.registry.resolve(row.childMachineId);
     const child = await store.load(job.childId);
     if (childDefinition === undefined || child === null || child.status !== 'done') return;
     completion = doneOrUnresolved(row.parentStateId, job.childId, child, () =>
       resolveOutput(childDefinition, child),
     );
   }
-  const applied = await applyToParent(engine, {
+  const applied = await applyToParent(ctx, {
     definition: parentDefinition,
     parentId: row.parentRootEventId,
     context: 'child.complete',
-    compute: (parent) =>
-      completeChild(parentDefinition, parent, completion, engine.macrostepOptions()),
+    compute: (parent) => completeChild(parentDefinition, parent, completion, ctx.macrostepOptions),
   });
   // The parent stayed locked past the lock timeout: try again later rather than lose the outcome.
   if (!applied)
-    await engine.enqueue([{ kind: 'child.complete', payload: job, runAt: later(engine) }]);
+    await enqueueJobs(ctx, [{ kind: 'child.complete', payload: job, runAt: later(ctx) }]);
 }
 
 /**
@@ -151,15 +152,15 @@ function doneOrUnresolved(
 
 /** `child.timeout`: routes `@timeout` in the parent of a child still active. */
 export async function timeoutChild(
-  engine: EngineServices,
+  ctx: EngineContext,
   job: JobPayloads['child.timeout'],
 ): Promise<void> {
-  const [row] = await engine.store.findChildren({ id: job.childId });
+  const [row] = await ctx.store.findChildren({ id: job.childId });
   if (row === undefined || !ACTIVE_CHILD_STATUSES.includes(row.status)) return;
-  const parentDefinition = engine.machines.resolve(row.parentMachineId);
+  const parentDefinition = ctx.registry.resolve(row.parentMachineId);
   if (parentDefinition === undefined) return;
-  const at = engine.now().toISOString();
-  const applied = await applyToParent(engine, {
+  const at = ctx.now().toISOString();
+  const applied = await applyToParent(ctx, {
     definition: parentDefinition,
     parentId: row.parentRootEventId,
     context: 'child.timeout',
@@ -168,7 +169,7 @@ export async function timeoutChild(
         parentDefinition,
         parent,
         { parentStateId: row.parentStateId, outcome: 'timeout', childId: job.childId },
-        engine.macrostepOptions(),
+        ctx.macrostepOptions,
       ),
     children: [
       {
@@ -181,9 +182,9 @@ export async function timeoutChild(
     ],
   });
   if (!applied)
-    await engine.enqueue([{ kind: 'child.timeout', payload: job, runAt: later(engine) }]);
+    await enqueueJobs(ctx, [{ kind: 'child.timeout', payload: job, runAt: later(ctx) }]);
   // A job actor that timed out stops now if it runs in this process.
-  else engine.jobActors.abort({ jobId: job.childId });
+  else ctx.runningJobs.abort({ jobId: job.childId });
 }
 
 /** A step of a parent computed from its last committed snapshot under its lock. */
@@ -203,33 +204,30 @@ export interface ParentStep {
  * timeout). `false` when the lock could not be had; `true` otherwise, also when nothing was
  * left to do.
  */
-export async function applyToParent(engine: EngineServices, step: ParentStep): Promise<boolean> {
-  let written: PreparedCommit | null;
+export async function applyToParent(ctx: EngineContext, step: ParentStep): Promise<boolean> {
   try {
-    written = await engine.withLock(
-      step.parentId,
-      async () => {
-        const parent = await engine.store.load(step.parentId);
-        if (parent === null || parent.machineId !== step.definition.id) return null;
+    await runLocked(ctx, {
+      id: step.parentId,
+      lock: { waitMs: ctx.settings.lockTimeoutMs },
+      context: step.context,
+      machineId: step.definition.id,
+      compute: async (parent) => {
+        if (parent === null || parent.machineId !== step.definition.id) return { value: null };
         const result = await step.compute(parent);
-        if (result === null) return null;
-        return engine.write({
-          main: { result, from: parent },
-          ...(step.children === undefined ? {} : { children: step.children }),
-          at: engine.now(),
-        });
+        if (result === null) return { value: null };
+        return {
+          value: null,
+          commit: {
+            main: { result, from: parent },
+            ...(step.children === undefined ? {} : { children: step.children }),
+            at: ctx.now(),
+          },
+        };
       },
-      { context: step.context },
-    );
+    });
   } catch (error) {
     if (error instanceof MachineAlreadyRunningException) return false;
     throw error;
   }
-  // After the lock is released: a synchronous send of the step may target the parent itself.
-  if (written !== null) await engine.finish(written);
   return true;
-}
-
-function later(engine: EngineServices): Date {
-  return new Date(engine.now().getTime() + engine.sendRetry.delayMs);
 }

@@ -4,16 +4,16 @@
  * the work through the instance locks and the fire claims, so a fire is delivered once whatever
  * the number of workers.
  */
-import { stderrLogger } from '../logger.js';
-import { systemClock, type Clock } from '../clock.js';
-import type { TimerRegistration } from '../definition/timer-registration.js';
-import type { TimerHost } from './timer-delivery.js';
-import { SweepLoop } from './sweep-loop.js';
+import { systemClock, type Clock } from '../../clock.js';
+import type { TimerRegistration } from '../../definition/timer-registration.js';
+import type { EngineContext } from '../context.js';
+import { SweepLoop } from '../sweep-loop.js';
 import { sweepTimers, type SweepReport } from './timer-sweep.js';
 
 /** Options of {@link TimerWorker}. */
 export interface TimerWorkerOptions {
-  host: TimerHost;
+  /** The runtime's context (`MachineRuntime.context`). */
+  context: EngineContext;
   registrations: readonly TimerRegistration[];
   /** Default: the system clock. */
   clock?: Clock;
@@ -24,7 +24,7 @@ export interface TimerWorkerOptions {
   intervalMs?: number;
   /** Whether the pause timer keeps the process alive (default false). */
   keepAlive?: boolean;
-  /** Failed deliveries and sweeps (default: one line on stderr). */
+  /** Failed deliveries and sweeps (default: the context's logger). */
   onError?: (error: unknown, where: string) => void;
   /** Told after every sweep (tools, tests). */
   onSweep?: (report: SweepReport) => void;
@@ -37,7 +37,7 @@ export class TimerWorker {
 
   constructor(options: TimerWorkerOptions) {
     this.#options = options;
-    const onError = options.onError ?? reportError;
+    const onError = this.#onError;
     this.#loop = new SweepLoop({
       sweep: () => this.sweepOnce(),
       intervalMs: options.intervalMs ?? 500,
@@ -57,19 +57,20 @@ export class TimerWorker {
     return this.#loop.stop();
   }
 
+  readonly #onError = (error: unknown, where: string): void => {
+    if (this.#options.onError !== undefined) this.#options.onError(error, where);
+    else this.#options.context.logger.error({ err: error }, `machine-routes: ${where} failed`);
+  };
+
   /** Runs one sweep now (outside the loop). */
   sweepOnce(): Promise<SweepReport> {
-    const { host, registrations, clock = systemClock } = this.#options;
-    const onError = this.#options.onError ?? reportError;
+    const { context, registrations, clock = systemClock } = this.#options;
+    const onError = this.#onError;
     return sweepTimers({
-      host,
+      context,
       registrations,
       clock,
       onError: (error, where) => onError(error, `timer of ${where.machine} ${where.id}`),
     });
   }
-}
-
-function reportError(error: unknown, where: string): void {
-  stderrLogger.error({ err: error }, `machine-routes: ${where} failed`);
 }

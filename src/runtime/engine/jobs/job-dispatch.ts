@@ -8,14 +8,24 @@ import {
   type JobOutbox,
   type JobQueue,
   type JobRequest,
-} from '../jobs/job-queue.js';
-import type { Store } from '../persistence/store.js';
-import type { EngineServices } from './engine-services.js';
-import { registerJobHandlers } from './job-handlers.js';
+} from '../../jobs/job-queue.js';
+import type { Store } from '../../persistence/store.js';
+import type { EngineJobs } from '../context.js';
+
+/** What the dispatch is made with. */
+export interface JobDispatchOptions {
+  store: Store;
+  /** The configured queue; without one an in-process queue is made on first use. */
+  queue: JobQueue | undefined;
+  /** Registers the engine's handlers on a queue (engine/jobs/job-handlers.ts). */
+  register: (queue: JobQueue) => Promise<void>;
+  now: () => Date;
+  onError: (error: unknown, context: string) => void;
+}
 
 /** The job queue of one runtime. */
-export class JobDispatch {
-  readonly #engine: EngineServices;
+export class JobDispatch implements EngineJobs {
+  readonly #options: JobDispatchOptions;
   #queue: JobQueue | undefined;
   #registered: Promise<void> | null = null;
   /** The in-process queue made when none was configured (stopped by `close`). */
@@ -23,19 +33,18 @@ export class JobDispatch {
   /** The configured queue's outbox for the store, when it has one. */
   readonly outbox: JobOutbox | null;
 
-  constructor(engine: EngineServices, store: Store, queue: JobQueue | undefined) {
-    this.#engine = engine;
-    this.#queue = queue;
-    this.outbox = queue?.outboxFor?.(store) ?? null;
+  constructor(options: JobDispatchOptions) {
+    this.#options = options;
+    this.#queue = options.queue;
+    this.outbox = options.queue?.outboxFor?.(options.store) ?? null;
   }
 
   /** Registers the job handlers on the configured queue (once; before a worker starts). */
   register(): Promise<void> {
     if (this.#queue === undefined) return Promise.resolve();
-    return (this.#registered ??= registerJobHandlers(this.#queue, this.#engine));
+    return (this.#registered ??= this.#options.register(this.#queue));
   }
 
-  /** Enqueues jobs, one after the other (each resolves once stored). */
   async enqueue(jobs: readonly JobRequest[]): Promise<void> {
     const queue = await this.#ready();
     for (const job of jobs) await queue.enqueue(job);
@@ -49,8 +58,8 @@ export class JobDispatch {
   async #ready(): Promise<JobQueue> {
     if (this.#queue === undefined) {
       const fallback = new InMemoryJobQueue({
-        now: () => this.#engine.now(),
-        onError: (error, job) => this.#engine.onError(error, `job ${job.name}`),
+        now: this.#options.now,
+        onError: (error, job) => this.#options.onError(error, `job ${job.name}`),
       });
       this.#queue = fallback;
       this.#fallback = fallback;

@@ -8,11 +8,12 @@ import {
   ForwardTargetUnavailableException,
   MachineAlreadyRunningException,
   NoTransitionDefinitionFoundException,
-} from '../errors.js';
-import type { SendEffect } from '../interpreter/effects.js';
-import type { JobPayloads } from '../interpreter/job-payloads.js';
-import type { EngineServices } from './engine-services.js';
-import { unknownMachine } from './machine-registry.js';
+} from '../../errors.js';
+import type { SendEffect } from '../../interpreter/effects.js';
+import type { JobPayloads } from '../../interpreter/job-payloads.js';
+import type { EngineContext } from '../context.js';
+import { unknownMachine } from '../machine-registry.js';
+import { enqueueJobs } from './job-requests.js';
 
 /**
  * Delivers synchronous sends in order, after the sender's commit; a busy target gets the send
@@ -20,27 +21,27 @@ import { unknownMachine } from './machine-registry.js';
  * them (use `dispatchTo` for messages that must survive one).
  */
 export async function deliverSends(
-  engine: EngineServices,
+  ctx: EngineContext,
   sends: readonly SendEffect[],
 ): Promise<void> {
-  for (const effect of sends) await deliver(engine, effect);
+  for (const effect of sends) await deliver(ctx, effect);
 }
 
-async function deliver(engine: EngineServices, effect: SendEffect): Promise<void> {
-  const definition = engine.machines.resolve(effect.target.machineId);
+async function deliver(ctx: EngineContext, effect: SendEffect): Promise<void> {
+  const definition = ctx.registry.resolve(effect.target.machineId);
   if (definition === undefined) {
-    engine.onError(unknownMachine(effect.target.machineId), `sendTo ${effect.target.machineId}`);
+    ctx.onError(unknownMachine(effect.target.machineId), `sendTo ${effect.target.machineId}`);
     return;
   }
   try {
-    await engine.send(definition, effect.target.id, effect.event);
+    await ctx.send(definition, effect.target.id, effect.event);
   } catch (error) {
     if (isRetryable(error)) {
-      await retry(engine, { effect, attempt: 2, exceptions: 0 });
+      await retry(ctx, { effect, attempt: 2, exceptions: 0 });
       return;
     }
     // The sender has committed; its caller is not the place to fail.
-    engine.onError(
+    ctx.onError(
       error,
       `sendTo ${effect.target.machineId} ${effect.target.id} (${effect.event.type})`,
     );
@@ -48,39 +49,36 @@ async function deliver(engine: EngineServices, effect: SendEffect): Promise<void
 }
 
 /** `send`: one try of an asynchronous send; schedules the next try or gives up. */
-export async function runSendJob(engine: EngineServices, job: JobPayloads['send']): Promise<void> {
+export async function runSendJob(ctx: EngineContext, job: JobPayloads['send']): Promise<void> {
   const { effect } = job;
-  const definition = engine.machines.resolve(effect.target.machineId);
+  const definition = ctx.registry.resolve(effect.target.machineId);
   if (definition === undefined) {
-    engine.onError(
-      unknownMachine(effect.target.machineId),
-      `dispatchTo ${effect.target.machineId}`,
-    );
+    ctx.onError(unknownMachine(effect.target.machineId), `dispatchTo ${effect.target.machineId}`);
     return;
   }
   try {
-    await engine.send(definition, effect.target.id, effect.event);
+    await ctx.send(definition, effect.target.id, effect.event);
   } catch (error) {
     const exceptions = job.exceptions + (isRetryable(error) ? 0 : 1);
-    const { tries, exceptions: maxExceptions } = engine.sendRetry;
+    const { tries, exceptions: maxExceptions } = ctx.settings.sendRetry;
     if (job.attempt >= tries || exceptions >= maxExceptions) {
-      engine.onError(
+      ctx.onError(
         error,
         `dispatchTo ${effect.target.machineId} ${effect.target.id} (${effect.event.type}) given up after ${job.attempt} tries`,
       );
       return;
     }
-    await retry(engine, { effect, attempt: job.attempt + 1, exceptions });
+    await retry(ctx, { effect, attempt: job.attempt + 1, exceptions });
   }
 }
 
-function retry(engine: EngineServices, payload: JobPayloads['send']): Promise<void> {
-  const delayMs = engine.sendRetry.delayMs;
-  return engine.enqueue([
+function retry(ctx: EngineContext, payload: JobPayloads['send']): Promise<void> {
+  const delayMs = ctx.settings.sendRetry.delayMs;
+  return enqueueJobs(ctx, [
     {
       kind: 'send',
       payload,
-      ...(delayMs > 0 ? { runAt: new Date(engine.now().getTime() + delayMs) } : {}),
+      ...(delayMs > 0 ? { runAt: new Date(ctx.now().getTime() + delayMs) } : {}),
     },
   ]);
 }

@@ -8,36 +8,31 @@
  * committed; a worker killed after the commit but before the queue recorded the job as done
  * runs it again. Listeners with outside effects should be idempotent.
  */
-import type { JobPayloads } from '../interpreter/job-payloads.js';
-import { runQueuedListener } from '../interpreter/queued-listener.js';
+import type { JobPayloads } from '../../interpreter/job-payloads.js';
+import { runQueuedListener } from '../../interpreter/queued-listener.js';
+import type { EngineContext } from '../context.js';
+import { unknownMachine } from '../machine-registry.js';
 import { applyToParent } from './child-jobs.js';
-import type { EngineServices } from './engine-services.js';
-import { unknownMachine } from './machine-registry.js';
+import { enqueueJobs, later } from './job-requests.js';
 
 /** `listener.run`: one queued listener on the instance it belongs to. */
 export async function runListenerJob(
-  engine: EngineServices,
+  ctx: EngineContext,
   job: JobPayloads['listener.run'],
 ): Promise<void> {
-  const definition = engine.machines.resolve(job.machineId);
+  const definition = ctx.registry.resolve(job.machineId);
   if (definition === undefined) {
-    engine.onError(unknownMachine(job.machineId), `queued listener ${job.listener} of ${job.id}`);
+    ctx.onError(unknownMachine(job.machineId), `queued listener ${job.listener} of ${job.id}`);
     return;
   }
-  const applied = await applyToParent(engine, {
+  const applied = await applyToParent(ctx, {
     definition,
     parentId: job.id,
     context: 'listener.run',
-    compute: (snapshot) => runQueuedListener(definition, snapshot, job, engine.macrostepOptions()),
+    compute: (snapshot) => runQueuedListener(definition, snapshot, job, ctx.macrostepOptions),
   });
   // The instance stayed locked past the lock timeout: run it later rather than not at all.
   if (!applied) {
-    await engine.enqueue([
-      {
-        kind: 'listener.run',
-        payload: job,
-        runAt: new Date(engine.now().getTime() + engine.sendRetry.delayMs),
-      },
-    ]);
+    await enqueueJobs(ctx, [{ kind: 'listener.run', payload: job, runAt: later(ctx) }]);
   }
 }

@@ -7,32 +7,27 @@
  * commit leaves the fire due (the next sweep delivers it); a second process that computed the
  * same fire loses the claim (`TimerFireConflictError`) and its commit rolls back whole.
  *
- * This module is the seam the engine takes over: it needs only `TimerHost`, a lock taken without
- * waiting and a send that carries the claim into its commit.
+ * The instance's lock is taken without waiting (`holdLock`) and held across its fires; each fire
+ * is a send under that lock (`{ held }` in engine/locked-step.ts) carrying the claim into its
+ * commit.
  */
-import type { MachineDefinition } from '../definition/machine-definition.js';
-import type { TimedTransition } from '../definition/timed-transitions.js';
+import type { MachineDefinition } from '../../definition/machine-definition.js';
+import type { TimedTransition } from '../../definition/timed-transitions.js';
 import {
   registrationTimers,
   type MissedFirePolicy,
   type TimerRegistration,
-} from '../definition/timer-registration.js';
-import { MachineValidationException, NoTransitionDefinitionFoundException } from '../errors.js';
-import { dueTimers, type DueFire } from '../interpreter/due-timers.js';
-import { commitTimerClaim } from './commit-step.js';
-import type { LockedInstance } from './machine-runtime.js';
-import { TimerFireConflictError, type Store, type TimerFireClaim } from '../persistence/store.js';
-
-/** What delivery needs from the runtime. */
-export interface TimerHost {
-  readonly store: Store;
-  /** Runs `fn` holding the instance lock if it is free; `null` when someone holds it. */
-  tryWithLock<T>(
-    id: string,
-    fn: (instance: LockedInstance) => Promise<T>,
-    options?: { context?: string },
-  ): Promise<T | null>;
-}
+} from '../../definition/timer-registration.js';
+import { MachineValidationException, NoTransitionDefinitionFoundException } from '../../errors.js';
+import { dueTimers, type DueFire } from '../../interpreter/due-timers.js';
+import {
+  TimerFireConflictError,
+  type Store,
+  type TimerFireClaim,
+} from '../../persistence/store.js';
+import { commitTimerClaim } from '../commit-step.js';
+import type { EngineContext } from '../context.js';
+import { tryWithLock, type LockedInstance } from '../with-lock.js';
 
 /** Outcome of one instance's delivery. */
 export interface DeliveryResult {
@@ -68,7 +63,7 @@ export function claimOf(rootEventId: string, fire: DueFire): TimerFireClaim {
  * instance after each (a fire may leave the state and cancel the others).
  */
 export async function deliverDueFires(
-  host: TimerHost,
+  ctx: EngineContext,
   registration: TimerRegistration,
   id: string,
   now: () => Date,
@@ -76,15 +71,16 @@ export async function deliverDueFires(
   const definition = registration.machine;
   const timers = registrationTimers(registration);
   const missed = registration.missed ?? 'once';
-  const outcome = await host.tryWithLock(
+  const outcome = await tryWithLock(
+    ctx,
     id,
     async (instance) => {
       let delivered = 0;
       let conflicts = 0;
       for (let round = 0; round < MAX_FIRES_PER_INSTANCE; round += 1) {
-        const fire = await nextDueFire(host.store, timers, id, now(), missed);
+        const fire = await nextDueFire(ctx.store, timers, id, now(), missed);
         if (fire === null) break;
-        const result = await deliverOne(host.store, instance, definition, id, fire);
+        const result = await deliverOne(ctx.store, instance, definition, id, fire);
         if (result === 'conflict') {
           conflicts += 1;
           break;

@@ -6,14 +6,16 @@
  * (timer-delivery.ts). An instance someone holds is left for the next sweep: its fires stay due,
  * they are retried, never dropped.
  */
-import type { Clock } from '../clock.js';
-import { registrationTimers, type TimerRegistration } from '../definition/timer-registration.js';
-import { candidateBound, dueFire } from '../interpreter/due-timers.js';
-import { deliverDueFires, type TimerHost } from './timer-delivery.js';
+import type { Clock } from '../../clock.js';
+import { registrationTimers, type TimerRegistration } from '../../definition/timer-registration.js';
+import { candidateBound, dueFire } from '../../interpreter/due-timers.js';
+import type { EngineContext } from '../context.js';
+import { deliverDueFires } from './timer-delivery.js';
 
 /** Options of {@link sweepTimers}. */
 export interface SweepOptions {
-  host: TimerHost;
+  /** The runtime's context (`MachineRuntime.context`). */
+  context: EngineContext;
   registrations: readonly TimerRegistration[];
   clock: Clock;
   /** Candidates read per query (default 500). */
@@ -61,7 +63,7 @@ async function sweepMachine(
   registration: TimerRegistration,
   report: SweepReport,
 ): Promise<void> {
-  const { host, clock } = options;
+  const { context, clock } = options;
   const definition = registration.machine;
   const missed = registration.missed ?? 'once';
   const batchSize = options.batchSize ?? 500;
@@ -74,7 +76,7 @@ async function sweepMachine(
     if (dueBy === null) continue;
     let after: { stateEnteredAt: string; rootEventId: string } | undefined;
     for (;;) {
-      const page = await host.store.timerCandidates({
+      const page = await context.store.timerCandidates({
         machineId: definition.id,
         stateId: timer.stateId,
         timerKey: timer.key,
@@ -94,7 +96,7 @@ async function sweepMachine(
           due.slice(start, start + concurrency).map(async ({ rootEventId }) => {
             visited.add(rootEventId);
             try {
-              const result = await deliverDueFires(host, registration, rootEventId, () =>
+              const result = await deliverDueFires(context, registration, rootEventId, () =>
                 clock.now(),
               );
               report.delivered += result.delivered;

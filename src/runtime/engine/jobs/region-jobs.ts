@@ -1,0 +1,108 @@
+/**
+ * The effectful side of parallel dispatch (docs/parallel-dispatch.md): the `parallel.region`
+ * and `parallel.timeout` job handlers, with the region jobs' own settings
+ * (`MACHINE_PARALLEL_DISPATCH_*`: queue, lock timeout and TTL, attempts, backoff, attempt
+ * timeout). The rules are pure, in `interpreter/plan-region-dispatch.ts`; the jobs are written
+ * with the entering step's commit by `planCommit` (transactional outbox).
+ *
+ * A region job runs its entry actions on the last committed snapshot without the lock (so the
+ * regions of one parallel state run at the same time in different worker processes), then
+ * merges in a locked step (engine/locked-step.ts: the runtime's lock manager, waiting up to
+ * `lock_timeout`, the lock living `lock_ttl`): it reads the history since the parallel state
+ * was entered and commits fenced on the snapshot it read. A lock not had in time, or a commit
+ * fenced out, fails the attempt (`MachineAlreadyRunningException`): the queue retries it. Exactly once: an attempt that died before its commit left nothing and runs again; an
+ * attempt that committed left a `region.merged` record, which a later run of the same job finds
+ * (it then commits nothing). While a region job holds the lock, the instance answers like any
+ * locked one (HTTP 423, GET 200 with `isProcessing: true`).
+ */
+import type { MachineDefinition } from '../../definition/machine-definition.js';
+import type { JobPayloads } from '../../interpreter/job-payloads.js';
+import {
+  mergeRegion,
+  regionStatus,
+  runRegionEntry,
+  timeoutParallel,
+} from '../../interpreter/plan-region-dispatch.js';
+import type { MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
+import type { EngineContext } from '../context.js';
+import { runLocked } from '../locked-step.js';
+import { unknownMachine } from '../machine-registry.js';
+
+/** What a region job did (tests and logs). */
+export type RegionJobOutcome = 'merged' | 'already-merged' | 'stale' | 'unknown-instance';
+
+/** The `parallel.region` job: entry actions without the lock, then the merge under it. */
+export async function runRegionJob(
+  ctx: EngineContext,
+  work: JobPayloads['parallel.region'],
+): Promise<RegionJobOutcome> {
+  const definition = definitionOf(ctx, work.machineId);
+  const base = await ctx.store.load(work.instanceId);
+  if (base === null) return 'unknown-instance';
+  const early = regionStatus(definition, base, await afterEntry(ctx, base.id, work), work);
+  if (early !== 'pending') return early === 'merged' ? 'already-merged' : 'stale';
+  const entry = runRegionEntry(definition, base, work, ctx.macrostepOptions);
+  return underLock(ctx, work.instanceId, `parallel-region ${work.regionId}`, async (fresh) => {
+    const entered = await afterEntry(ctx, fresh.id, work);
+    const status = regionStatus(definition, fresh, entered, work);
+    if (status !== 'pending') return { outcome: status === 'merged' ? 'already-merged' : 'stale' };
+    const result = mergeRegion(definition, fresh, entered, work, entry, ctx.macrostepOptions);
+    return { outcome: 'merged', result };
+  });
+}
+
+/** The `parallel.timeout` job (`region_timeout`). */
+export async function timeoutRegions(
+  ctx: EngineContext,
+  watch: JobPayloads['parallel.timeout'],
+): Promise<void> {
+  const definition = definitionOf(ctx, watch.machineId);
+  if ((await ctx.store.load(watch.instanceId)) === null) return;
+  await underLock(
+    ctx,
+    watch.instanceId,
+    `parallel-timeout ${watch.parallelStateId}`,
+    async (fresh) => {
+      const entered = await afterEntry(ctx, fresh.id, watch);
+      const result = timeoutParallel(definition, fresh, entered, watch, ctx.macrostepOptions);
+      return result === null ? { outcome: 'stale' } : { outcome: 'merged', result };
+    },
+  );
+}
+
+function definitionOf(ctx: EngineContext, machineId: string): MachineDefinition {
+  const definition = ctx.registry.resolve(machineId);
+  if (definition === undefined) throw unknownMachine(machineId);
+  return definition;
+}
+
+function afterEntry(ctx: EngineContext, id: string, work: { enteredAt: number }) {
+  return ctx.store.history(id, { afterSequence: work.enteredAt });
+}
+
+/** `compute`'s step committed in a locked step with the region jobs' own lock settings. */
+function underLock(
+  ctx: EngineContext,
+  id: string,
+  context: string,
+  compute: (
+    fresh: MachineSnapshot,
+  ) => Promise<{ outcome: RegionJobOutcome; result?: MacrostepResult }>,
+): Promise<RegionJobOutcome> {
+  const settings = ctx.settings.parallelDispatch;
+  return runLocked<RegionJobOutcome>(ctx, {
+    id,
+    lock: { waitMs: settings.lockTimeout * 1000 },
+    ttlMs: settings.lockTtl * 1000,
+    context,
+    compute: async (fresh) => {
+      if (fresh === null) return { value: 'unknown-instance' };
+      const step = await compute(fresh);
+      if (step.result === undefined) return { value: step.outcome };
+      return {
+        value: step.outcome,
+        commit: { main: { result: step.result, from: fresh }, at: ctx.now() },
+      };
+    },
+  });
+}

@@ -1,0 +1,207 @@
+/**
+ * `send`: one event to a stored instance, through the locked step (engine/locked-step.ts).
+ * Without waiting, a send whose event type was quick last time runs lock-free (the in-process
+ * slot only, engine/lock-free-sends.ts); with `lockWaitMs` it waits for the lock; otherwise it
+ * takes the lock row without waiting. A parent-facing event of a running child goes to the
+ * child (engine/forwarded-send.ts). A machine with `should_persist: false` is computed from its
+ * stored state and not written back.
+ */
+import type { MachineDefinition } from '../definition/machine-definition.js';
+import type { EventObject } from '../definition/types.js';
+import { isInstanceId } from '../ids.js';
+import { resolveForward } from '../interpreter/forwarding.js';
+import { keptAfter, type ScenarioRequest } from '../interpreter/scenarios.js';
+import type { MachineSnapshot } from '../interpreter/types.js';
+import { planKeptScenarioStep, scenarioWrite } from '../persistence/kept-scenarios.js';
+import type { LockHandle } from '../persistence/locks.js';
+import type { TimerFireClaim } from '../persistence/store.js';
+import type { IdempotentSend, InstanceResult, SendOptions } from '../persistence/types.js';
+import type { EngineContext } from './context.js';
+import { sendForwarded } from './forwarded-send.js';
+import { finish, outcomeOf } from './instance-result.js';
+import { runLocked, type LockedStep, type LockMode } from './locked-step.js';
+import { checked, notFound, restore } from './reads.js';
+import { OMITTED, unkeptScenarioStep } from './stateless.js';
+
+/** What a send carries into its step besides the event. */
+interface SendExtras {
+  scenarioRequest?: ScenarioRequest | undefined;
+  timerFire?: TimerFireClaim | undefined;
+  idempotency?: IdempotentSend | undefined;
+}
+
+/**
+ * Load, lock, run one macrostep, persist, release (see `MachineInstances.send`). Throws
+ * `MachineAlreadyRunningException` with the last committed snapshot on contention.
+ */
+export async function send(
+  ctx: EngineContext,
+  definition: MachineDefinition,
+  id: string,
+  event: EventObject,
+  options: SendOptions = {},
+): Promise<InstanceResult> {
+  if (!isInstanceId(id)) throw notFound(definition, id);
+  if (!definition.options.shouldPersist)
+    return sendUnpersisted(ctx, definition, id, event, options);
+  const waitMs = options.lockWaitMs ?? 0;
+  const lock: LockMode =
+    waitMs > 0 ? { waitMs } : lockFree(ctx, definition, event.type, options) ? 'slot' : 'try';
+  return runSend(ctx, definition, id, event, lock, {
+    scenarioRequest: options.scenario,
+    idempotency: options.idempotency,
+  });
+}
+
+/**
+ * A send under a lock the caller holds (`withLock`, a timer delivery): the lock stays held.
+ * `timerFire`: the timer fire this event delivers, claimed in the same transaction.
+ */
+export function sendHeld(
+  ctx: EngineContext,
+  definition: MachineDefinition,
+  id: string,
+  event: EventObject,
+  lock: LockHandle,
+  timerFire?: TimerFireClaim,
+): Promise<InstanceResult> {
+  return runSend(ctx, definition, id, event, { held: lock }, { timerFire });
+}
+
+async function runSend(
+  ctx: EngineContext,
+  definition: MachineDefinition,
+  id: string,
+  event: EventObject,
+  lock: LockMode,
+  extras: SendExtras,
+): Promise<InstanceResult> {
+  ctx.registry.register(definition);
+  const answer = await runLocked(ctx, {
+    id,
+    lock,
+    context: 'send',
+    machineId: definition.id,
+    check: (snapshot) => checked(definition, id, snapshot),
+    compute: (snapshot, own) => sendStep(ctx, definition, snapshot!, event, own, extras),
+  });
+  return answer();
+}
+
+/**
+ * The step of one event on the instance's last committed snapshot. Its value answers once the
+ * step and its follow-ups are done (a failed validation guard throws only then).
+ */
+async function sendStep(
+  ctx: EngineContext,
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+  event: EventObject,
+  lock: LockHandle | null,
+  extras: SendExtras,
+): Promise<LockedStep<() => InstanceResult>> {
+  // A parent-facing event of a running child (forwarded endpoint): recorded on the parent,
+  // sent to the child, one transaction.
+  const forward =
+    definition.forwards.length > 0 ? resolveForward(definition, snapshot, event.type) : null;
+  if (forward !== null) {
+    const step = await sendForwarded(ctx, {
+      definition,
+      parent: snapshot,
+      event,
+      target: forward,
+      parentLock: lock,
+    });
+    return { value: () => ({ ...finish(step.parent), forwardedChild: step.child.snapshot }) };
+  }
+  // Scenario 404 / 422, then NoTransitionDefinitionFoundException: before anything is written.
+  const scenario = ctx.settings.scenariosEnabled
+    ? await planKeptScenarioStep(
+        ctx.store,
+        definition,
+        snapshot,
+        event.type,
+        extras.scenarioRequest ?? OMITTED,
+      )
+    : null;
+  const started = performance.now();
+  const result = ctx.interpreter.transition(definition, snapshot, event, {
+    ...ctx.macrostepOptions,
+    scenario: scenario?.step.active ?? null,
+  });
+  // Whether the next event of this type may skip the lock row (a slow one announces itself).
+  ctx.speeds.record(definition, event.type, performance.now() - started);
+  const keptNow = scenario === null ? undefined : keptAfter(scenario.kept, scenario.step);
+  const { idempotency, timerFire } = extras;
+  return {
+    value: () => finish(result, keptNow),
+    commit: {
+      main: {
+        result,
+        from: snapshot,
+        // A rejected event (validation guard) keeps the scenario state as it was.
+        ...(scenario === null || result.validationFailure !== null
+          ? {}
+          : scenarioWrite(scenario.kept, scenario.step)),
+      },
+      at: ctx.now(),
+    },
+    options: {
+      ...(timerFire ? { timerFire } : {}),
+      // The response a retry with the same Idempotency-Key replays, committed with the event.
+      ...(idempotency === undefined
+        ? {}
+        : {
+            idempotency: {
+              scope: idempotency.scope,
+              key: idempotency.key,
+              ownerId: idempotency.ownerId,
+              response: await idempotency.respond(outcomeOf(result, keptNow)),
+            },
+          }),
+    },
+    ...(idempotency === undefined ? {} : { onWritten: () => (idempotency.stored = true) }),
+  };
+}
+
+/**
+ * Whether this send may skip the lock row: the store supports it, the transition of this
+ * event type was quick last time, and nothing between load and commit needs more than the
+ * store's commit (no scenario lookup, no Idempotency-Key response, no forwarded endpoint, no
+ * waiting for a held lock).
+ */
+function lockFree(
+  ctx: EngineContext,
+  definition: MachineDefinition,
+  eventType: string,
+  options: SendOptions,
+): boolean {
+  return (
+    ctx.store.lockFreeSends === true &&
+    !ctx.settings.scenariosEnabled &&
+    options.idempotency === undefined &&
+    definition.forwards.length === 0 &&
+    ctx.speeds.isQuick(definition, eventType)
+  );
+}
+
+// `should_persist: false`: computed from the stored state, never written back.
+async function sendUnpersisted(
+  ctx: EngineContext,
+  definition: MachineDefinition,
+  id: string,
+  event: EventObject,
+  options: SendOptions,
+): Promise<InstanceResult> {
+  const snapshot = await restore(ctx, definition, id);
+  const step = unkeptScenarioStep(ctx, definition, snapshot, event.type, options);
+  return finish(
+    ctx.interpreter.transition(definition, snapshot, event, {
+      ...ctx.macrostepOptions,
+      // Nothing is committed, so no region job could be written: regions run inline.
+      parallelDispatch: null,
+      scenario: step?.active ?? null,
+    }),
+    step === null ? undefined : null,
+  );
+}
