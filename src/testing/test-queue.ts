@@ -5,7 +5,9 @@
  * handlers (`job.outcome`, `child.complete`), so the parent takes the path a real outcome takes.
  */
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
-import { JOB_HANDLERS, toJobRequest } from '../runtime/engine/job-handlers.js';
+import { JOB_HANDLERS } from '../runtime/engine/jobs/job-handlers.js';
+import { toJobRequest } from '../runtime/engine/jobs/job-requests.js';
+import { DEFAULT_PARALLEL_DISPATCH } from '../runtime/engine/parallel-dispatch-config.js';
 import { resolveJobOutcome } from '../runtime/interpreter/complete-child.js';
 import { ACTIVE_CHILD_STATUSES } from '../runtime/interpreter/child-rows.js';
 import { describeError } from '../runtime/interpreter/invoke-child.js';
@@ -24,7 +26,7 @@ import type { Fakes, FakeOutcome } from './fakes.js';
 import { writeInstanceAt } from './start-at.js';
 
 /** What the queue needs from the test runtime. */
-export interface TestQueueHost {
+export interface TestQueueContext {
   readonly store: Store;
   readonly fakes: Fakes;
   now(): Date;
@@ -39,11 +41,11 @@ const CHILD_COMPLETE = JOB_HANDLERS['child.complete'].name;
 
 /** A queue whose jobs run in `runDue`, in due order, on the test's clock. */
 export class TestJobQueue implements JobQueue {
-  readonly #host: TestQueueHost;
+  readonly #host: TestQueueContext;
   readonly #inner: InMemoryJobQueue;
   readonly #handlers = new Map<string, JobHandler>();
 
-  constructor(host: TestQueueHost, options: { retries?: number } = {}) {
+  constructor(host: TestQueueContext, options: { retries?: number } = {}) {
     this.#host = host;
     this.#inner = new InMemoryJobQueue({ now: () => host.now(), retries: options.retries ?? 0 });
   }
@@ -183,7 +185,7 @@ export class TestJobQueue implements JobQueue {
         parent: { machineId: start.parentMachineId, id: start.parentId },
       },
     });
-    for (const job of jobs) await this.enqueue(toJobRequest(job));
+    for (const job of jobs) await this.enqueue(toJobRequest(job, DEFAULT_PARALLEL_DISPATCH));
   }
 
   #handler(name: string): JobHandler {

@@ -14,7 +14,7 @@ import type { MachineDefinition } from '../runtime/definition/machine-definition
 import type { TimerRegistration } from '../runtime/definition/timer-registration.js';
 import type { Context, EventObject } from '../runtime/definition/types.js';
 import { MachineRuntime } from '../runtime/engine/machine-runtime.js';
-import { sweepTimers } from '../runtime/engine/timer-sweep.js';
+import { sweepTimers } from '../runtime/engine/timers/timer-sweep.js';
 import type { HistoryRecord, MachineSnapshot } from '../runtime/interpreter/types.js';
 import type { CreateOptions, InstanceResult, SendOptions } from '../runtime/persistence/types.js';
 import { CoverageRecorder } from './coverage.js';
@@ -294,10 +294,10 @@ export class TestRuntime {
         this.#timers.length === 0
           ? { delivered: 0 }
           : await sweepTimers({
-              host: this.runtime,
+              context: this.runtime.context,
               registrations: this.#timers,
               clock: this.clock,
-              onError: (error) => errors.push(error),
+              onError: (error: unknown) => errors.push(error),
             });
       report.jobs += jobs;
       report.fires += swept.delivered;
