@@ -3,7 +3,7 @@
  * tuples) once, at definition time, into plain callables the interpreter runs without lookups.
  */
 import { BehaviorNotFoundException, InvalidBehaviorDefinitionException } from '../errors.js';
-import { isValidationGuard } from './validation-guard.js';
+import { asValidationGuard, isValidationGuard } from './validation-guard.js';
 import type { IssueCollector, IssueLocation } from './issues.js';
 import type { BehaviorArgs, BehaviorConfig, ValidationGuardDefinition } from './types.js';
 
@@ -136,9 +136,13 @@ export class BehaviorRegistry {
     params: Readonly<Record<string, unknown>>,
     queued: boolean,
   ): ResolvedBehavior | null {
-    if (isValidationGuard(value) && kind === 'guards') {
-      const name = key ?? value.name ?? 'validationGuard';
-      return this.make(kind, name, value.check as AnyFunction, params, value, queued);
+    // Inline `{ check, message }` objects are read only as `behavior.guards` entries (`key`): in
+    // a list, an object is a tuple's params.
+    const validation =
+      kind === 'guards' && key !== undefined ? asValidationGuard(value) : validationGuard(value);
+    if (validation !== null && kind === 'guards') {
+      const name = key ?? validation.name ?? 'validationGuard';
+      return this.make(kind, name, validation.check as AnyFunction, params, validation, queued);
     }
     if (isBehaviorClass(value)) {
       let instance = this.instances.get(value);
@@ -165,7 +169,10 @@ export class BehaviorRegistry {
       InvalidBehaviorDefinitionException,
       { path: where.path, key: key ?? String(value) },
       `${where.key} has an invalid ${RECORD_WORD[kind]} reference (${describe(value)}).`,
-      `Use an inline key of behavior.${kind}, a function, a class with run(args), or [behavior, { ...params }].`,
+      `Use an inline key of behavior.${kind}, a function, a class with run(args), or [behavior, { ...params }]` +
+        (kind === 'guards'
+          ? `; a validation guard is defineValidationGuard(...) or { check, message } under behavior.guards.`
+          : '.'),
     );
     return null;
   }
@@ -210,6 +217,10 @@ export class BehaviorRegistry {
       failType: `${prefix}.fail`,
     });
   }
+}
+
+function validationGuard(value: unknown): ValidationGuardDefinition | null {
+  return isValidationGuard(value) ? value : null;
 }
 
 function isAsyncFunction(value: unknown): boolean {

@@ -27,36 +27,28 @@ import type {
   MachineRecordTypes,
 } from './machine-definition.js';
 import { callerLocation } from './source-location.js';
-import { normalizeScenarios, type ScenarioEntry } from './scenarios.js';
+import { normalizeScenarios } from './scenarios.js';
 import type { StateNode } from './state-node.js';
 import type {
   BehaviorConfig,
   ComputedFunction,
   Context,
-  EndpointConfig,
   EventDefinition,
+  EventReference,
   ForwardDefinition,
+  ListenConfig,
   MachineConfig,
   MachineOptions,
+  StateConfig,
+  TransitionsConfig,
 } from './types.js';
+import type { MachineInput } from './typed-events.js';
 import {
   isPlainObject,
   isZodSchema,
   validateRootOptions,
   validateStateConfig,
 } from './validate-config.js';
-
-/** What `defineMachine` accepts: the machine config, its behaviors and its HTTP endpoints. */
-export interface MachineInput<TContext extends Context = Context> {
-  config: MachineConfig<TContext>;
-  behavior?: BehaviorConfig<TContext>;
-  endpoints?: readonly EndpointConfig[];
-  /**
-   * Scripted behaviour for tests and demos (`defineScenario`), played over HTTP when
-   * `MACHINE_SCENARIOS_ENABLED` is true. See docs/scenarios.md.
-   */
-  scenarios?: readonly ScenarioEntry[];
-}
 
 const MACHINE_ID = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
@@ -66,10 +58,23 @@ const MACHINE_ID = /^[A-Za-z_][A-Za-z0-9_-]*$/;
  * Inside `collectDefinitionIssues` problems are recorded instead and the result is marked
  * `invalid`.
  *
+ * Behaviors are typed from the machine as written: `context` by `config.context`, `event` by
+ * `behavior.events` and the transitions naming the behavior (typed-events.ts). A context given
+ * as a type argument (`defineMachine<Context>(...)`) leaves events untyped (`EventObject`).
+ *
  * @example defineMachine({ config: { id: 'order', initial: 'idle', states: { idle: {} } } })
  */
-export function defineMachine<TContext extends Context = Context>(
-  input: MachineInput<TContext>,
+export function defineMachine<
+  TContext extends Context = Context,
+  const TStates extends Record<string, StateConfig> = Record<string, StateConfig>,
+  const TOn extends Record<string, TransitionsConfig> = {},
+  const TListen extends ListenConfig = {},
+  TEvents extends Record<string, EventReference> = Record<string, EventReference>,
+  TGuards extends Record<string, unknown> = Record<string, unknown>,
+  TActions extends Record<string, unknown> = Record<string, unknown>,
+  TCalculators extends Record<string, unknown> = Record<string, unknown>,
+>(
+  input: MachineInput<TContext, TStates, TOn, TListen, TEvents, TGuards, TActions, TCalculators>,
 ): MachineDefinition {
   const source = callerLocation();
   const config = (
@@ -182,7 +187,7 @@ export function validateMachine<TContext extends Context = Context>(
   input: MachineInput<TContext>,
 ): MachineRoutesError[] {
   return collectIssuesSync(() => {
-    defineMachine(input);
+    defineMachine<TContext>(input);
   });
 }
 

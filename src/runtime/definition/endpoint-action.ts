@@ -3,10 +3,18 @@
  * the TypeScript form of the spec's MachineEndpointAction subclasses.
  */
 import { InvalidEndpointDefinitionException } from '../errors.js';
-import type { EndpointActionArgs, EndpointActionDefinition, EndpointResponse } from './types.js';
+import type {
+  EndpointActionArgs,
+  EndpointActionDefinition,
+  EndpointResponse,
+  EventObject,
+} from './types.js';
 
-/** What users pass to {@link defineEndpointAction}. Every hook is optional. */
-export interface EndpointActionConfig {
+/**
+ * What users pass to {@link defineEndpointAction}, or write inline under
+ * `behavior.endpointActions` (where `TEvent` is the machine's events). Every hook is optional.
+ */
+export interface EndpointActionConfig<TEvent = EventObject> {
   /** Shown in plans and logs; defaults to the key it is registered under, else `'anonymous'`. */
   name?: string;
   /**
@@ -17,16 +25,16 @@ export interface EndpointActionConfig {
    */
   statuses?: Readonly<Record<number, string>>;
   /** Runs before the event is sent, with the pre-transition state; may call `abort`. */
-  before?(args: EndpointActionArgs): void | Promise<void>;
+  before?(args: EndpointActionArgs<TEvent>): void | Promise<void>;
   /** Runs after a successful send, with the post-transition state. */
-  after?(args: EndpointActionArgs): void | Promise<void>;
+  after?(args: EndpointActionArgs<TEvent>): void | Promise<void>;
   /**
    * Runs when sending throws (not on lock contention nor on validation failures). Return a
    * response to answer with it, or `null`/`undefined` to re-throw.
    */
   onException?(
     error: unknown,
-    args: EndpointActionArgs,
+    args: EndpointActionArgs<TEvent>,
   ): EndpointResponse | null | undefined | Promise<EndpointResponse | null | undefined>;
 }
 

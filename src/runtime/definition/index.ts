@@ -1,5 +1,13 @@
 // Public surface of definition/ (re-exported by src/runtime/index.ts).
-export { defineMachine, validateMachine, type MachineInput } from './define-machine.js';
+export { defineMachine, validateMachine } from './define-machine.js';
+export type { MachineInput, TypedBehaviorConfig } from './typed-events.js';
+export type {
+  EventsFor,
+  MachineEventUnion,
+  MachineShape,
+  TypedEventObject,
+  UntypedEventObject,
+} from './typed-events.js';
 export type {
   MachineDefinition,
   MachineRecordTypes,

@@ -4,7 +4,9 @@
  */
 import type { ZodType } from 'zod';
 import type { SourceLocation } from '../errors.js';
+import type { EndpointActionConfig } from './endpoint-action.js';
 import type { JobRunContext } from './job.js';
+import type { ValidationGuardInput } from './validation-guard.js';
 
 /** A machine's context: a plain JSON-serializable object. */
 export type Context = Record<string, unknown>;
@@ -60,12 +62,15 @@ export interface StateView {
   matches(stateId: string): boolean;
 }
 
-/** The single argument object every behavior receives. */
-export interface BehaviorArgs<TContext extends Context = Context> {
+/**
+ * The single argument object every behavior receives. `TEvent` is the events that can reach
+ * the behavior; `defineMachine` infers it from `behavior.events` (typed-events.ts).
+ */
+export interface BehaviorArgs<TContext extends Context = Context, TEvent = EventObject> {
   /** Mutable in actions and calculators; changes made by a failing guard are rolled back. */
   context: TContext;
   /** The triggering event (for `@always` transitions, the original external event). */
-  event: EventObject;
+  event: TEvent;
   state: StateView;
   /** Named parameters of a `[behavior, { ...params }]` tuple; `{}` otherwise. */
   params: Record<string, unknown>;
@@ -96,20 +101,28 @@ export interface MachineTarget {
   id: string;
 }
 
-export type GuardFunction<C extends Context = Context> = (args: BehaviorArgs<C>) => boolean;
-export type ActionFunction<C extends Context = Context> = (args: BehaviorArgs<C>) => void;
-export type CalculatorFunction<C extends Context = Context> = (args: BehaviorArgs<C>) => void;
-export type OutputFunction<C extends Context = Context> = (args: BehaviorArgs<C>) => unknown;
+export type GuardFunction<C extends Context = Context, E = EventObject> = (
+  args: BehaviorArgs<C, E>,
+) => boolean;
+export type ActionFunction<C extends Context = Context, E = EventObject> = (
+  args: BehaviorArgs<C, E>,
+) => void;
+export type CalculatorFunction<C extends Context = Context, E = EventObject> = (
+  args: BehaviorArgs<C, E>,
+) => void;
+export type OutputFunction<C extends Context = Context, E = EventObject> = (
+  args: BehaviorArgs<C, E>,
+) => unknown;
 export type ComputedFunction<C extends Context = Context> = (args: { context: C }) => unknown;
 
 /**
  * A guard that, when it fails, rejects the event with 422 instead of recording a silent
  * TRANSITION_FAIL. `field` names the error key (default `<machine>.guard.<name>.fail`).
  */
-export interface ValidationGuardDefinition<C extends Context = Context> {
+export interface ValidationGuardDefinition<C extends Context = Context, E = EventObject> {
   readonly kind: 'validationGuard';
-  readonly check: GuardFunction<C>;
-  readonly message: string | ((args: BehaviorArgs<C>) => string);
+  readonly check: GuardFunction<C, E>;
+  readonly message: string | ((args: BehaviorArgs<C, E>) => string);
   readonly field?: string;
   readonly name?: string;
 }
@@ -270,30 +283,39 @@ export interface MachineConfig<TContext extends Context = Context> extends Omit<
   version?: number;
 }
 
-export interface BehaviorConfig<TContext extends Context = Context> {
+/**
+ * One guard of `behavior.guards`: a function, a validation guard (`defineValidationGuard(...)`
+ * or its input inline) or a class.
+ */
+export type GuardEntry<C extends Context = Context, E = EventObject> =
+  | GuardFunction<C, E>
+  | ValidationGuardDefinition<C, E>
+  | ValidationGuardInput<C, E>
+  | BehaviorClass<BehaviorArgs<C, E>, boolean>;
+
+/** One action, calculator or listener: a function or a class. */
+export type ActionEntry<C extends Context = Context, E = EventObject> =
+  ActionFunction<C, E> | BehaviorClass<BehaviorArgs<C, E>, void>;
+
+/** One output behavior: a function or a class. */
+export type OutputEntry<C extends Context = Context, E = EventObject> =
+  OutputFunction<C, E> | BehaviorClass<BehaviorArgs<C, E>, unknown>;
+
+/**
+ * `behavior` of a machine: its events and named behaviors. `TEvent` is what every behavior
+ * receives; `defineMachine` narrows it per key (`MachineInput`).
+ */
+export interface BehaviorConfig<TContext extends Context = Context, TEvent = EventObject> {
   events?: Record<string, EventReference>;
-  guards?: Record<
-    string,
-    | GuardFunction<TContext>
-    | ValidationGuardDefinition<TContext>
-    | BehaviorClass<BehaviorArgs<TContext>, boolean>
-  >;
-  actions?: Record<string, ActionFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>>;
-  calculators?: Record<
-    string,
-    CalculatorFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>
-  >;
-  outputs?: Record<
-    string,
-    OutputFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, unknown>
-  >;
-  listeners?: Record<
-    string,
-    ActionFunction<TContext> | BehaviorClass<BehaviorArgs<TContext>, void>
-  >;
+  guards?: Record<string, GuardEntry<TContext, TEvent>>;
+  actions?: Record<string, ActionEntry<TContext, TEvent>>;
+  calculators?: Record<string, ActionEntry<TContext, TEvent>>;
+  outputs?: Record<string, OutputEntry<TContext, TEvent>>;
+  listeners?: Record<string, ActionEntry<TContext, TEvent>>;
   /** Values derived from context: shown in responses, never persisted. */
   computed?: Record<string, ComputedFunction<TContext>>;
-  endpointActions?: Record<string, EndpointActionReference>;
+  /** Endpoint actions by key: `defineEndpointAction(...)` results or inline objects of hooks. */
+  endpointActions?: Record<string, EndpointActionReference<TEvent> | EndpointActionConfig<TEvent>>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,15 +376,15 @@ export interface EndpointResponse {
   headers?: Record<string, string>;
 }
 
-/** What hooks of an endpoint action receive. */
-export interface EndpointActionArgs {
+/** What hooks of an endpoint action receive; `TEvent` is the machine's events (typed-events.ts). */
+export interface EndpointActionArgs<TEvent = EventObject> {
   /** Definition id. */
   machineId: string;
   /** Instance id, when there is an instance. */
   id: string | null;
   /** Pre-transition state in `before`, post-transition state in `after`. */
   state: { value: readonly string[]; context: Context };
-  event: EventObject;
+  event: TEvent;
   /** Request headers, lower-cased. */
   headers: Record<string, string | undefined>;
   /** Stop the request with this status and message (answered as `{ message }`). */
@@ -370,7 +392,7 @@ export interface EndpointActionArgs {
 }
 
 /** Lifecycle hooks around one endpoint (`before`, `after`, `onException`). */
-export interface EndpointActionDefinition {
+export interface EndpointActionDefinition<TEvent = EventObject> {
   readonly kind: 'endpointAction';
   readonly name: string;
   /**
@@ -379,16 +401,17 @@ export interface EndpointActionDefinition {
    * the client's result type. Empty when the action answers none of its own.
    */
   readonly statuses: Readonly<Record<number, string>>;
-  before?(args: EndpointActionArgs): void | Promise<void>;
-  after?(args: EndpointActionArgs): void | Promise<void>;
+  before?(args: EndpointActionArgs<TEvent>): void | Promise<void>;
+  after?(args: EndpointActionArgs<TEvent>): void | Promise<void>;
   /** `null`/`undefined` re-throws; a response is sent as it is. */
   onException?(
     error: unknown,
-    args: EndpointActionArgs,
+    args: EndpointActionArgs<TEvent>,
   ): EndpointResponse | null | undefined | Promise<EndpointResponse | null | undefined>;
 }
 
-export type EndpointActionReference = string | EndpointActionDefinition;
+export type EndpointActionReference<TEvent = EventObject> =
+  string | EndpointActionDefinition<TEvent>;
 
 // ---------------------------------------------------------------------------------------------
 // Normalized definitions (what other modules read)

@@ -2,13 +2,16 @@ import { describe, expect, it } from 'vitest';
 import {
   MachineValidationException,
   createMachine,
+  defineEvent,
   defineMachine,
   defineValidationGuard,
   initialize,
   throwIfValidationFailed,
   toValidationException,
   transition,
+  validateMachine,
 } from '../../../src/runtime/index.js';
+import { z } from 'zod';
 import { typesOf } from './helpers.js';
 
 const isAmountValid = defineValidationGuard({
@@ -87,6 +90,50 @@ describe('transition (validation guards)', () => {
       errors: { 'payload.reason': ['Not refundable'] },
     });
     expect(typesOf(result.history)).toContain('payment.guard.refundable.fail');
+  });
+});
+
+describe('validation guards written inline under behavior.guards', () => {
+  const PayEvent = defineEvent({ type: 'PAY', payload: z.object({ amount: z.number() }) });
+  const inline = defineMachine({
+    config: {
+      id: 'inline',
+      initial: 'open',
+      states: { open: { on: { PAY: { target: 'paid', guards: 'atLeast100' } } }, paid: {} },
+    },
+    behavior: {
+      events: { PAY: PayEvent },
+      guards: {
+        atLeast100: {
+          check: ({ event }) => event.payload.amount >= 100,
+          message: ({ event }) => `Amount ${event.payload.amount} is below 100`,
+          field: 'payload.amount',
+        },
+      },
+    },
+  });
+
+  it('should reject with the inline message and field, as defineValidationGuard does', () => {
+    const initial = initialize(inline).snapshot;
+
+    expect(
+      transition(inline, initial, { type: 'PAY', payload: { amount: 150 } }).snapshot.value,
+    ).toEqual(['inline.paid']);
+    const refused = transition(inline, initial, { type: 'PAY', payload: { amount: 5 } });
+    expect(refused.validationFailure).toEqual({
+      message: 'Amount 5 is below 100',
+      errors: { 'payload.amount': ['Amount 5 is below 100'] },
+    });
+    expect(typesOf(refused.history)).toContain('inline.guard.atLeast100.fail');
+  });
+
+  it('should refuse an object without check and message as a guard', () => {
+    expect(
+      validateMachine({
+        config: { id: 'bad', initial: 'a', states: { a: { on: { GO: { guards: 'nope' } } } } },
+        behavior: { guards: { nope: { message: 'no check' } as never } },
+      }).map((issue) => issue.message),
+    ).toEqual([expect.stringContaining('has an invalid guard reference (an object)')]);
   });
 });
 
