@@ -8,19 +8,19 @@
  *
  * The first message is the current state, unless `Last-Event-ID` already names its sequence (a
  * reconnecting client is sent only what is newer). States follow commit notices, so a stream
- * writes and polls nothing; states committed in quick succession may arrive as the latest one
- * only. The stream ends after a final state; a comment line every 15 s keeps proxies from
+ * writes and polls nothing; states committed in quick succession, or while the client is not
+ * reading, may arrive as the latest one only (state-stream.ts: about one message is queued per
+ * stream). The stream ends after a final state; a comment line every 15 s keeps proxies from
  * closing an idle connection.
  */
-import { Readable } from 'node:stream';
 import type { MachineDefinitionBase } from '../definition/types.js';
-import type { InstanceRead } from '../persistence/types.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import type { HttpServices } from './http-services.js';
 import { readRoute } from './read-handler.js';
+import { StateStream } from './state-stream.js';
 import { defaultHttpLogger, guarded } from './responses.js';
 import type { PlannedRoute, RouteHandler } from './types.js';
-import { watchInstance } from './watch-instance.js';
+import { watchInstance, type InstanceWatch } from './watch-instance.js';
 
 /** Milliseconds between keep-alive comments. */
 const HEARTBEAT_MS = 15_000;
@@ -51,47 +51,37 @@ export function createEventsHandler<D extends MachineDefinitionBase>(
     const seen = Number.isInteger(lastEventId) ? lastEventId : -1;
 
     let heartbeat: NodeJS.Timeout | undefined;
-    let stop = (): void => {};
-    // Messages are written in commit order: each waits for the envelope before it.
-    let queue: Promise<void> = Promise.resolve();
-    const stream = new Readable({
-      read() {},
-      destroy(error, callback) {
+    let watch: InstanceWatch | undefined;
+    let stopped = false;
+    const stream = new StateStream({
+      format: async (current) =>
+        `id: ${current.snapshot.sequence}\nevent: state\ndata: ${JSON.stringify(await read.envelope(current))}\n\n`,
+      stop: () => {
+        stopped = true;
         clearInterval(heartbeat);
-        stop();
-        callback(error);
+        watch?.stop();
       },
+      onError: logError,
     });
-    const write = (current: InstanceRead): void => {
-      queue = queue
-        .then(async () => {
-          const body = await read.envelope(current);
-          if (stream.destroyed) return;
-          stream.push(
-            `id: ${current.snapshot.sequence}\nevent: state\ndata: ${JSON.stringify(body)}\n\n`,
-          );
-          if (current.snapshot.status === 'done') {
-            clearInterval(heartbeat);
-            stop();
-            stream.push(null);
-          }
-        })
-        .catch(logError);
-    };
     // Unknown ids throw here, before the stream starts: a JSON 404.
-    const watch = await watchInstance(services.instances, definition, id, write, logError);
-    stop = watch.stop;
-    heartbeat = setInterval(() => stream.push(': keep-alive\n\n'), HEARTBEAT_MS);
-    heartbeat.unref();
-    // A retry hint, then the current state unless the client already has it.
-    stream.push('retry: 1000\n\n');
-    if (watch.first.snapshot.sequence > seen) write(watch.first);
-    else if (watch.first.snapshot.status === 'done') {
-      // The client has the final state already: nothing will follow.
-      clearInterval(heartbeat);
-      stop();
-      stream.push(null);
+    watch = await watchInstance(
+      services.instances,
+      definition,
+      id,
+      (current) => stream.offer(current),
+      logError,
+    );
+    // A final state or a client gone while the subscription was being made.
+    if (stopped) watch.stop();
+    else {
+      heartbeat = setInterval(() => stream.comment(': keep-alive'), HEARTBEAT_MS);
+      heartbeat.unref();
     }
+    // A retry hint, then the current state unless the client already has it.
+    stream.comment('retry: 1000');
+    if (watch.first.snapshot.sequence > seen) stream.offer(watch.first);
+    // The client has the final state already: nothing will follow.
+    else if (watch.first.snapshot.status === 'done') stream.finish();
     return {
       status: 200,
       headers: {

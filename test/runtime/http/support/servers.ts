@@ -1,6 +1,7 @@
 /**
  * Real listening servers for the HTTP suite: one per adapter, on 127.0.0.1 and a free port.
  */
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify from 'fastify';
@@ -15,6 +16,8 @@ export interface TestServer {
   url: string;
   /** Fastify's `hasRoute`, or `null` for Express (which has no such query). */
   hasRoute: ((method: string, url: string) => boolean) | null;
+  /** The listening Node server (its connections, for tests that look at a socket). */
+  http: Server;
   close(): Promise<void>;
 }
 
@@ -32,18 +35,20 @@ export async function startServer(
     return {
       url: `http://127.0.0.1:${port}`,
       hasRoute: (method, url) => app.hasRoute({ method: method as 'GET', url }),
+      http: app.server,
       close: () => app.close(),
     };
   }
   const app = express();
   for (const source of sources) mountExpress(app, source, { logger });
-  const server = await new Promise<import('node:http').Server>((resolve) => {
+  const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     hasRoute: null,
+    http: server,
     close: () =>
       new Promise((resolve, reject) =>
         server.close((error) => (error ? reject(error) : resolve())),
