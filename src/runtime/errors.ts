@@ -225,6 +225,16 @@ export class MachineNotFoundException extends MachineRoutesError {
   override readonly statusCode = 404;
 }
 
+/**
+ * An operator's query (docs/operations.md) names something the machine does not have, or a
+ * cursor that is not one of this list's: the message names the machine, the key and what to
+ * send instead.
+ */
+export class InvalidOperationQueryException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_OPERATION_QUERY';
+  override readonly statusCode = 400;
+}
+
 /** The runtime was closed (shutting down): it serves no more requests. */
 export class RuntimeClosedException extends MachineRoutesError {
   readonly code = 'MR_RUNTIME_CLOSED';

@@ -14,6 +14,7 @@ import type { initialize } from '../interpreter/initialize.js';
 import type { transition } from '../interpreter/transition.js';
 import type { MacrostepOptions } from '../interpreter/types.js';
 import type { JobOutbox, JobRequest } from '../jobs/job-queue.js';
+import type { FailedJob } from '../jobs/types.js';
 import type { CommitFeed } from '../persistence/commit-feed.js';
 import type { LockManager } from '../persistence/locks.js';
 import type { Store, TimerFireClaim } from '../persistence/store.js';
@@ -77,6 +78,11 @@ export interface EngineJobs {
   readonly outbox: JobOutbox | null;
   /** Enqueues jobs, one after the other (each resolves once stored). */
   enqueue(jobs: readonly JobRequest[]): Promise<void>;
+  /**
+   * Jobs the queue keeps as failed (attempts used up), oldest first; none from a queue that
+   * keeps no failed jobs (`InMemoryJobQueue`). For the operator's reads.
+   */
+  failedJobs(): Promise<FailedJob[]>;
 }
 
 /** The options of stateless steps, made once: with history, without, and the event's step without. */

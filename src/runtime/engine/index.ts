@@ -38,3 +38,14 @@ export {
 } from './lock-sweeper.js';
 export { TimerWorker, type TimerWorkerOptions } from './timers/timer-worker.js';
 export { deliverDueFires, type DeliveryResult } from './timers/timer-delivery.js';
+export {
+  MachineOperations,
+  type MachineOperationsOptions,
+} from './operations/machine-operations.js';
+export type {
+  HistoryPageOptions,
+  InstanceListOptions,
+  InstanceRecord,
+  LockView,
+  Page,
+} from './operations/instance-reads.js';

@@ -84,6 +84,12 @@ export interface MachineInstances<D> {
     snapshot: MachineSnapshot,
     options?: AvailableEventsReadOptions,
   ): Promise<AvailableEvent[]>;
+  /**
+   * Records the business key of an instance a model record got (the record's key), for the
+   * operator's lookup by key (docs/operations.md). Written after the instance's first commit: a
+   * crash in between leaves the instance without a key, found by id or state only.
+   */
+  bindBusinessKey(id: string, key: string): Promise<void>;
   /** Idempotency-Key records (routes with `idempotency` need them). */
   readonly idempotencyKeys: IdempotencyKeyStore;
   /** The child a forwarded endpoint reached, for `data.child` of forwarded responses. */

@@ -182,6 +182,10 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     return this.store.findChildren({ parentRootEventId: parentId });
   }
 
+  async bindBusinessKey(id: string, key: string): Promise<void> {
+    await this.store.queries.bindBusinessKey(id, key);
+  }
+
   keptScenario(id: string): Promise<StoredScenario | null> {
     return reads.keptScenario(this.context, id);
   }

@@ -62,15 +62,26 @@ export function createInstanceLoader<D extends MachineDefinitionBase>(
     snapshot: await services.instances.restore(definition, id),
   });
 
+  // The key each unbound record was found by: the business key its machine is listed under
+  // (docs/operations.md), recorded once the machine exists.
+  const recordKeys = new WeakMap<object, string>();
+  const recordKey = async (record: unknown, id: string): Promise<void> => {
+    const key = typeof record === 'object' && record !== null ? recordKeys.get(record) : undefined;
+    if (key !== undefined) await services.instances.bindBusinessKey(id, key);
+  };
+
   return {
     async load(request) {
       if (binding.kind === 'none') return { kind: 'stateless' };
       if (binding.kind === 'machineId') return persisted(request.params[binding.param] ?? '');
-      const record = await binder!.find(request.params[binding.param] ?? '');
+      const key = request.params[binding.param] ?? '';
+      const record = await binder!.find(key);
       if (record === null || record === undefined)
         throw new HttpError(404, `${binding.model} not found.`);
       const stored = binder!.readMachineId(record, binding.attribute);
-      return stored ? persisted(stored) : { kind: 'unbound', record };
+      if (stored) return persisted(stored);
+      if (typeof record === 'object') recordKeys.set(record, key);
+      return { kind: 'unbound', record };
     },
     async sendFirst(record, event, options) {
       const attribute = binding.kind === 'model' ? binding.attribute : '';
@@ -82,12 +93,14 @@ export function createInstanceLoader<D extends MachineDefinitionBase>(
       // A binder without an atomic claim writes the id after the commit (not atomic).
       if (result !== null && claim === undefined)
         await binder!.writeMachineId(record, attribute, result.snapshot.id);
+      if (result !== null) await recordKey(record, result.snapshot.id);
       return result;
     },
     async bind(record) {
       const attribute = binding.kind === 'model' ? binding.attribute : '';
       const { snapshot } = await services.instances.create(definition);
       await binder!.writeMachineId(record, attribute, snapshot.id);
+      await recordKey(record, snapshot.id);
       return { kind: 'persisted', id: snapshot.id, snapshot };
     },
   };

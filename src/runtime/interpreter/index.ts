@@ -96,3 +96,4 @@ export {
   type TimerFireState,
   type TimerFireStatus,
 } from './due-timers.js';
+export { pendingTimers, type PendingTimer } from './pending-timers.js';

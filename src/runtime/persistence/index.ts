@@ -21,6 +21,13 @@ export {
   TimerFireConflictError,
 } from './store.js';
 export type { ChildQuery, ChildStore } from './child-rows.js';
+export type {
+  HistoryPageQuery,
+  InstanceListQuery,
+  InstanceQueries,
+  InstanceSummary,
+  ListPosition,
+} from './instance-queries.js';
 export type { StoreTransaction, TransactionHook } from './transaction.js';
 export type {
   CreateOptions,

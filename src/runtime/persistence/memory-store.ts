@@ -8,6 +8,7 @@ import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import { IdempotencyClaimLostError, MemoryIdempotencyKeys } from './idempotency.js';
+import { MemoryInstanceQueries } from './memory-instance-queries.js';
 import { applyChildChange, matchesChildQuery, type ChildQuery } from './child-rows.js';
 import {
   SequenceConflictError,
@@ -54,6 +55,7 @@ export class MemoryStore implements Store {
   readonly #timerFires = new Map<string, TimerFireRow>();
   readonly #now: () => number;
   readonly idempotencyKeys: MemoryIdempotencyKeys;
+  readonly queries = new MemoryInstanceQueries(this.#instances);
 
   /** @param options.now clock for lock expiry (tests); default `Date.now`. */
   constructor(options: { now?: () => number } = {}) {

@@ -256,6 +256,23 @@ CREATE INDEX machine_jobs_running_idx ON machine_jobs (lease_holder) WHERE statu
     postgres: `ALTER TABLE machine_locks ADD COLUMN holder_pid integer, ADD COLUMN holder_start timestamptz;
 ALTER TABLE machine_idempotency_keys ADD COLUMN holder_pid integer, ADD COLUMN holder_start timestamptz;`,
   },
+  // The operator's reads (persistence/instance-queries.ts): the newest instances of a machine
+  // without a scan, and an instance by its business key (a model record's key). Listing by
+  // state uses the current-states index the timer sweep already has. The creation index is
+  // written once per instance (created_at never changes); the key index only holds rows that
+  // have a key.
+  {
+    version: 9,
+    name: 'operator queries',
+    sqlite: `ALTER TABLE machine_instances ADD COLUMN business_key TEXT;
+CREATE INDEX machine_instances_created_idx ON machine_instances (machine_id, created_at, root_event_id);
+CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id, business_key)
+  WHERE business_key IS NOT NULL;`,
+    postgres: `ALTER TABLE machine_instances ADD COLUMN business_key text;
+CREATE INDEX machine_instances_created_idx ON machine_instances (machine_id, created_at, root_event_id);
+CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id, business_key)
+  WHERE business_key IS NOT NULL;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

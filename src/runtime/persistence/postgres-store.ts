@@ -17,6 +17,7 @@ import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import { postgresInstanceQueries, type InstanceQueries } from './instance-queries.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations, type Migration } from './migrations.js';
 import {
   childChangeSql,
@@ -303,6 +304,7 @@ export class PostgresStore implements Store {
   readonly idempotencyKeys: PostgresIdempotencyKeys;
   /** This process's holder connection: the backend its lock rows and key claims name. */
   readonly #holder: HolderConnection;
+  readonly queries: InstanceQueries;
 
   constructor(options: PostgresStoreOptions) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
@@ -323,6 +325,7 @@ export class PostgresStore implements Store {
     this.#pool.on('error', () => {});
     this.#holder = holderConnection(options.connectionString);
     this.idempotencyKeys = new PostgresIdempotencyKeys(this.#pool, () => this.#holder.current());
+    this.queries = postgresInstanceQueries(this.#pool);
   }
 
   /** The pool, for tools and the benchmark's hand-written baseline. */

@@ -26,6 +26,7 @@ import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import { sqliteInstanceQueries, type InstanceQueries } from './instance-queries.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
 import {
   childChangeSql,
@@ -234,6 +235,7 @@ export class SqliteStore implements Store {
   readonly filename: string;
   readonly #db: Database.Database;
   readonly idempotencyKeys: SqliteIdempotencyKeys;
+  readonly queries: InstanceQueries;
   #statements: Statements | undefined;
   /** History INSERTs by row count (1..EVENT_CHUNK), prepared on first use. */
   #insertEvents = new Map<number, Database.Statement>();
@@ -264,6 +266,7 @@ export class SqliteStore implements Store {
     this.#db.pragma('foreign_keys = ON');
     registerHolderFunction(this.#db);
     this.idempotencyKeys = new SqliteIdempotencyKeys(this.#db);
+    this.queries = sqliteInstanceQueries(this.#db);
     if (options.migrate !== false) this.migrateSync();
     const commit = this.#db.transaction((request: CommitRequest) => this.#applyCommit(request));
     // IMMEDIATE takes the write lock at BEGIN: a deferred transaction that upgrades later can

@@ -8,6 +8,7 @@ import type { TimerFireStatus } from '../interpreter/due-timers.js';
 import type { ChildStore } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { TransactionHook } from './transaction.js';
+import type { InstanceQueries } from './instance-queries.js';
 import type { IdempotencyCompletion, IdempotencyKeyStore } from './idempotency.js';
 
 /** Which backend a store is. */
@@ -243,6 +244,8 @@ export interface Store extends ChildStore {
   sweepExpiredLocks(): Promise<number>;
   /** `machine_idempotency_keys`: Idempotency-Key records of command endpoints. */
   readonly idempotencyKeys: IdempotencyKeyStore;
+  /** The operator's reads: instances by state, time or key, history pages (docs/operations.md). */
+  readonly queries: InstanceQueries;
   /** Releases connections / file handles. */
   close(): Promise<void>;
   /**

@@ -152,6 +152,13 @@ describe.each(backends)('model-bound first requests ($name)', (backend) => {
     expect(new Set(bodies.map((body) => body.data.id))).toEqual(new Set([record!.machine_id]));
     const snapshot = await runtime.restore(orderMachine, String(record!.machine_id));
     expect(snapshot.context.total).toBe(statuses.filter((status) => status === 200).length);
+    // Listed under the record's key for operators (docs/operations.md).
+    const byKey = await store.queries.listInstances({
+      machineId: 'bound_order',
+      businessKey: 'race',
+      limit: 10,
+    });
+    expect(byKey.map((row) => row.id)).toEqual([record!.machine_id]);
   });
 
   it('should create and bind nothing for a first request refused with 422 or 409', async () => {

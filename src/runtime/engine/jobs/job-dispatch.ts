@@ -11,6 +11,7 @@ import {
 } from '../../jobs/job-queue.js';
 import type { Store } from '../../persistence/store.js';
 import type { EngineJobs } from '../context.js';
+import type { DurableJobQueue, FailedJob } from '../../jobs/types.js';
 
 /** What the dispatch is made with. */
 export interface JobDispatchOptions {
@@ -48,6 +49,11 @@ export class JobDispatch implements EngineJobs {
   async enqueue(jobs: readonly JobRequest[]): Promise<void> {
     const queue = await this.#ready();
     for (const job of jobs) await queue.enqueue(job);
+  }
+
+  async failedJobs(): Promise<FailedJob[]> {
+    const queue = this.#queue as Partial<DurableJobQueue> | undefined;
+    return typeof queue?.failedJobs === 'function' ? queue.failedJobs() : [];
   }
 
   /** Stops the in-process queue made here, if any (a configured one is the caller's). */

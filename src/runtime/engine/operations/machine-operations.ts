@@ -1,0 +1,78 @@
+/**
+ * `MachineOperations`: what an operator does with instances, without SQL (docs/operations.md).
+ * The same calls back the `machine-routes instances` commands and the admin routes.
+ */
+import { InvalidOperationQueryException } from '../../errors.js';
+import type { MachineDefinition } from '../../definition/machine-definition.js';
+import type { TimerRegistration } from '../../definition/timer-registration.js';
+import type { HistoryRecord } from '../../interpreter/types.js';
+import type { InstanceSummary } from '../../persistence/instance-queries.js';
+import type { MachineRuntime } from '../machine-runtime.js';
+import {
+  historyPage,
+  instanceRecord,
+  listInstances,
+  type HistoryPageOptions,
+  type InstanceListOptions,
+  type InstanceReadContext,
+  type InstanceRecord,
+  type Page,
+} from './instance-reads.js';
+
+/** Options of `new MachineOperations`. */
+export interface MachineOperationsOptions {
+  runtime: MachineRuntime;
+  /** The machines it answers for (children included), by definition id. */
+  machines: readonly MachineDefinition[];
+  /** The runtime's timer registrations: which timers fire, for `show`'s pending timers. */
+  timers?: readonly TimerRegistration[];
+  /** Clock of lock expiry and timer views (default: the system clock). */
+  now?: () => Date;
+}
+
+/** Find, inspect and repair the instances of a runtime's machines. */
+export class MachineOperations {
+  readonly #machines: ReadonlyMap<string, MachineDefinition>;
+  readonly #reads: InstanceReadContext;
+
+  constructor(options: MachineOperationsOptions) {
+    this.#machines = new Map(options.machines.map((machine) => [machine.id, machine]));
+    const { runtime } = options;
+    this.#reads = {
+      store: runtime.store,
+      machine: (machineId) => this.machine(machineId),
+      timers: options.timers ?? [],
+      failedJobs: () => runtime.context.jobs.failedJobs(),
+      now: options.now ?? (() => new Date()),
+    };
+  }
+
+  /** The definition of `machineId`; `InvalidOperationQueryException` naming the known ones. */
+  machine(machineId: string): MachineDefinition {
+    const found = this.#machines.get(machineId);
+    if (found !== undefined) return found;
+    throw new InvalidOperationQueryException(
+      `Unknown machine '${machineId}': operations know ${[...this.#machines.keys()].sort().join(', ')}.`,
+      { machine: machineId, key: 'machine' },
+    );
+  }
+
+  /** One page of the instances of `machineId` (see `InstanceListOptions` for order and filters). */
+  list(machineId: string, options: InstanceListOptions = {}): Promise<Page<InstanceSummary>> {
+    return listInstances(this.#reads, machineId, options);
+  }
+
+  /** Everything about one instance: state, context, lock, children, timers, scenario, failed jobs. */
+  show(machineId: string, id: string): Promise<InstanceRecord> {
+    return instanceRecord(this.#reads, machineId, id);
+  }
+
+  /** One page of an instance's history, as a timeline. */
+  history(
+    machineId: string,
+    id: string,
+    options: HistoryPageOptions = {},
+  ): Promise<Page<HistoryRecord>> {
+    return historyPage(this.#reads, machineId, id, options);
+  }
+}
