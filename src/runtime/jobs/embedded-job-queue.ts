@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { sqliteDriver } from '../persistence/sqlite-driver.js';
-import { JOBS_TABLE_SQLITE } from '../persistence/job-schema.js';
+import { JOBS_LEASE_HOLDER_SQLITE, JOBS_TABLE_SQLITE } from '../persistence/job-schema.js';
 import { PollingJobQueue } from './polling-job-queue.js';
 import { SqliteJobBackend } from './sqlite-job-backend.js';
 import type { DurableJobQueueOptions } from './types.js';
@@ -46,5 +46,6 @@ export function createJobsDatabase(): Database.Database {
   const Driver = sqliteDriver();
   const database = new Driver(':memory:');
   database.exec(JOBS_TABLE_SQLITE);
+  database.exec(JOBS_LEASE_HOLDER_SQLITE);
   return database;
 }

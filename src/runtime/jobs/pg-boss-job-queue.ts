@@ -2,7 +2,9 @@
  * The scale-out queue: pg-boss 10 on PostgreSQL, in a schema of its own, shared by every process
  * that opens it. pg-boss keeps the jobs, claims them with `FOR UPDATE SKIP LOCKED`, retries
  * failed attempts with exponential backoff and, in its maintenance pass, returns jobs whose
- * attempt outlived `expireInSeconds` (a dead worker) to the queue.
+ * attempt outlived `expireInSeconds` (a hung worker) to the queue. A claim names its worker's
+ * holder backend (persistence/postgres-holder.ts), and every worker returns the jobs of a dead
+ * one to the queue at once (`#reclaimAbandoned`, at most once a second).
  *
  * How the contract maps onto pg-boss:
  * - every job name is a pg-boss queue created with the `short` policy, whose unique index allows
@@ -22,6 +24,8 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Json } from './job-queue.js';
+import { holderGoneSql, type BackendHolder } from '../persistence/holders.js';
+import { holderConnection, type HolderConnection } from '../persistence/postgres-holder.js';
 import { PostgresStore } from '../persistence/postgres-store.js';
 import { loadJobQueueConfig } from './config.js';
 import type { ClaimedJob, JobBackend, NewJob, OutboxWriter, PendingScope } from './job-backend.js';
@@ -95,7 +99,11 @@ export class PgBossJobQueue extends PollingJobQueue {
       throw error;
     }
     const database = pool ?? connectionString!;
-    return new PgBossJobQueue(new PgBossBackend(boss, schema, database), rest);
+    const { pollIntervalMs } = loadJobQueueConfig(rest);
+    return new PgBossJobQueue(
+      new PgBossBackend(boss, schema, database, Math.max(pollIntervalMs, RECLAIM_MIN_INTERVAL_MS)),
+      rest,
+    );
   }
 }
 
@@ -107,6 +115,12 @@ interface FailedRow {
   retry_count: number;
 }
 
+/** Least time between two reclaims of a dead worker's jobs by one worker, in ms. */
+const RECLAIM_MIN_INTERVAL_MS = 1000;
+
+/** What a claim writes into pg-boss's `output` until the attempt ends: its worker's holder. */
+const HOLDER_KEY = 'machineRoutesHolder';
+
 /** `JobBackend` on pg-boss. */
 class PgBossBackend implements JobBackend {
   readonly schema: string;
@@ -114,12 +128,18 @@ class PgBossBackend implements JobBackend {
   readonly #queues = new Map<string, Promise<void>>();
   /** The pool shared with a store, or the connection string pg-boss connected with. */
   readonly #database: pg.Pool | string;
+  /** This process's holder connection: the backend its claims name. */
+  readonly #holder: HolderConnection;
+  readonly #reclaimIntervalMs: number;
+  #reclaimedAt = 0;
   #nextName = 0;
 
-  constructor(boss: PgBoss, schema: string, database: pg.Pool | string) {
+  constructor(boss: PgBoss, schema: string, database: pg.Pool | string, reclaimIntervalMs: number) {
     this.#boss = boss;
     this.schema = schema;
     this.#database = database;
+    this.#holder = holderConnection(connectionStringOf(database));
+    this.#reclaimIntervalMs = reclaimIntervalMs;
   }
 
   /**
@@ -183,6 +203,11 @@ class PgBossBackend implements JobBackend {
   }
 
   async claim(names: readonly string[], limit: number): Promise<ClaimedJob[]> {
+    if (Date.now() - this.#reclaimedAt >= this.#reclaimIntervalMs) {
+      this.#reclaimedAt = Date.now();
+      await this.#reclaimAbandoned(names);
+    }
+    const holder = await this.#holder.current();
     const claimed: ClaimedJob[] = [];
     // Start with a different name each time so one busy name does not starve the others.
     const start = this.#nextName++ % names.length;
@@ -192,6 +217,7 @@ class PgBossBackend implements JobBackend {
         batchSize: limit - claimed.length,
         includeMetadata: true,
       });
+      if (jobs.length > 0) await this.#nameHolder(name, jobs, holder);
       for (const job of jobs) {
         claimed.push({
           token: job.id,
@@ -209,6 +235,48 @@ class PgBossBackend implements JobBackend {
       }
     }
     return claimed;
+  }
+
+  /**
+   * Names the worker of fetched jobs in their `output` (pg-boss has no column for it; its
+   * `complete` and `fail` overwrite it). A worker dying before this write leaves its jobs to
+   * pg-boss's expiry, as before.
+   */
+  async #nameHolder(name: string, jobs: readonly { id: string }[], holder: BackendHolder) {
+    await this.#boss.getDb().executeSql(
+      `UPDATE ${this.schema}.job SET output = jsonb_build_object($3::text,
+          jsonb_build_object('pid', $4::int, 'start', $5::text))
+        WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`,
+      [name, jobs.map((job) => job.id), HOLDER_KEY, holder.pid, holder.start],
+    );
+  }
+
+  /**
+   * Active jobs of `names` whose worker's backend is gone go back to the queue at once (state
+   * `retry`, due now), or fail when that was their last attempt: a dead worker's jobs run again
+   * within a second or so instead of at pg-boss's maintenance pass after `expireInSeconds`. A
+   * live worker's jobs are never touched, however long they run.
+   */
+  async #reclaimAbandoned(names: readonly string[]): Promise<void> {
+    const holder = (column: string) => `(output->'${HOLDER_KEY}'->>'${column}')`;
+    const result = await this.#boss.getDb().executeSql(
+      `WITH dead AS (
+          SELECT name, id, retry_count < retry_limit AS retry FROM ${this.schema}.job
+          WHERE name = ANY($1::text[]) AND state = 'active' AND output ? $2
+            AND ${holderGoneSql(`${holder('pid')}::int`, `${holder('start')}::timestamptz`)}
+          FOR UPDATE SKIP LOCKED),
+        retried AS (
+          UPDATE ${this.schema}.job j SET state = 'retry', start_after = now(), output = NULL
+          FROM dead WHERE dead.retry AND j.name = dead.name AND j.id = dead.id)
+        SELECT name, id FROM dead WHERE NOT retry`,
+      [names, HOLDER_KEY],
+    );
+    for (const row of result.rows as { name: string; id: string }[]) {
+      await this.#boss.fail(row.name, row.id, {
+        message:
+          'The attempt did not finish: its worker stopped (its process died or closed its queue).',
+      });
+    }
   }
 
   async complete(job: ClaimedJob): Promise<void> {
@@ -256,6 +324,7 @@ class PgBossBackend implements JobBackend {
     // Not graceful: PollingJobQueue has already waited for (or abandoned) its handlers, and
     // pg-boss's own workers are unused, so there is nothing left for pg-boss to wait for.
     await this.#boss.stop({ graceful: false });
+    await this.#holder.release();
   }
 }
 
@@ -273,6 +342,15 @@ function sendOptions(job: NewJob, id: string): PgBoss.SendOptions {
     retryBackoff: job.backoffMs > 0,
     expireInSeconds: Math.max(1, Math.ceil(job.timeoutMs / 1000)),
   };
+}
+
+/** The connection string of a pool, or the string itself. */
+function connectionStringOf(database: pg.Pool | string): string {
+  if (typeof database === 'string') return database;
+  const options = (database as pg.Pool & { options: { connectionString?: string } }).options;
+  if (options.connectionString === undefined)
+    throw new Error('PgBossJobQueue.open needs a pool made from a connection string.');
+  return options.connectionString;
 }
 
 /** The store's pool itself, or a pool connecting to the same server and database. */

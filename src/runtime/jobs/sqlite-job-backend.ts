@@ -2,12 +2,15 @@
  * The embedded queue's storage: the `machine_jobs` table (schema.ts) on a better-sqlite3
  * connection, normally the SQLite store's own. Every write is one `BEGIN IMMEDIATE` transaction,
  * so several processes sharing the file claim jobs one at a time (SQLite's write lock) and a job
- * is never claimed twice while its lease runs.
+ * is never claimed twice while its lease runs and its worker lives. A claim names its worker
+ * process (`lease_holder`, persistence/holders.ts): a job whose worker died is claimed again at
+ * the next poll of any worker, whatever its lease.
  */
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { Json } from './job-queue.js';
 import { newUlid } from '../ids.js';
+import { HOLDER_GONE_SQL, processHolder, registerHolderFunction } from '../persistence/holders.js';
 import { SqliteStore } from '../persistence/sqlite-store.js';
 import {
   retryDelayMs,
@@ -30,8 +33,18 @@ const SQL = {
     ORDER BY available_at, id LIMIT ?`,
   anyDue: `SELECT 1 FROM machine_jobs
     WHERE status <> 'failed' AND available_at <= ? AND name IN (SELECT value FROM json_each(?)) LIMIT 1`,
+  // Running rows whose worker process is gone (holders.ts), others' only: claimed at once,
+  // whatever their lease. The partial index keeps this to the running rows.
+  anyAbandoned: `SELECT 1 FROM machine_jobs
+    WHERE status = 'running' AND lease_holder <> ? AND name IN (SELECT value FROM json_each(?))
+      AND ${HOLDER_GONE_SQL}(lease_holder) LIMIT 1`,
+  abandoned: `SELECT id, name, payload, job_key, status, run_at, attempts, max_attempts, backoff_ms, timeout_ms
+    FROM machine_jobs
+    WHERE status = 'running' AND lease_holder <> ? AND name IN (SELECT value FROM json_each(?))
+      AND ${HOLDER_GONE_SQL}(lease_holder)
+    ORDER BY available_at, id LIMIT ?`,
   claim: `UPDATE machine_jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?,
-      available_at = ?, updated_at = ? WHERE id = ?`,
+      lease_holder = ?, available_at = ?, updated_at = ? WHERE id = ?`,
   expire: `UPDATE machine_jobs SET status = 'failed', lease_owner = NULL, last_error = ?, updated_at = ?
     WHERE id = ?`,
   complete: `DELETE FROM machine_jobs WHERE id = ? AND lease_owner = ?`,
@@ -84,6 +97,7 @@ export class SqliteJobBackend implements JobBackend {
     }
     this.#db = db;
     this.#ownsDatabase = ownsDatabase;
+    registerHolderFunction(db);
     const prepared = {} as Statements;
     for (const key of Object.keys(SQL) as (keyof typeof SQL)[])
       prepared[key] = db.prepare(SQL[key]);
@@ -119,7 +133,11 @@ export class SqliteJobBackend implements JobBackend {
     // The store closed its connection under a worker still polling it: nothing to claim.
     if (!this.#db.open) return [];
     // An idle poll stays a plain read: the write lock is taken only when there is work to claim.
-    if (this.#sql.anyDue.get(new Date().toISOString(), JSON.stringify(names)) === undefined)
+    const list = JSON.stringify(names);
+    if (
+      this.#sql.anyDue.get(new Date().toISOString(), list) === undefined &&
+      this.#sql.anyAbandoned.get(processHolder(), list) === undefined
+    )
       return [];
     return this.#claim(names, limit);
   }
@@ -127,16 +145,30 @@ export class SqliteJobBackend implements JobBackend {
   #claimNow(names: readonly string[], limit: number): ClaimedJob[] {
     const nowMs = Date.now();
     const now = new Date(nowMs).toISOString();
-    const rows = this.#sql.due.all(now, JSON.stringify(names), limit) as JobRow[];
+    const list = JSON.stringify(names);
+    const holder = processHolder();
+    // A dead worker's jobs first: they were due before anything queued since.
+    const abandoned = this.#sql.abandoned.all(holder, list, limit) as JobRow[];
+    const dead = new Set(abandoned.map((row) => row.id));
+    const rows = [
+      ...abandoned,
+      ...(this.#sql.due.all(now, list, limit) as JobRow[]).filter((row) => !dead.has(row.id)),
+    ].slice(0, limit);
     const claimed: ClaimedJob[] = [];
     for (const row of rows) {
       if (row.status === 'running' && row.attempts >= row.max_attempts) {
         // The last attempt's worker never reported back: that attempt failed too.
-        this.#sql.expire.run(timedOut(row), now, row.id);
+        this.#sql.expire.run(unfinished(row, dead.has(row.id)), now, row.id);
         continue;
       }
       const token = newUlid();
-      this.#sql.claim.run(token, new Date(nowMs + row.timeout_ms).toISOString(), now, row.id);
+      this.#sql.claim.run(
+        token,
+        holder,
+        new Date(nowMs + row.timeout_ms).toISOString(),
+        now,
+        row.id,
+      );
       claimed.push({
         token,
         maxAttempts: row.max_attempts,
@@ -231,9 +263,9 @@ function sameDatabase(a: Database.Database, b: Database.Database): boolean {
   return resolve(a.name) === resolve(b.name);
 }
 
-function timedOut(row: JobRow): string {
-  return (
-    `Attempt ${row.attempts} of ${row.max_attempts} timed out: not finished within ` +
-    `${row.timeout_ms} ms (its worker died or the handler hung).`
-  );
+function unfinished(row: JobRow, workerGone: boolean): string {
+  return workerGone
+    ? `Attempt ${row.attempts} of ${row.max_attempts} did not finish: its worker process died.`
+    : `Attempt ${row.attempts} of ${row.max_attempts} timed out: not finished within ` +
+        `${row.timeout_ms} ms (its worker died or the handler hung).`;
 }

@@ -21,6 +21,7 @@ import type Database from 'better-sqlite3';
 export const HOLDER_GONE_SQL = 'mr_holder_gone';
 
 let own: string | null | undefined;
+const registered = new WeakSet<Database.Database>();
 
 /** This process as a holder, `null` where it cannot be named (no `/proc`). */
 export function processHolder(): string | null {
@@ -58,6 +59,9 @@ export function holderGone(holder: string | null): boolean {
  * claim and key statements call it inside their transaction, and only on a row found held.
  */
 export function registerHolderFunction(db: Database.Database): void {
+  // Once per connection: the store and the job queue may share one.
+  if (registered.has(db)) return;
+  registered.add(db);
   db.function(HOLDER_GONE_SQL, { deterministic: false }, (holder: unknown) =>
     holderGone(typeof holder === 'string' ? holder : null) ? 1 : 0,
   );

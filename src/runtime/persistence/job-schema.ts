@@ -38,3 +38,13 @@ export const JOBS_TABLE_POSTGRES = `
 -- Jobs on PostgreSQL are kept by pg-boss in its own schema (src/runtime/jobs/pg-boss-job-queue.ts).
 SELECT 1;
 `;
+
+/**
+ * Migration 8 on the jobs table: a claim names its worker process (`lease_holder`,
+ * persistence/holders.ts), and running rows are indexed by it, so a dead worker's jobs are found
+ * without reading the queued ones.
+ */
+export const JOBS_LEASE_HOLDER_SQLITE = `
+ALTER TABLE machine_jobs ADD COLUMN lease_holder TEXT;
+CREATE INDEX machine_jobs_running_idx ON machine_jobs (lease_holder) WHERE status = 'running';
+`;

@@ -17,7 +17,7 @@
  * ad-hoc queries only and are left out.
  */
 import { IDEMPOTENCY_TABLE_POSTGRES, IDEMPOTENCY_TABLE_SQLITE } from './idempotency.js';
-import { JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
+import { JOBS_LEASE_HOLDER_SQLITE, JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
 
 /** One schema version. */
 export interface Migration {
@@ -251,8 +251,7 @@ ALTER TABLE machine_locks_lean RENAME TO machine_locks;`,
     name: 'dead holders',
     sqlite: `ALTER TABLE machine_locks ADD COLUMN holder TEXT;
 ALTER TABLE machine_idempotency_keys ADD COLUMN holder TEXT;
-ALTER TABLE machine_jobs ADD COLUMN lease_holder TEXT;
-CREATE INDEX machine_jobs_running_idx ON machine_jobs (lease_holder) WHERE status = 'running';`,
+${JOBS_LEASE_HOLDER_SQLITE}`,
     postgres: `ALTER TABLE machine_locks ADD COLUMN holder_pid integer, ADD COLUMN holder_start timestamptz;
 ALTER TABLE machine_idempotency_keys ADD COLUMN holder_pid integer, ADD COLUMN holder_start timestamptz;`,
   },

@@ -204,7 +204,8 @@ describe.each(backends)('durable job queue on $name', (backend) => {
     expect(runs).toEqual([]);
     const failed = await second.failedJobs(name);
     expect(failed).toEqual([expect.objectContaining({ name, attempts: 1 })]);
-    expect(failed[0]!.lastError).toMatch(/timed? ?out/i);
+    // pg-boss: the closed queue's holder connection is gone, so the attempt is over before its timeout.
+    expect(failed[0]!.lastError).toMatch(/timed? ?out|its worker stopped/i);
   });
 
   it('should wait for running handlers on stop', async () => {
