@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { isMachineRoutesError } from '../generator/issues.js';
 import { OWN_ROOT } from '../runtime/own-root.js';
 import { registerCheck } from './commands/check.js';
+import { registerCoverage } from './commands/coverage.js';
 import { registerDiagram } from './commands/diagram.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerInit } from './commands/init.js';
@@ -47,6 +48,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   registerWorker(program, io, exit);
   registerPaths(program, io, exit);
   registerDiagram(program, io, exit);
+  registerCoverage(program, io, exit);
   registerTimers(program, io, exit);
   try {
     await program.parseAsync([...argv], { from: 'user' });

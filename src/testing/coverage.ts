@@ -7,20 +7,17 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { transitionKey, type RecordedCoverage } from '../generator/analysis/coverage.js';
+import type { VisitedTransition } from '../generator/analysis/paths.js';
 import type { CommitEvent } from '../runtime/engine/commit-events.js';
 import type { HistoryRecord } from '../runtime/interpreter/types.js';
 
 /** One transition taken: configuration before (leaf ids), event type, configuration after. */
-export interface TakenTransition {
-  from: string[];
-  event: string;
-  to: string[];
-}
+export type TakenTransition = VisitedTransition;
 
-/** What one machine's instances did in a run. */
-export interface MachineCoverageData {
+/** What one machine's instances did in a run (read by `machine-routes coverage`). */
+export interface MachineCoverageData extends RecordedCoverage {
   transitions: TakenTransition[];
-  /** Leaf state ids ever active. */
   states: string[];
 }
 
@@ -38,17 +35,24 @@ export class CoverageRecorder {
     { transitions: Map<string, TakenTransition>; states: Set<string> }
   >();
 
-  /** Records one instance's committed step. */
-  record(event: Pick<CommitEvent, 'instanceId' | 'machineId' | 'snapshot' | 'history'>): void {
+  /**
+   * Records one instance's committed step. `kept: false`: a step of a machine with
+   * `should_persist: false`, computed from the stored state and not written back, so the next
+   * step starts where this one started.
+   */
+  record(
+    event: Pick<CommitEvent, 'instanceId' | 'machineId' | 'snapshot' | 'history'>,
+    options: { kept?: boolean } = {},
+  ): void {
     const machine = this.#machine(event.machineId);
     for (const record of event.history) for (const leaf of record.value) machine.states.add(leaf);
     for (const leaf of event.snapshot.value) machine.states.add(leaf);
     const from = this.#last.get(event.instanceId);
-    this.#last.set(event.instanceId, event.snapshot.value);
+    if (options.kept !== false) this.#last.set(event.instanceId, event.snapshot.value);
     const trigger = from === undefined ? undefined : triggerOf(event.history);
     if (from === undefined || trigger === undefined) return;
     const taken = { from, event: trigger, to: event.snapshot.value };
-    machine.transitions.set(keyOf(taken), taken);
+    machine.transitions.set(transitionKey(taken), taken);
   }
 
   /** The recorded data, per machine id. */
@@ -82,11 +86,6 @@ export class CoverageRecorder {
     }
     return machine;
   }
-}
-
-/** The key of a transition: configurations and event. */
-export function keyOf(transition: TakenTransition): string {
-  return `${transition.from.join(',')} ${transition.event} ${transition.to.join(',')}`;
 }
 
 // `<machine>.transition.<route>.<@event>.start`: the record of a delegation outcome's transition.

@@ -270,7 +270,14 @@ export class TestRuntime {
   ): Promise<InstanceResult> {
     this.know(definition);
     try {
-      return await this.runtime.send(definition, id, event, options);
+      const result = await this.runtime.send(definition, id, event, options);
+      // Nothing is committed for such a machine: the commit listener never hears of the step.
+      if (!definition.options.shouldPersist)
+        this.coverage.record(
+          { instanceId: id, machineId: definition.id, ...result },
+          { kept: false },
+        );
+      return result;
     } finally {
       await this.settle();
     }
