@@ -1,5 +1,5 @@
 // machines/order.ts
-import { defineEvent, defineMachine, defineValidationGuard } from 'machine-routes/runtime';
+import { defineEvent, defineMachine } from 'machine-routes/runtime';
 import { z } from 'zod';
 
 export const SubmitEvent = defineEvent({
@@ -7,14 +7,11 @@ export const SubmitEvent = defineEvent({
   payload: z.object({ amount: z.number().int().min(1) }),
 });
 
-// The context's type: guards and actions see `context.total` as a number.
-type OrderContext = { total: number };
-
-export const orderMachine = defineMachine<OrderContext>({
+export const orderMachine = defineMachine({
   config: {
     id: 'order',
     initial: 'draft',
-    context: { total: 0 },
+    context: { total: 0 }, // behaviors see `context.total` as a number
     states: {
       draft: { on: { SUBMIT: { target: 'submitted', actions: 'storeTotal' } } },
       submitted: {
@@ -28,15 +25,16 @@ export const orderMachine = defineMachine<OrderContext>({
     events: { SUBMIT: SubmitEvent },
     guards: {
       // A validation guard rejects the event with 422 instead of silently staying put.
-      withinLimit: defineValidationGuard<OrderContext>({
+      withinLimit: {
         check: ({ context }) => context.total <= 10_000,
         message: 'Orders over 10000 need a manual approval.',
         field: 'total',
-      }),
+      },
     },
     actions: {
+      // Named only in SUBMIT's transition: `event.payload` is SUBMIT's, `{ amount: number }`.
       storeTotal: ({ context, event }) => {
-        context.total = Number(event.payload?.['amount']);
+        context.total = event.payload.amount;
       },
     },
   },
