@@ -2,10 +2,9 @@
  * The `machine-routes` command line. `runCli` returns the exit code instead of exiting, so
  * tests run commands in-process.
  */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isMachineRoutesError } from '../generator/issues.js';
-import { OWN_ROOT } from '../runtime/own-root.js';
+import { packageVersion } from '../runtime/own-root.js';
 import { registerCheck } from './commands/check.js';
 import { registerCoverage } from './commands/coverage.js';
 import { registerDiagram } from './commands/diagram.js';
@@ -17,14 +16,6 @@ import { registerRoutes } from './commands/routes.js';
 import { registerTimers } from './commands/timers.js';
 import { registerWorker } from './commands/worker.js';
 import { processIo, type CliIo } from './io.js';
-
-// package.json sits at the package root, beside src/ and dist/.
-const PACKAGE_JSON = new URL('../package.json', OWN_ROOT);
-
-/** This package's version, as `--version` prints it. */
-export function packageVersion(): string {
-  return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
-}
 
 /** Runs one command line (`argv` without node and the script) and returns its exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {

@@ -12,17 +12,18 @@
  * 1,100-route benchmark (bench/generate) it took 6.8 s, 40% of the whole run.
  */
 import type { Options } from 'prettier';
+import { loadGeneratorDependency } from './dependencies.js';
 import { PRINT_WIDTH } from './flat-layout.js';
 import { verbatimPlaceholder, type GeneratedFile } from './manifest.js';
 
 /** The one prettier config of generated files. */
-export const PRETTIER_OPTIONS: Options = {
+export const PRETTIER_OPTIONS = {
   printWidth: PRINT_WIDTH,
   singleQuote: true,
   trailingComma: 'all',
   semi: true,
   parser: 'typescript',
-};
+} as const satisfies Options;
 
 /**
  * Prettier's output by input text, kept across runs of `generate --watch`: after a change to
@@ -44,7 +45,9 @@ export async function formatFiles(
   const format = async (text: string): Promise<string> => {
     const formatted =
       cache?.get(text) ??
-      (await (await (prettier ??= import('prettier'))).format(text, PRETTIER_OPTIONS));
+      (await (
+        await (prettier ??= loadGeneratorDependency('prettier'))
+      ).format(text, PRETTIER_OPTIONS));
     used.set(text, formatted);
     return formatted;
   };

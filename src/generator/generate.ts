@@ -3,16 +3,23 @@
  * `check`, `generate` and `routes` are views of it; nothing here writes files or prints.
  */
 import path from 'node:path';
-import { throwIfAny, type MachineRoutesError, type SourceLocation } from '../runtime/errors.js';
+import {
+  MissingPeerDependencyException,
+  throwIfAny,
+  type MachineRoutesError,
+  type SourceLocation,
+} from '../runtime/errors.js';
 import { buildManifest } from './build-manifest.js';
 import { DEFAULT_OUTPUT_DIR, OUTPUT_KINDS, registrationName, type OutputKind } from './config.js';
 import { emitterFor } from './emitters/index.js';
 import type { EmitOptions } from './emitters/types.js';
 import { formatFiles, type FormatCache } from './format.js';
-import { flattenIssues, isMachineRoutesError, sortIssues, type Issue } from './issues.js';
+import { flattenIssues, isMachineRoutesError, issueAt, sortIssues, type Issue } from './issues.js';
 import { loadConfig, type LoadConfigOptions, type LoadedConfig } from './load-config.js';
+import type { IssueLocator } from './locate-issues.js';
 import type { GeneratedFile, RouteManifest } from './manifest.js';
 import { sortBy } from './naming.js';
+import { loadTemplateEngine } from './templates.js';
 
 /** What `check` found. */
 export interface CheckReport {
@@ -67,7 +74,7 @@ async function locateAll(
   errors: readonly MachineRoutesError[],
 ): Promise<Issue[]> {
   // ts-morph (and the TypeScript compiler it carries) is loaded only when there is something to locate.
-  const { SourceLocator } = await import('./locate-issues.js');
+  const { createSourceLocator } = await import('./locate-issues.js');
   const registrationIndex = new Map(
     loaded.config.registrations.map((registration, index) => [
       registrationName(registration),
@@ -78,7 +85,18 @@ async function locateAll(
   for (const { machine } of loaded.config.registrations) {
     if (machine.source !== undefined) machineSources.set(machine.id, machine.source);
   }
-  const locator = new SourceLocator({ configFile: loaded.file, registrationIndex, machineSources });
+  let locator: IssueLocator;
+  try {
+    locator = await createSourceLocator({
+      configFile: loaded.file,
+      registrationIndex,
+      machineSources,
+    });
+  } catch (error) {
+    // A production install (a worker) has no ts-morph: the problems at the places they carry.
+    if (!(error instanceof MissingPeerDependencyException)) throw error;
+    return sortIssues(errors.map((issue) => issueAt(issue, issue.details.location ?? null)));
+  }
   return sortIssues(errors.map((error) => locator.locate(error)));
 }
 
@@ -94,13 +112,12 @@ export async function checkProject(options: LoadConfigOptions): Promise<CheckRep
     if (!isMachineRoutesError(error)) throw error;
     const file = typeof error.details.path === 'string' ? error.details.path : null;
     const errors = flattenIssues(error);
-    const issues = errors.map((issue) => ({
-      name: issue.name,
-      code: issue.code,
-      message: issue.message,
-      details: issue.details,
-      location: issue.details.location ?? (file === null ? null : { file, line: 1, column: 1 }),
-    }));
+    const issues = errors.map((issue) =>
+      issueAt(
+        issue,
+        issue.details.location ?? (file === null ? null : { file, line: 1, column: 1 }),
+      ),
+    );
     return { issues: sortIssues(issues), errors, manifest: null, loaded: null };
   }
   const result = buildManifest({ loaded, outputDir: outputDirOf(loaded) });
@@ -119,6 +136,7 @@ export async function renderFiles(
   kinds: readonly OutputKind[] = OUTPUT_KINDS,
   cache?: FormatCache,
 ): Promise<GeneratedFile[]> {
+  await loadTemplateEngine();
   const files = kinds.flatMap((kind) => emitterFor(kind)(manifest, options));
   return sortBy(await formatFiles(files, cache), (file) => file.path);
 }

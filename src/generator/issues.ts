@@ -15,6 +15,12 @@ export interface Issue {
   location: SourceLocation | null;
 }
 
+/** The issue of `error`, at `location`. */
+export function issueAt(error: MachineRoutesError, location: SourceLocation | null): Issue {
+  const { name, code, message, details } = error;
+  return { name, code, message, details, location };
+}
+
 /** True for an error of the machine-routes catalogue, from whichever module instance. */
 export function isMachineRoutesError(error: unknown): error is MachineRoutesError {
   if (!(error instanceof Error)) return false;

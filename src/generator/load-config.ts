@@ -12,12 +12,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createJiti, type Jiti } from 'jiti';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Jiti } from 'jiti';
 import { z } from 'zod';
 import { InvalidConfigFileException, type MachineRoutesError } from '../runtime/errors.js';
 import { FROM_SOURCES, OWN_ROOT } from '../runtime/own-root.js';
 import { DEFAULT_CONFIG_FILE, type MachineRoutesConfig } from './config.js';
+import { loadGeneratorDependency } from './dependencies.js';
 import { isMachineRoutesError } from './issues.js';
 import { loadErrorLocation } from './load-error-location.js';
 
@@ -164,7 +165,7 @@ function zodAlias(file: string): Record<string, string> {
 }
 
 /** A jiti instance of its own for one load: no module cache, source-mapped stack traces. */
-function freshJiti(file: string): Jiti {
+function freshJiti(createJiti: typeof import('jiti').createJiti, file: string): Jiti {
   // Mapped stacks locate the user's defineMachine calls and the statements that throw.
   process.setSourceMapsEnabled(true);
   return createJiti(file, {
@@ -190,6 +191,43 @@ export function resolveConfigFile(options: LoadConfigOptions): string {
   return file;
 }
 
+/** How one load imports the config, the runtime and zod. */
+interface ConfigImporter {
+  import<T>(id: string): Promise<T>;
+}
+
+/**
+ * jiti (fresh, see `freshJiti`) when it is installed. A production install has the runtime only
+ * (dependencies.ts): there a compiled JavaScript config is imported by Node itself, its
+ * `machine-routes` imports resolve to this installed package, and this package's own built
+ * runtime and zod are the instances the config's machines were made with.
+ */
+async function configImporter(file: string): Promise<ConfigImporter> {
+  const javaScript = /\.[cm]?js$/.test(file);
+  let jiti: typeof import('jiti');
+  try {
+    jiti = await loadGeneratorDependency('jiti');
+  } catch (error) {
+    if (!javaScript || !isMachineRoutesError(error)) throw error;
+    const native: Record<string, string> = {
+      'machine-routes/runtime': pathToFileURL(OWN_PACKAGE['machine-routes/runtime']!).href,
+      zod: 'zod',
+    };
+    return { import: (id) => import(native[id] ?? pathToFileURL(id).href) };
+  }
+  return freshJiti(jiti.createJiti, file);
+}
+
+/**
+ * The config module's default export. A CommonJS config compiled by tsc sets `exports.default`:
+ * Node's `import()` gives its whole `module.exports` as `default`.
+ */
+function defaultExport(module: { default?: unknown } | undefined): unknown {
+  const value = module?.default;
+  const compiled = value as { __esModule?: unknown; default?: unknown } | null | undefined;
+  return typeof compiled === 'object' && compiled?.__esModule === true ? compiled.default : value;
+}
+
 /**
  * Imports the config and every machine it references. Definition-time problems are collected,
  * not thrown; a config that cannot be imported or has the wrong shape throws
@@ -197,17 +235,18 @@ export function resolveConfigFile(options: LoadConfigOptions): string {
  */
 export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConfig> {
   const file = resolveConfigFile(options);
-  const jiti = freshJiti(file);
+  const importer = await configImporter(file);
   try {
-    const runtime = await jiti.import<RuntimeModule>('machine-routes/runtime');
-    const zod = await jiti.import<ZodModule>('zod');
+    const runtime = await importer.import<RuntimeModule>('machine-routes/runtime');
+    const zod = await importer.import<ZodModule>('zod');
     const {
       result: module,
       error,
       issues,
-    } = await runtime.collectDefinitionIssues(() => jiti.import<{ default?: unknown }>(file));
+    } = await runtime.collectDefinitionIssues(() => importer.import<{ default?: unknown }>(file));
     if (error !== undefined) throw error;
-    const parsed = configSchema.safeParse(module?.default);
+    const exported = defaultExport(module);
+    const parsed = configSchema.safeParse(exported);
     if (!parsed.success) {
       const problems = parsed.error.issues.map(
         (issue) => `${issue.path.join('.') || '(default export)'}: ${issue.message}`,
@@ -219,7 +258,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
     }
     return {
       file,
-      config: module?.default as MachineRoutesConfig,
+      config: exported as MachineRoutesConfig,
       runtime,
       zod,
       definitionIssues: issues,

@@ -6,17 +6,27 @@
  * Only syntax is read (no type checker), so locating stays fast; when a key cannot be found the
  * closest enclosing place is returned (the state, the defineMachine call, the registration).
  */
-import {
-  Node,
-  Project,
-  SyntaxKind,
-  type CallExpression,
-  type ObjectLiteralExpression,
-  type SourceFile,
-} from 'ts-morph';
+import type { CallExpression, Node, ObjectLiteralExpression, SourceFile } from 'ts-morph';
 import { fileURLToPath } from 'node:url';
 import type { MachineRoutesError, SourceLocation } from '../runtime/errors.js';
+import { loadGeneratorDependency } from './dependencies.js';
 import type { Issue } from './issues.js';
+
+// ts-morph, a generator dependency (dependencies.ts), set by `createSourceLocator`: the only
+// way to a `SourceLocator`, so every function below runs after it.
+let morph: typeof import('ts-morph');
+
+/** Locates the problems of one `check` run. */
+export interface IssueLocator {
+  /** The issue with the most precise location found: the offending key, else its enclosing place. */
+  locate(error: MachineRoutesError): Issue;
+}
+
+/** A locator for `context`, once ts-morph is loaded. */
+export async function createSourceLocator(context: LocateContext): Promise<IssueLocator> {
+  morph ??= await loadGeneratorDependency('ts-morph');
+  return new SourceLocator(context);
+}
 
 /** What locating needs to know about the config. */
 export interface LocateContext {
@@ -29,8 +39,8 @@ export interface LocateContext {
 }
 
 /** Parses source files once per `check` run. */
-export class SourceLocator {
-  private readonly project = new Project({
+class SourceLocator implements IssueLocator {
+  private readonly project = new morph.Project({
     useInMemoryFileSystem: false,
     skipAddingFilesFromTsConfig: true,
     skipFileDependencyResolution: true,
@@ -94,14 +104,14 @@ export class SourceLocator {
     const file = this.sourceFile(this.context.configFile);
     if (index === undefined || file === undefined) return undefined;
     const registrations = file
-      .getDescendantsOfKind(SyntaxKind.PropertyAssignment)
+      .getDescendantsOfKind(morph.SyntaxKind.PropertyAssignment)
       .find((property) => property.getName() === 'registrations')
       ?.getInitializer();
-    if (registrations === undefined || !Node.isArrayLiteralExpression(registrations))
+    if (registrations === undefined || !morph.Node.isArrayLiteralExpression(registrations))
       return undefined;
     const element = registrations.getElements()[index];
     if (element === undefined) return at(registrations);
-    if (key !== undefined && Node.isObjectLiteralExpression(element)) {
+    if (key !== undefined && morph.Node.isObjectLiteralExpression(element)) {
       const property = element.getProperty(key);
       if (property !== undefined) return at(property);
     }
@@ -136,7 +146,7 @@ function machineArgument(
   machineId: string,
 ): ObjectLiteralExpression | undefined {
   const candidates = file
-    .getDescendantsOfKind(SyntaxKind.CallExpression)
+    .getDescendantsOfKind(morph.SyntaxKind.CallExpression)
     .map((call) => ({ call, argument: call.getArguments()[0] }))
     .map(({ call, argument }) => ({ call, definition: argument && resolveObject(argument) }))
     .filter(
@@ -150,9 +160,11 @@ function machineArgument(
     const config = objectProperty(definition, 'config');
     const id = config?.getProperty('id');
     const value =
-      id !== undefined && Node.isPropertyAssignment(id) ? id.getInitializer() : undefined;
+      id !== undefined && morph.Node.isPropertyAssignment(id) ? id.getInitializer() : undefined;
     return (
-      value !== undefined && Node.isStringLiteral(value) && value.getLiteralValue() === machineId
+      value !== undefined &&
+      morph.Node.isStringLiteral(value) &&
+      value.getLiteralValue() === machineId
     );
   });
   return (onLine ?? byId)?.definition;
@@ -168,8 +180,11 @@ function scopeOf(definition: ObjectLiteralExpression, statePath: string | undefi
   if (endpoint !== null) {
     const list = definition.getProperty('endpoints');
     const initializer =
-      list !== undefined && Node.isPropertyAssignment(list) ? list.getInitializer() : undefined;
-    if (initializer === undefined || !Node.isArrayLiteralExpression(initializer)) return definition;
+      list !== undefined && morph.Node.isPropertyAssignment(list)
+        ? list.getInitializer()
+        : undefined;
+    if (initializer === undefined || !morph.Node.isArrayLiteralExpression(initializer))
+      return definition;
     return (
       (endpoint[1] === undefined ? undefined : initializer.getElements()[Number(endpoint[1])]) ??
       initializer
@@ -198,30 +213,34 @@ function findScenario(
   slug: string,
   key: string | undefined,
 ): SourceLocation | undefined {
-  const object = file.getDescendantsOfKind(SyntaxKind.ObjectLiteralExpression).find((candidate) => {
-    const property = candidate.getProperty('slug');
-    const value =
-      property !== undefined && Node.isPropertyAssignment(property)
-        ? property.getInitializer()
-        : undefined;
-    return value !== undefined && Node.isStringLiteral(value) && value.getLiteralValue() === slug;
-  });
+  const object = file
+    .getDescendantsOfKind(morph.SyntaxKind.ObjectLiteralExpression)
+    .find((candidate) => {
+      const property = candidate.getProperty('slug');
+      const value =
+        property !== undefined && morph.Node.isPropertyAssignment(property)
+          ? property.getInitializer()
+          : undefined;
+      return (
+        value !== undefined && morph.Node.isStringLiteral(value) && value.getLiteralValue() === slug
+      );
+    });
   if (object === undefined) return undefined;
   return (key === undefined ? undefined : findKey(object, key)) ?? at(object);
 }
 
 /** The object literal `node` is, or names (an identifier declared in the same file). */
 function resolveObject(node: Node): ObjectLiteralExpression | undefined {
-  if (Node.isObjectLiteralExpression(node)) return node;
-  if (Node.isIdentifier(node)) {
+  if (morph.Node.isObjectLiteralExpression(node)) return node;
+  if (morph.Node.isIdentifier(node)) {
     const declaration = node.getSourceFile().getVariableDeclaration(node.getText());
     const initializer = declaration?.getInitializer();
     return initializer && resolveObject(initializer);
   }
   if (
-    Node.isAsExpression(node) ||
-    Node.isSatisfiesExpression(node) ||
-    Node.isParenthesizedExpression(node)
+    morph.Node.isAsExpression(node) ||
+    morph.Node.isSatisfiesExpression(node) ||
+    morph.Node.isParenthesizedExpression(node)
   ) {
     return resolveObject(node.getExpression());
   }
@@ -234,7 +253,7 @@ function objectProperty(
 ): ObjectLiteralExpression | undefined {
   const property =
     object.getProperty(name) ?? object.getProperty(`'${name}'`) ?? object.getProperty(`"${name}"`);
-  if (property === undefined || !Node.isPropertyAssignment(property)) return undefined;
+  if (property === undefined || !morph.Node.isPropertyAssignment(property)) return undefined;
   const initializer = property.getInitializer();
   return initializer && resolveObject(initializer);
 }
@@ -242,15 +261,15 @@ function objectProperty(
 /** The first property named `key`, or string literal / identifier reading `key`, under `scope`. */
 function findKey(scope: Node, key: string): SourceLocation | undefined {
   const matches = (node: Node): boolean => {
-    if (Node.isPropertyAssignment(node) || Node.isShorthandPropertyAssignment(node)) {
+    if (morph.Node.isPropertyAssignment(node) || morph.Node.isShorthandPropertyAssignment(node)) {
       return unquote(node.getName()) === key;
     }
-    if (Node.isStringLiteral(node) || Node.isNoSubstitutionTemplateLiteral(node)) {
+    if (morph.Node.isStringLiteral(node) || morph.Node.isNoSubstitutionTemplateLiteral(node)) {
       // A quoted property name ('@always': ...) is found through its property assignment.
       const parent = node.getParent();
       return (
         node.getLiteralValue() === key &&
-        !(Node.isPropertyAssignment(parent) && parent.getNameNode() === node)
+        !(morph.Node.isPropertyAssignment(parent) && parent.getNameNode() === node)
       );
     }
     return false;
@@ -276,18 +295,18 @@ function at(node: Node): SourceLocation {
  */
 function configScope(file: SourceFile, path: string): Node | undefined {
   const call = file
-    .getDescendantsOfKind(SyntaxKind.CallExpression)
+    .getDescendantsOfKind(morph.SyntaxKind.CallExpression)
     .find((candidate) => candidate.getExpression().getText() === 'defineConfig');
   const exported = file.getExportAssignment((assignment) => !assignment.isExportEquals());
   let scope: Node | undefined =
     call?.getArguments()[0] ?? (exported && resolveObject(exported.getExpression()));
   for (const segment of path.split('.').slice(1)) {
     const [, name, index] = /^([^[]+)(?:\[(\d+)\])?$/.exec(segment) ?? [];
-    if (scope === undefined || name === undefined || !Node.isObjectLiteralExpression(scope))
+    if (scope === undefined || name === undefined || !morph.Node.isObjectLiteralExpression(scope))
       return undefined;
     const property = scope.getProperty(name);
     const value =
-      property !== undefined && Node.isPropertyAssignment(property)
+      property !== undefined && morph.Node.isPropertyAssignment(property)
         ? property.getInitializer()
         : undefined;
     if (index === undefined) {
@@ -296,7 +315,7 @@ function configScope(file: SourceFile, path: string): Node | undefined {
     }
     const list = value && unwrap(value);
     const element =
-      list !== undefined && Node.isArrayLiteralExpression(list)
+      list !== undefined && morph.Node.isArrayLiteralExpression(list)
         ? list.getElements()[Number(index)]
         : undefined;
     scope = element && resolveObject(element);
@@ -306,9 +325,9 @@ function configScope(file: SourceFile, path: string): Node | undefined {
 
 /** `node` without `as`, `satisfies` and parentheses around it. */
 function unwrap(node: Node): Node {
-  return Node.isAsExpression(node) ||
-    Node.isSatisfiesExpression(node) ||
-    Node.isParenthesizedExpression(node)
+  return morph.Node.isAsExpression(node) ||
+    morph.Node.isSatisfiesExpression(node) ||
+    morph.Node.isParenthesizedExpression(node)
     ? unwrap(node.getExpression())
     : node;
 }

@@ -5,6 +5,7 @@
  * a module's own `import.meta.url` would depend on where the bundler put that module: paths of
  * the package's own files (templates, the client runtime's source, package.json) start here.
  */
+import { readFileSync } from 'node:fs';
 import { sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -17,3 +18,9 @@ export const OWN_ROOT = pathToFileURL(here.slice(0, here.indexOf(sep, at + 1) + 
 
 /** Whether the package runs from its TypeScript sources (`src/`) rather than built (`dist/`). */
 export const FROM_SOURCES = OWN_ROOT.pathname.endsWith('/src/');
+
+/** This package's version (its package.json sits beside `src/` and `dist/`). */
+export function packageVersion(): string {
+  const manifest = readFileSync(new URL('../package.json', OWN_ROOT), 'utf8');
+  return (JSON.parse(manifest) as { version: string }).version;
+}

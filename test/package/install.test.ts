@@ -1,94 +1,57 @@
 /**
- * The package as a new user gets it: `npm pack`, then a fresh `npm init -y` project in a temp
- * dir (CommonJS, then `"type": "module"`) that installs the tarball beside its own zod 4 and
- * Fastify, writes the README's first machine and config verbatim, runs `check` and `generate`,
- * compiles with its own `tsc --strict`, starts the compiled server with plain `node` and drives
- * create and one event over HTTP.
+ * The packages as a new user gets them: both tarballs of `npm run package` (scripts/pack.js),
+ * then a fresh `npm init -y` project in a temp dir (CommonJS, then `"type": "module"`) that
+ * installs `machine-routes` beside its own zod 4 and Fastify and `machine-routes-generator` as a
+ * dev dependency, writes the README's first machine and config verbatim, runs `check` and
+ * `generate`, compiles with its own `tsc --strict`, starts the compiled server with plain `node`
+ * and drives create and one event over HTTP. Then the CommonJS project installed for production
+ * (`npm ci --omit=dev`): no generator package, under half the bytes, and the server, `migrate`
+ * and `timers` on the compiled config still run.
  *
- * Kept bounded in time: the tarball comes from the build the global setup made (`npm pack
- * --ignore-scripts`); the CommonJS project installs from the tarball and the npm registry, and
- * the ES module project gets a hard-linked copy of that install (same package.json dependencies).
- * Install scripts are skipped and better-sqlite3's native build is copied from this repository's
- * own install (same version, same Node): compiling it from source takes minutes here.
+ * Kept bounded in time: the tarballs come from the build the global setup made; the CommonJS
+ * project installs from them and the npm registry, and the ES module project gets a hard-linked
+ * copy of that install (same package.json dependencies). Install scripts are skipped and
+ * better-sqlite3's native build is copied from this repository's own install (same version, same
+ * Node): compiling it from source takes minutes here.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNode, type FixtureProcess } from '../support/child-process.js';
 import { ROOT } from '../generator/support.js';
 import { createTestSchema } from '../support/postgres.js';
+import {
+  bytesUnder,
+  packTarballs,
+  readmeFiles,
+  readmeInstallLines,
+  readmeTsconfig,
+  sh,
+  shFailing,
+  versionIn,
+  type Tarballs,
+} from './support.js';
 
 const INSTALL_TIMEOUT = 300_000;
 /** A Node executable of a maintained version (22+), see the last test. */
 const EXTRA_NODE = process.env['MACHINE_ROUTES_NODE22'] || undefined;
 
-/** The TypeScript blocks of the README's "A first machine" that start with `// <path>`. */
-function readmeFiles(): Map<string, string> {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## A first machine'));
-  const files = new Map<string, string>();
-  for (const [, body = ''] of section
-    .slice(0, section.indexOf('\n## ', 1))
-    .matchAll(/```ts\n([\s\S]*?)```/g)) {
-    const name = /^\/\/ (\S+\.ts)\n/.exec(body)?.[1];
-    if (name !== undefined) files.set(name, body);
-  }
-  return files;
-}
-
-/** The text of the README's section `heading` (up to the next `## `). */
-function readmeSection(heading: string): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf(`## ${heading}`));
-  return section.slice(0, section.indexOf('\n## ', 1));
-}
-
-/**
- * The `npm install` lines of the README's "Install into your project" whose command (not its
- * comment) mentions `word`, as npm arguments.
- */
-function readmeInstallLines(word: string): string[][] {
-  const block = /```sh\n([\s\S]*?)```/.exec(readmeSection('Install into your project'))?.[1] ?? '';
-  return block
-    .split('\n')
-    .map((line) => line.replace(/#.*$/, '').trim())
-    .filter((command) => command.startsWith('npm install ') && command.includes(word))
-    .map((command) => command.split(/\s+/).slice(2));
-}
-
-/** The `tsconfig.json` the README's "Install into your project" shows, verbatim. */
-function readmeTsconfig(): string {
-  const block = /```jsonc?\n([\s\S]*?)```/.exec(readmeSection('Install into your project'))?.[1];
-  if (block === undefined)
-    throw new Error('README "Install into your project" shows no tsconfig.json');
-  return block;
-}
-
-/** Runs a command in `cwd` and returns its stdout; throws with its output when it fails. */
-function sh(cwd: string, command: string, args: string[]): string {
-  try {
-    return execFileSync(command, args, {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' },
-    });
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout}\n${stderr}`);
-  }
-}
+const VERSION = (
+  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
+).version;
 
 let work: string;
-let tarball: string;
-
-/** The version of an installed package. */
-function versionIn(modules: string, name: string): string {
-  const manifest = readFileSync(path.join(modules, name, 'package.json'), 'utf8');
-  return (JSON.parse(manifest) as { version: string }).version;
-}
+let tarballs: Tarballs;
 
 /** A fresh `npm init -y` project of `type` with the user's dependencies installed. */
 function createProject(
@@ -112,10 +75,10 @@ function createProject(
   }
   const install = (...args: string[]) =>
     sh(project, 'npm', ['install', '--prefer-offline', '--ignore-scripts', ...args]);
-  install(tarball, 'zod@^4', 'fastify@^5');
+  install(tarballs['machine-routes'], 'zod@^4', 'fastify@^5');
   // PostgreSQL's drivers are optional peers: only the Node 22 test below uses them.
   if (EXTRA_NODE !== undefined) install('pg@^8', 'pg-boss@^10');
-  install('-D', 'typescript', '@types/node@^20');
+  install('-D', tarballs['machine-routes-generator'], 'typescript', '@types/node@^20');
   const modules = path.join(project, 'node_modules');
   const ours = path.join(ROOT, 'node_modules');
   expect(versionIn(modules, 'better-sqlite3')).toBe(versionIn(ours, 'better-sqlite3'));
@@ -128,24 +91,57 @@ function createProject(
 beforeAll(() => {
   work = mkdtempSync(path.join(tmpdir(), 'machine-routes-package-'));
   // The global setup built dist/: pack it as it is.
-  const packed = sh(ROOT, 'npm', [
-    'pack',
-    '--ignore-scripts',
-    '--json',
-    '--pack-destination',
-    work,
-  ]);
-  tarball = path.join(work, (JSON.parse(packed) as { filename: string }[])[0]!.filename);
+  tarballs = packTarballs(work);
 }, INSTALL_TIMEOUT);
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => rmSync(work, { recursive: true, force: true }), INSTALL_TIMEOUT);
 
-describe('the packed tarball', () => {
-  it('should hold only what runs: dist, templates, the CLI entry, README and package.json', () => {
-    const listed = sh(ROOT, 'tar', ['-tzf', tarball]).trim().split('\n');
-    const tops = new Set(listed.map((entry) => entry.split('/').slice(1, 2).join('/')));
-    expect([...tops].sort()).toEqual(['README.md', 'bin', 'dist', 'package.json', 'templates']);
+/** The entries of a tarball and its package.json. */
+function unpacked(tarball: string): { tops: string[]; listed: string[]; manifest: Manifest } {
+  const listed = sh(ROOT, 'tar', ['-tzf', tarball]).trim().split('\n');
+  const tops = [...new Set(listed.map((entry) => entry.split('/')[1] ?? ''))].sort();
+  const manifest = JSON.parse(sh(ROOT, 'tar', ['-xzOf', tarball, 'package/package.json']));
+  return { tops, listed, manifest: manifest as Manifest };
+}
+
+interface Manifest {
+  scripts?: Record<string, string>;
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+/** What only the generator loads: a server must not install them. */
+const GENERATOR_ONLY = ['handlebars', 'jiti', 'prettier', 'ts-morph'];
+
+describe('the packed tarballs', () => {
+  it('should hold only what runs: dist, templates, the CLI entry, LICENSE, README and package.json', () => {
+    const { tops, listed } = unpacked(tarballs['machine-routes']);
+    expect(tops).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'package.json', 'templates']);
     expect(listed.filter((entry) => entry.endsWith('.map'))).toEqual([]);
+    expect(sh(ROOT, 'tar', ['-xzOf', tarballs['machine-routes'], 'package/LICENSE'])).toContain(
+      'MIT License',
+    );
+  });
+
+  it('should ship no lifecycle script, no devDependencies and the runtime dependencies only', () => {
+    const { manifest } = unpacked(tarballs['machine-routes']);
+    expect(manifest.scripts).toBeUndefined();
+    expect(manifest.devDependencies).toBeUndefined();
+    for (const name of [...GENERATOR_ONLY, '@types/better-sqlite3', '@types/pg']) {
+      expect(manifest.dependencies).not.toHaveProperty(name);
+    }
+    expect(manifest.peerDependencies).not.toHaveProperty('machine-routes-generator');
+  });
+
+  it('should pack machine-routes-generator with the generator packages, pinned to the runtime version', () => {
+    const { tops, manifest } = unpacked(tarballs['machine-routes-generator']);
+    expect(tops).toEqual(['LICENSE', 'README.md', 'index.js', 'package.json']);
+    expect(manifest.scripts).toBeUndefined();
+    expect(Object.keys(manifest.dependencies)).toEqual(
+      expect.arrayContaining([...GENERATOR_ONLY, '@types/better-sqlite3', '@types/pg']),
+    );
+    expect(manifest.peerDependencies).toEqual({ 'machine-routes': VERSION });
   });
 });
 
@@ -308,7 +304,7 @@ describe('a fresh npm project with Express, installed as the README says', () =>
           'install',
           '--prefer-offline',
           '--ignore-scripts',
-          ...args.map((arg) => (arg === 'machine-routes' ? tarball : arg)),
+          ...args.map((arg) => (arg in tarballs ? tarballs[arg as keyof Tarballs] : arg)),
         ]);
       }
       for (const [name, contents] of readmeFiles()) {
@@ -378,6 +374,62 @@ describe('a fresh npm project with Express, installed as the README says', () =>
       // A URL the routes do not serve reaches the application's own handlers.
       const other = await fetch(`${ownUrl}/api/nope`);
       expect([other.status, await other.json()]).toEqual([404, { message: 'mine' }]);
+    },
+    INSTALL_TIMEOUT,
+  );
+});
+
+// The CommonJS project as a server installs it: its package.json and lockfile, `npm ci
+// --omit=dev`, its compiled build/. Before the split, machine-routes brought prettier, ts-morph
+// (and the TypeScript it carries), handlebars and jiti here: about 69 MB of files in all.
+describe('a production install of the CommonJS project (npm ci --omit=dev)', () => {
+  let server: FixtureProcess | undefined;
+
+  afterAll(() => server?.child.kill());
+
+  it(
+    'should carry no generator package, weigh under 40 MB, and serve, migrate and sweep timers',
+    async () => {
+      const built = path.join(work, 'commonjs');
+      const project = path.join(work, 'production');
+      mkdirSync(project);
+      for (const file of ['package.json', 'package-lock.json', 'build']) {
+        cpSync(path.join(built, file), path.join(project, file), { recursive: true });
+      }
+      sh(project, 'npm', ['ci', '--omit=dev', '--prefer-offline', '--ignore-scripts']);
+      const modules = path.join(project, 'node_modules');
+      for (const name of [...GENERATOR_ONLY, 'machine-routes-generator', 'typescript', '@types']) {
+        expect(existsSync(path.join(modules, name)), name).toBe(false);
+      }
+      expect(bytesUnder(modules)).toBeLessThan(40e6);
+      cpSync(
+        path.join(ROOT, 'node_modules/better-sqlite3/build'),
+        path.join(modules, 'better-sqlite3/build'),
+        { recursive: true },
+      );
+
+      const database = `sqlite:${path.join(project, 'machines.db')}`;
+      expect(sh(project, 'npx', ['machine-routes', 'migrate', '--database', database])).toContain(
+        'Migrated',
+      );
+      // A compiled config loads without jiti; a TypeScript one names the package to install.
+      const config = ['--config', 'build/machine-routes.config.js'];
+      expect(sh(project, 'npx', ['machine-routes', 'timers', '--once', ...config])).toContain(
+        "No machine is registered under 'timers'",
+      );
+      const generate = shFailing(project, 'npx', ['machine-routes', 'generate', ...config]);
+      expect(generate.status).toBe(1);
+      expect(generate.output).toContain(
+        `npm install --save-dev machine-routes-generator@${VERSION}`,
+      );
+
+      server = startNode(['build/src/generated/server.gen.js'], {
+        cwd: project,
+        env: { PORT: '0', MACHINE_DATABASE_URL: database },
+      });
+      const line = await server.waitForLine((text) => text.includes('listening on'), 60_000);
+      const url = /listening on (\S+)/.exec(line)![1]!;
+      expect((await fetch(`${url}/orders/create`, { method: 'POST' })).status).toBe(201);
     },
     INSTALL_TIMEOUT,
   );

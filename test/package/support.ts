@@ -1,0 +1,107 @@
+/**
+ * Helpers of the package tests: the README's blocks a new user copies, commands run in a fresh
+ * project, and the tarballs `npm run package` makes (scripts/pack.js).
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../generator/support.js';
+
+/** The text of the README's section `heading` (up to the next `## `). */
+export function readmeSection(heading: string): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf(`## ${heading}`));
+  return section.slice(0, section.indexOf('\n## ', 1));
+}
+
+/** The TypeScript blocks of the README's "A first machine" that start with `// <path>`. */
+export function readmeFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const [, body = ''] of readmeSection('A first machine').matchAll(/```ts\n([\s\S]*?)```/g)) {
+    const name = /^\/\/ (\S+\.ts)\n/.exec(body)?.[1];
+    if (name !== undefined) files.set(name, body);
+  }
+  return files;
+}
+
+/**
+ * The `npm install` lines of the README's "Install into your project" whose command (not its
+ * comment) mentions `word`, as npm arguments.
+ */
+export function readmeInstallLines(word: string): string[][] {
+  const block = /```sh\n([\s\S]*?)```/.exec(readmeSection('Install into your project'))?.[1] ?? '';
+  return block
+    .split('\n')
+    .map((line) => line.replace(/#.*$/, '').trim())
+    .filter((command) => command.startsWith('npm install ') && command.includes(word))
+    .map((command) => command.split(/\s+/).slice(2));
+}
+
+/** The `tsconfig.json` the README's "Install into your project" shows, verbatim. */
+export function readmeTsconfig(): string {
+  const block = /```jsonc?\n([\s\S]*?)```/.exec(readmeSection('Install into your project'))?.[1];
+  if (block === undefined)
+    throw new Error('README "Install into your project" shows no tsconfig.json');
+  return block;
+}
+
+/** Runs a command in `cwd` and returns its stdout; throws with its output when it fails. */
+export function sh(cwd: string, command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' },
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout}\n${stderr}`);
+  }
+}
+
+/** Runs a command expected to fail; returns its exit status and output. */
+export function shFailing(
+  cwd: string,
+  command: string,
+  args: string[],
+): { status: number | null; output: string } {
+  try {
+    execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const { status, stdout, stderr } = error as {
+      status: number | null;
+      stdout?: string;
+      stderr?: string;
+    };
+    return { status, output: `${stdout ?? ''}${stderr ?? ''}` };
+  }
+  throw new Error(`${command} ${args.join(' ')} succeeded in ${cwd}; it should have failed`);
+}
+
+/** The two published packages' tarballs (scripts/pack.js) of the dist/ the global setup built. */
+export interface Tarballs {
+  'machine-routes': string;
+  'machine-routes-generator': string;
+}
+
+/** Packs both packages into `destination`. */
+export function packTarballs(destination: string): Tarballs {
+  const packed = sh(ROOT, process.execPath, ['scripts/pack.js', '--destination', destination]);
+  return JSON.parse(packed) as Tarballs;
+}
+
+/** The version of an installed package. */
+export function versionIn(modules: string, name: string): string {
+  const manifest = readFileSync(path.join(modules, name, 'package.json'), 'utf8');
+  return (JSON.parse(manifest) as { version: string }).version;
+}
+
+/** Bytes of the files under `dir` (their length, not the blocks they take on disk). */
+export function bytesUnder(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce((total, entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return total + bytesUnder(full);
+    return entry.isFile() ? total + statSync(full).size : total;
+  }, 0);
+}
