@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { checkProject } from '../../generator/generate.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
+import type { OpenRuntimeOptions } from '../../runtime/engine/options.js';
 import type { SweepReport } from '../../runtime/engine/timers/timer-sweep.js';
 import { printIssues, type CliIo } from '../io.js';
 
@@ -56,7 +57,6 @@ async function runTimers(
     io.stdout("No machine is registered under 'timers' in the config: nothing to sweep.");
     return 0;
   }
-  const databaseUrl = options.database ?? loaded.config.store;
   let failed = 0;
   // Failed deliveries: one line each (and, with --once, exit code 1).
   const logger = {
@@ -66,14 +66,8 @@ async function runTimers(
       io.stderr(`${message}: ${error instanceof Error ? error.message : String(error)}`);
     },
   };
-  // The store's durable queue, not run here: jobs a fire causes (a child start, ...) are written
-  // with its commit and run by a worker. Every other setting comes from the environment.
   const host = await runtime.MachineRuntime.open({
-    ...(databaseUrl === undefined ? {} : { databaseUrl }),
-    worker: options.once ? false : 'timers',
-    timers: registrations,
-    timerIntervalMs: intervalMs,
-    keepAlive: true,
+    ...timersRuntimeOptions(loaded.config, options, intervalMs),
     logger,
   });
   try {
@@ -100,6 +94,27 @@ async function runTimers(
   } finally {
     await host.close();
   }
+}
+
+/**
+ * The options the sweep opens its runtime with: the config's timers, the store of `--database`,
+ * else the config's, else `MACHINE_DATABASE_URL`; every other setting from the environment, as
+ * in the server. The store's durable queue is not run here: jobs a fire causes (a child start,
+ * ...) are written with its commit and run by a worker.
+ */
+export function timersRuntimeOptions(
+  config: LoadedConfig['config'],
+  options: { database?: string | undefined; once?: boolean | undefined },
+  intervalMs: number,
+): OpenRuntimeOptions {
+  const databaseUrl = options.database ?? config.store;
+  return {
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    worker: options.once === true ? false : 'timers',
+    timers: config.timers ?? [],
+    timerIntervalMs: intervalMs,
+    keepAlive: true,
+  };
 }
 
 /** One line about a sweep. */

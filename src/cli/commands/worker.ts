@@ -7,6 +7,8 @@
 import type { Command } from 'commander';
 import { checkProject } from '../../generator/generate.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
+import type { MachineDefinition } from '../../runtime/definition/machine-definition.js';
+import type { OpenRuntimeOptions } from '../../runtime/engine/options.js';
 import { printIssues, type CliIo } from '../io.js';
 
 interface WorkerOptions {
@@ -55,15 +57,8 @@ async function runWorker(
   // and runtime must agree with them (and with each other's classes). Every other setting
   // (MACHINE_LOCK_TTL, MACHINE_JOB_*, ...) comes from the environment, as in the server.
   const runtime = loaded.runtime;
-  const databaseUrl = database ?? loaded.config.store;
-  const machines = uniqueMachines(loaded);
-  const options = {
-    ...(databaseUrl === undefined ? {} : { databaseUrl }),
-    machines,
-    timers: loaded.config.timers ?? [],
-    keepAlive: true,
-    ...(concurrency === undefined ? {} : { jobQueue: { concurrency } }),
-  };
+  const options = workerRuntimeOptions(loaded.config, database, concurrency);
+  const machines = options.machines;
   const settings = runtime.resolveSettings(options);
   // Registers the child, completion, timeout and send handlers on the store's queue, starts
   // it, the timer sweep of the config's `timers` and the expired-row sweep.
@@ -85,10 +80,30 @@ async function runWorker(
   return 0;
 }
 
+/**
+ * The options the worker opens its runtime with: the config's machines and timers, the store of
+ * `--database`, else the config's, else `MACHINE_DATABASE_URL`; every other setting from the
+ * environment, as in the server.
+ */
+export function workerRuntimeOptions(
+  config: LoadedConfig['config'],
+  database: string | undefined,
+  concurrency: number | undefined,
+): OpenRuntimeOptions & { machines: MachineDefinition[] } {
+  const databaseUrl = database ?? config.store;
+  return {
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    machines: uniqueMachines(config),
+    timers: config.timers ?? [],
+    keepAlive: true,
+    ...(concurrency === undefined ? {} : { jobQueue: { concurrency } }),
+  };
+}
+
 /** The registrations' machines, one per id (children are found through them). */
-function uniqueMachines(loaded: LoadedConfig) {
-  const byId = new Map<string, LoadedConfig['config']['registrations'][number]['machine']>();
-  for (const registration of loaded.config.registrations)
+function uniqueMachines(config: LoadedConfig['config']): MachineDefinition[] {
+  const byId = new Map<string, MachineDefinition>();
+  for (const registration of config.registrations)
     byId.set(registration.machine.id, registration.machine);
   return [...byId.values()];
 }

@@ -13,6 +13,8 @@
  * The spec's `MACHINE_PARALLEL_DISPATCH_LOCK_*` are not aliases of these: they are region jobs'
  * own (engine/parallel-dispatch-config.ts).
  */
+import { loadJobQueueConfig } from '../jobs/config.js';
+import type { JobQueueSettings } from '../jobs/types.js';
 import {
   checkOptions,
   ENVIRONMENT_SETTINGS,
@@ -20,6 +22,10 @@ import {
   throwIfProblems,
   type Environment,
 } from '../environment.js';
+import {
+  loadParallelDispatchConfig,
+  type ParallelDispatchSettings,
+} from './parallel-dispatch-config.js';
 
 /** Validated runtime settings. */
 export interface MachineRuntimeConfig {
@@ -65,4 +71,38 @@ export function loadRuntimeConfig(
   const config = {} as Record<keyof MachineRuntimeConfig, unknown>;
   for (const key of KEYS) config[key] = overrides[key] ?? values[key];
   return config as MachineRuntimeConfig;
+}
+
+/** Where `resolveSettings` reads: options given in code, and the environment. */
+export interface SettingsSource extends Partial<MachineRuntimeConfig> {
+  /** Environment to read settings from (default `process.env`). */
+  env?: Environment | undefined;
+  /** Job queue settings given in code (milliseconds where the environment takes seconds). */
+  jobQueue?: Partial<JobQueueSettings> | undefined;
+  /** Parallel dispatch settings given in code. */
+  parallelDispatch?: Partial<ParallelDispatchSettings> | undefined;
+}
+
+/** Every setting a runtime opened from settings runs with. */
+export interface ResolvedSettings {
+  runtime: MachineRuntimeConfig;
+  jobQueue: JobQueueSettings;
+  parallelDispatch: ParallelDispatchSettings;
+}
+
+/**
+ * Resolves every setting of `open`: options given in code over `env` (default `process.env`)
+ * over the defaults. Throws `InvalidSettingsException` naming every bad value.
+ */
+export function resolveSettings(options: SettingsSource = {}): ResolvedSettings {
+  const env = options.env ?? process.env;
+  const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
+  return {
+    runtime: loadRuntimeConfig(
+      { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled },
+      env,
+    ),
+    jobQueue: loadJobQueueConfig(options.jobQueue, env),
+    parallelDispatch: loadParallelDispatchConfig(options.parallelDispatch, env),
+  };
 }

@@ -21,8 +21,14 @@ export {
   type JobRunner,
 } from './jobs/job-handlers.js';
 export { toJobRequest } from './jobs/job-requests.js';
-export { DEFAULT_RUNTIME_CONFIG, loadRuntimeConfig, type MachineRuntimeConfig } from './config.js';
-export { resolveSettings, type ResolvedSettings } from './open-runtime.js';
+export {
+  DEFAULT_RUNTIME_CONFIG,
+  loadRuntimeConfig,
+  resolveSettings,
+  type MachineRuntimeConfig,
+  type ResolvedSettings,
+  type SettingsSource,
+} from './config.js';
 export {
   DEFAULT_PARALLEL_DISPATCH,
   loadParallelDispatchConfig,

@@ -32,12 +32,12 @@ import type {
 } from '../persistence/types.js';
 import { buildContext } from './build-context.js';
 import type { CommitListener } from './commit-events.js';
+import type { ResolvedSettings } from './config.js';
 import type { EngineContext } from './context.js';
 import { create, createAndSend } from './create.js';
 import type { MachineInstances } from './machine-instances.js';
 import { openRuntime, type OpenedParts } from './open-runtime.js';
 import type { MachineRuntimeOptions, OpenRuntimeOptions } from './options.js';
-import type { ParallelDispatchSettings } from './parallel-dispatch-config.js';
 import * as reads from './reads.js';
 import { send } from './send.js';
 import { sendStatelessSync } from './stateless.js';
@@ -84,9 +84,9 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     return this.context.settings.scenariosEnabled;
   }
 
-  /** Parallel dispatch settings in force (docs/parallel-dispatch.md). */
-  get parallelDispatch(): Readonly<ParallelDispatchSettings> {
-    return this.context.settings.parallelDispatch;
+  /** The settings `open` resolved (store, locks, queue, parallel dispatch); `null` after `new`. */
+  get settings(): ResolvedSettings | null {
+    return this.#opened?.settings ?? null;
   }
 
   /** The background timer sweep of this runtime, when `open` started one. */

@@ -7,45 +7,16 @@
  * `MachineRuntime.open`, `startWorker`, `machine-routes worker` / `timers` and the generated app
  * all come through here, so a `MACHINE_*` setting means the same in each.
  */
-import { loadJobQueueConfig } from '../jobs/config.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import { openJobQueue } from '../jobs/open-job-queue.js';
-import type { DurableJobQueue, JobQueueSettings } from '../jobs/types.js';
+import type { DurableJobQueue } from '../jobs/types.js';
 import { assertMigrated, openStore } from '../persistence/open-store.js';
 import { stderrLogger, type Logger } from '../logger.js';
-import { loadRuntimeConfig, type MachineRuntimeConfig } from './config.js';
+import { resolveSettings, type ResolvedSettings } from './config.js';
 import type { EngineContext } from './context.js';
 import { LockSweeper } from './lock-sweeper.js';
 import type { MachineRuntimeOptions, OpenRuntimeOptions } from './options.js';
-import {
-  loadParallelDispatchConfig,
-  type ParallelDispatchSettings,
-} from './parallel-dispatch-config.js';
 import { TimerWorker } from './timers/timer-worker.js';
-
-/** Every setting a runtime opened from settings runs with. */
-export interface ResolvedSettings {
-  runtime: MachineRuntimeConfig;
-  jobQueue: JobQueueSettings;
-  parallelDispatch: ParallelDispatchSettings;
-}
-
-/**
- * Resolves every setting of `open`: options given in code over `env` (default `process.env`)
- * over the defaults. Throws `InvalidSettingsException` naming every bad value.
- */
-export function resolveSettings(options: OpenRuntimeOptions = {}): ResolvedSettings {
-  const env = options.env ?? process.env;
-  const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
-  return {
-    runtime: loadRuntimeConfig(
-      { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled },
-      env,
-    ),
-    jobQueue: loadJobQueueConfig(options.jobQueue, env),
-    parallelDispatch: loadParallelDispatchConfig(options.parallelDispatch, env),
-  };
-}
 
 /** What `openRuntime` started, for the runtime to stop on `close`. */
 export interface OpenedParts {

@@ -1,10 +1,12 @@
 /**
- * `startWorker`: the entry of `machine-routes worker`. Opens the durable queue of a database,
- * registers the job handlers and runs them until stopped, and sweeps the store's expired lock
- * rows (left by killed processes) and Idempotency-Key records periodically.
+ * `startWorker`: a durable queue's worker with handlers of your own (`machine-routes worker`
+ * opens a whole runtime instead: `MachineRuntime.open`). Opens the queue of a database with the
+ * settings `MachineRuntime.open` would resolve (`resolveSettings`), registers the handlers and
+ * runs them until stopped, and sweeps the store's expired lock rows (left by killed processes)
+ * and Idempotency-Key records periodically.
  */
 import type { JobHandler } from '../jobs/job-queue.js';
-import { loadRuntimeConfig } from './config.js';
+import { resolveSettings } from './config.js';
 import { assertMigrated, openStore, parseStoreUrl } from '../persistence/open-store.js';
 import type { Store } from '../persistence/store.js';
 import { LockSweeper } from './lock-sweeper.js';
@@ -75,12 +77,14 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Run
     lockSweepIntervalMs,
     ...settings
   } = options;
-  const target = store ?? databaseUrl ?? loadRuntimeConfig({}, env).databaseUrl;
+  // The same settings as `MachineRuntime.open`: options over `env` (default `process.env`).
+  const resolved = resolveSettings({ databaseUrl, env, jobQueue: settings });
+  const target = store ?? resolved.runtime.databaseUrl;
   // A machine store (as `machine-routes worker` passes) on an unmigrated PostgreSQL schema is
   // refused before any job is claimed; a queue opened from a URL alone may serve plain jobs.
   if (store !== undefined) await assertMigrated(store);
   const queue = await openJobQueue(target, {
-    ...settings,
+    ...resolved.jobQueue,
     onError,
     ...(jobSchema !== undefined ? { jobSchema } : {}),
   });
