@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ManualClock, type SqliteStore } from '../../src/runtime/index.js';
+import type { SqliteStore } from '../../src/runtime/index.js';
 import { checkoutMachine } from '../../fixtures/example/machines/checkout.js';
 import { CHILD_START_WAIT_MS } from '../../src/runtime/engine/forwarded-send.js';
 import { startFixture } from '../support/child-process.js';
@@ -104,30 +104,6 @@ describe('generated client against the generated server', () => {
       output: { total: 500, approved: true },
       isProcessing: false,
     });
-  });
-
-  it('should expire a submitted order 15 minutes later (the EXPIRE timer, fired by the worker)', async () => {
-    const clock = new ManualClock();
-    const timed = await buildApp({ databaseUrl: 'sqlite::memory:', clock });
-    try {
-      const client = createClient({ baseUrl: await timed.listen(0) });
-      const created = await client.order.create();
-      const machineId = created.status === 201 ? created.body.data.id : '';
-      await client.order.submit({ machineId, payload: { amount: 20 } });
-      clock.advance(14 * 60_000);
-      await timed.runtime.timerWorker!.sweepOnce();
-      const waiting = await client.order.quote({ machineId, payload: { quantity: 1 } });
-      expect(waiting.status === 200 && waiting.body.data.state).toEqual(['order.submitted']);
-      clock.advance(60_000);
-      await vi.waitFor(async () => {
-        const order = await client.order.read.status({ machineId });
-        expect(order.status === 200 && order.body.data.state).toEqual(['order.expired']);
-      });
-      const late = await client.order.approve({ machineId });
-      expect(late.status).toBe(409);
-    } finally {
-      await timed.close();
-    }
   });
 
   it('should explain availableEvents on the review registration: APPROVE over the limit is disabled with the guard message', async () => {
