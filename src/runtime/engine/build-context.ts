@@ -19,6 +19,7 @@ import { MachineRegistry } from './machine-registry.js';
 import type { MachineRuntimeOptions } from './options.js';
 import { loadParallelDispatchConfig, regionStepOption } from './parallel-dispatch-config.js';
 import { send } from './send.js';
+import { instrumentedInterpreter } from './instrumentation.js';
 
 /** A built context, the job dispatch it enqueues through, and what closes them. */
 export interface BuiltContext {
@@ -90,7 +91,7 @@ export function buildContext(options: MachineRuntimeOptions): BuiltContext {
   const context: EngineContext = {
     store,
     now,
-    interpreter: options.engine ?? { initialize, transition },
+    interpreter: instrumentedInterpreter(options.engine ?? { initialize, transition }),
     registry,
     macrostepOptions,
     statelessSteps: {

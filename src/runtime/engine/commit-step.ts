@@ -26,6 +26,7 @@ import {
 import { chainHooks } from '../persistence/transaction.js';
 import type { CommitOptions, EngineContext } from './context.js';
 import { toJobRequest } from './jobs/job-requests.js';
+import { instrumentedCommit } from './instrumentation.js';
 import { deliverSends } from './jobs/send-jobs.js';
 
 /** A planned commit, ready for the store. */
@@ -91,7 +92,7 @@ export async function writeCommit(
   options: CommitOptions = {},
 ): Promise<PreparedCommit> {
   const prepared = prepareCommit(ctx, input, options);
-  await ctx.store.commit(prepared.request);
+  await instrumentedCommit(ctx.store, prepared.request);
   return prepared;
 }
 

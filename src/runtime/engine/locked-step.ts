@@ -33,6 +33,7 @@ import {
 } from '../persistence/store.js';
 import { finishCommit, writeCommit, type PreparedCommit } from './commit-step.js';
 import type { CommitOptions, EngineContext } from './context.js';
+import { countContention, recordLockWait } from './instrumentation.js';
 
 /**
  * How the step holds the instance:
@@ -102,7 +103,8 @@ export function runLocked<T>(ctx: EngineContext, run: LockedRun<T>): Promise<T> 
 }
 
 async function runWithLock<T>(ctx: EngineContext, run: LockedRun<T>, waitMs: number): Promise<T> {
-  const deadline = Date.now() + waitMs;
+  const started = Date.now();
+  const deadline = started + waitMs;
   let acquired;
   try {
     acquired =
@@ -118,6 +120,7 @@ async function runWithLock<T>(ctx: EngineContext, run: LockedRun<T>, waitMs: num
     throw await contention(ctx, run, 'busy');
   }
   const { lock, loaded } = acquired;
+  if (waitMs > 0 && lock !== null) recordLockWait(run.machineId, run.context, Date.now() - started);
   if (loaded !== null) {
     try {
       run.check?.(loaded.snapshot);
@@ -245,9 +248,10 @@ async function writeStep<T>(
  */
 async function contention(
   ctx: EngineContext,
-  run: Pick<LockedRun<unknown>, 'id' | 'machineId' | 'check'>,
+  run: Pick<LockedRun<unknown>, 'id' | 'machineId' | 'check' | 'context'>,
   read: MachineSnapshot | 'now' | 'busy',
 ): Promise<MachineAlreadyRunningException> {
+  countContention(run.machineId, run.context);
   let snapshot: MachineSnapshot | null;
   if (typeof read === 'object') snapshot = read;
   else {

@@ -15,6 +15,7 @@ import { completionJob } from '../../interpreter/plan-commit.js';
 import type { MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
 import { commitStep } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
+import { completionStep } from '../instrumentation.js';
 import { runLocked } from '../locked-step.js';
 import { unknownMachine } from '../machine-registry.js';
 import { enqueueJobs, later } from './job-requests.js';
@@ -213,7 +214,9 @@ export async function applyToParent(ctx: EngineContext, step: ParentStep): Promi
       machineId: step.definition.id,
       compute: async (parent) => {
         if (parent === null || parent.machineId !== step.definition.id) return { value: null };
-        const result = await step.compute(parent);
+        const result = await completionStep(step.definition, step.context, parent, () =>
+          step.compute(parent),
+        );
         if (result === null) return { value: null };
         return {
           value: null,

@@ -35,6 +35,7 @@ import type { JobOutcome } from '../../interpreter/invoke-child.js';
 import type { JobPayloads } from '../../interpreter/job-payloads.js';
 import type { JobInfo } from '../../jobs/job-queue.js';
 import type { EngineContext } from '../context.js';
+import { countJobFailure } from '../instrumentation.js';
 import { applyToParent } from './child-jobs.js';
 import { enqueueJobs, later } from './job-requests.js';
 
@@ -146,6 +147,7 @@ async function call(
   } catch (error) {
     if (controller.signal.aborted) return null;
     if (info.attempt < (info.maxAttempts ?? 1)) throw error;
+    countJobFailure('job.run', true);
     return { outcome: 'fail', jobId, error: toError(error) };
   } finally {
     if (watch !== null) clearInterval(watch);

@@ -7,6 +7,7 @@
 import type { JobKind, JobPayloads } from '../../interpreter/job-payloads.js';
 import type { JobInfo, JobQueue, Json } from '../../jobs/job-queue.js';
 import type { EngineContext } from '../context.js';
+import { instrumentedJob } from '../instrumentation.js';
 import { completeChildJob, startChild, timeoutChild } from './child-jobs.js';
 import { applyJobOutcome, runJobActor } from './job-actors.js';
 import { JOB_NAMES, jobName } from './job-requests.js';
@@ -66,5 +67,7 @@ function runJob<K extends JobKind>(
 ): Promise<void> {
   const handler: JobKindHandler<K> = JOB_HANDLERS[kind];
   // The payload is one this table's kind wrote (`toJobRequest`), read back from the queue.
-  return handler.run(ctx, payload as JobPayloads[K], info);
+  return instrumentedJob(kind, payload, info, ctx.now(), () =>
+    handler.run(ctx, payload as JobPayloads[K], info),
+  );
 }

@@ -8,6 +8,7 @@ import type { JobKind, JobPayloads, PlannedJob } from '../../interpreter/job-pay
 import type { JobRequest, Json } from '../../jobs/job-queue.js';
 import type { DurableJobRequest } from '../../jobs/types.js';
 import type { EngineContext } from '../context.js';
+import { withTraceContext } from '../instrumentation.js';
 import type { ParallelDispatchSettings } from '../parallel-dispatch-config.js';
 
 /** The queue name of every job kind. */
@@ -40,7 +41,8 @@ export function toJobRequest(
 ): JobRequest {
   const request: DurableJobRequest = {
     name: jobName(job.kind, settings),
-    payload: toJson(job.payload),
+    // The step's trace goes with its job: the job's run is a span of the same trace.
+    payload: withTraceContext(toJson(job.payload)),
   };
   if (job.key !== undefined) request.key = job.key;
   if (job.runAt !== undefined) request.runAt = job.runAt;

@@ -19,7 +19,8 @@ import {
   type TimerRegistration,
 } from '../../definition/timer-registration.js';
 import { MachineValidationException, NoTransitionDefinitionFoundException } from '../../errors.js';
-import { dueTimers, type DueFire } from '../../interpreter/due-timers.js';
+import { dueTimers, nextFireAt, type DueFire } from '../../interpreter/due-timers.js';
+import { instrumentedTimerFire } from '../instrumentation.js';
 import {
   TimerFireConflictError,
   type Store,
@@ -80,7 +81,17 @@ export async function deliverDueFires(
       for (let round = 0; round < MAX_FIRES_PER_INSTANCE; round += 1) {
         const fire = await nextDueFire(ctx.store, timers, id, now(), missed);
         if (fire === null) break;
-        const result = await deliverOne(ctx.store, instance, definition, id, fire);
+        const dueAt = nextFireAt(fire.timer, fire.stateEnteredAt, fire.expected);
+        const result = await instrumentedTimerFire(
+          {
+            machineId: definition.id,
+            instanceId: id,
+            key: fire.timer.key,
+            dueAt: dueAt ?? now(),
+            now: now(),
+          },
+          () => deliverOne(ctx.store, instance, definition, id, fire),
+        );
         if (result === 'conflict') {
           conflicts += 1;
           break;
