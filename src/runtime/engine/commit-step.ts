@@ -92,7 +92,7 @@ export async function writeCommit(
   options: CommitOptions = {},
 ): Promise<PreparedCommit> {
   const prepared = prepareCommit(ctx, input, options);
-  await instrumentedCommit(ctx.store, prepared.request);
+  await instrumentedCommit(ctx.store, prepared.request, () => ctx.store.commit(prepared.request));
   return prepared;
 }
 

@@ -133,8 +133,12 @@ function typeOf(event: EventObject | string): string {
 
 const commitAttributes = new AttributeCache((system) => ({ [ATTR.dbSystem]: system }));
 
-/** A store commit in a `machine_routes.commit` span, timed in `machine_routes.commit.duration`. */
-export function instrumentedCommit(store: Store, request: CommitRequest): Promise<void> {
+/** A store commit (`commit`) in a `machine_routes.commit` span, timed in `machine_routes.commit.duration`. */
+export function instrumentedCommit(
+  store: Store,
+  request: CommitRequest,
+  commit: () => Promise<void>,
+): Promise<void> {
   const system = store.kind === 'postgres' ? 'postgresql' : store.kind;
   const started = performance.now();
   return inSpan(
@@ -150,7 +154,7 @@ export function instrumentedCommit(store: Store, request: CommitRequest): Promis
       }),
     },
     () =>
-      store.commit(request).finally(() => {
+      commit().finally(() => {
         instruments().commitDuration.record(
           (performance.now() - started) / 1000,
           commitAttributes.get(system, ''),

@@ -11,12 +11,9 @@
 import {
   metrics,
   ValueType,
-  type Attributes,
   type Counter,
   type Histogram,
   type MeterProvider,
-  type ObservableGauge,
-  type UpDownCounter,
 } from '@opentelemetry/api';
 import { INSTRUMENTATION_SCOPE } from './tracing.js';
 
@@ -27,12 +24,10 @@ export const METRIC = {
   lockWait: 'machine_routes.lock.wait.duration',
   lockContention: 'machine_routes.lock.contentions',
   commitDuration: 'machine_routes.commit.duration',
-  jobDepth: 'machine_routes.jobs.depth',
   jobLag: 'machine_routes.jobs.lag',
   jobAttempts: 'machine_routes.jobs.attempts',
   jobFailures: 'machine_routes.jobs.failures',
   timerLag: 'machine_routes.timers.lag',
-  liveSubscribers: 'machine_routes.live.subscribers',
 } as const;
 
 /** The instruments of the package, bound to one MeterProvider. */
@@ -47,8 +42,6 @@ export interface Instruments {
   readonly lockContention: Counter;
   /** Time of one store commit (a step's writes in one transaction), seconds. */
   readonly commitDuration: Histogram;
-  /** Jobs waiting in the queue, by kind (observed when the reader collects). */
-  readonly jobDepth: ObservableGauge;
   /** Delay from a job's due time to the start of its run, seconds. */
   readonly jobLag: Histogram;
   /** Job runs started, by kind. */
@@ -57,31 +50,15 @@ export interface Instruments {
   readonly jobFailures: Counter;
   /** Delay from a timer's due time to its fire, seconds. */
   readonly timerLag: Histogram;
-  /** Open live-state streams. */
-  readonly liveSubscribers: UpDownCounter;
 }
 
-/** A source of the job-queue depth, observed at each collection. */
-export type JobDepthSource = () => Promise<ReadonlyArray<{ kind: string; depth: number }>>;
-
 let bound: { provider: MeterProvider; instruments: Instruments } | undefined;
-const depthSources = new Set<JobDepthSource>();
 
 /** The instruments of the global MeterProvider (made again when it changed). */
 export function instruments(): Instruments {
   const provider = metrics.getMeterProvider();
   if (bound?.provider !== provider) bound = { provider, instruments: make(provider) };
   return bound.instruments;
-}
-
-/**
- * Reports the queue depth `source` reads at each collection, until the returned function is
- * called (a runtime registers its queue on open and removes it on close).
- */
-export function observeJobDepth(source: JobDepthSource): () => void {
-  depthSources.add(source);
-  instruments();
-  return () => depthSources.delete(source);
 }
 
 /** Seconds between two epoch-millisecond times (never negative). */
@@ -100,19 +77,6 @@ function make(provider: MeterProvider): Instruments {
   const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
   const seconds = (name: string, description: string) =>
     meter.createHistogram(name, { unit: 's', description, valueType: ValueType.DOUBLE });
-  const jobDepth = meter.createObservableGauge(METRIC.jobDepth, {
-    unit: '{job}',
-    description: 'Jobs waiting in the queue, by kind.',
-    valueType: ValueType.INT,
-  });
-  jobDepth.addCallback(async (result) => {
-    for (const source of depthSources) {
-      const depths = await source().catch(() => []);
-      for (const { kind, depth } of depths) {
-        result.observe(depth, { 'machine_routes.job.kind': kind } satisfies Attributes);
-      }
-    }
-  });
   return {
     events: meter.createCounter(METRIC.events, {
       unit: '{event}',
@@ -128,7 +92,6 @@ function make(provider: MeterProvider): Instruments {
       description: 'Lock attempts that found the instance held.',
     }),
     commitDuration: seconds(METRIC.commitDuration, 'Time of one store commit.'),
-    jobDepth,
     jobLag: seconds(METRIC.jobLag, 'Delay from a job being due to its run starting.'),
     jobAttempts: meter.createCounter(METRIC.jobAttempts, {
       unit: '{run}',
@@ -139,9 +102,5 @@ function make(provider: MeterProvider): Instruments {
       description: 'Job runs that failed, by kind; machine_routes.job.final when it gave up.',
     }),
     timerLag: seconds(METRIC.timerLag, 'Delay from a timer being due to its fire.'),
-    liveSubscribers: meter.createUpDownCounter(METRIC.liveSubscribers, {
-      unit: '{stream}',
-      description: 'Open live-state streams.',
-    }),
   };
 }
