@@ -204,10 +204,12 @@ export function instrumentedJob(
 ): Promise<void> {
   const metrics = instruments();
   metrics.jobAttempts.add(1, jobAttributes.get(kind, ''));
-  metrics.jobLag.record(
-    secondsBetween(info.runAt.getTime(), now.getTime()),
-    jobAttributes.get(kind, ''),
-  );
+  // A queue that does not say when the job was due (pg-boss without its metadata) has no lag.
+  if (info.runAt instanceof Date)
+    metrics.jobLag.record(
+      secondsBetween(info.runAt.getTime(), now.getTime()),
+      jobAttributes.get(kind, ''),
+    );
   const carrier = (payload as { [TRACE_CONTEXT_KEY]?: TraceCarrier } | null)?.[TRACE_CONTEXT_KEY];
   return inSpan(
     `machine_routes.job ${kind}`,
