@@ -14,6 +14,7 @@ import {
   MachineRuntime,
   resolveServerOptions,
   stderrLogger,
+  type ApiReferenceRoute,
   type Clock,
   type Logger,
   type MiddlewareRegistry,
@@ -104,14 +105,18 @@ async function buildRouter(
 
 /**
  * The config's API reference: `/openapi.json` and the `/docs` page (config `docs`), under the
- * path the app is mounted at (a plugin `prefix`, an Express `app.use('/api', ...)`).
+ * path the app is mounted at (a plugin `prefix`, an Express `app.use('/api', ...)`). Built at
+ * start, so a package lacking the page's script fails the start with a named error.
  */
-const referenceRoutes = apiReferenceRoutes({
-  // Loaded on the first request for it, not at each start.
-  document: () => import('./openapi.gen.js').then((generated) => generated.openapiDocument),
-  title: 'machine-routes example',
-  prefix: '',
-});
+function referenceRoutes(): ApiReferenceRoute[] {
+  return apiReferenceRoutes({
+    // Loaded on the first request for them, not at each start.
+    document: () => import('./openapi.gen.js').then((generated) => generated.openapiDocument),
+    diagrams: () => import('./diagrams.gen.js').then((generated) => generated.diagramSvgs),
+    title: 'machine-routes example',
+    prefix: '',
+  });
+}
 
 /** Opens the runtime of the config's machines, logging through `logger`. */
 function openRuntime(
@@ -170,11 +175,12 @@ export interface MachineRoutesOptions extends Omit<AppOptions, 'logger'> {
  * and closes the runtime it opened when the app closes.
  */
 export const machineRoutes = encapsulatedPlugin<MachineRoutesOptions>(async (app, options) => {
+  const reference = referenceRoutes();
   const runtime = options.runtime ?? (await openRuntime(options, options.logger ?? app.log));
   if (options.runtime === undefined) app.addHook('onClose', () => runtime.close());
   const limits = resolveServerOptions({ ...config.server, ...options.server });
   const router = await routerOf(runtime, options, limits);
-  for (const route of referenceRoutes) {
+  for (const route of reference) {
     app.get(route.path, async (request, reply) =>
       reply
         .type(route.contentType)

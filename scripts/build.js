@@ -94,3 +94,7 @@ execFileSync(process.execPath, [path.join(ROOT, 'scripts/copy-client-runtime.js'
   cwd: ROOT,
   stdio: 'inherit',
 });
+execFileSync(process.execPath, [path.join(ROOT, 'scripts/copy-redoc.js')], {
+  cwd: ROOT,
+  stdio: 'inherit',
+});

@@ -122,9 +122,9 @@ export interface MachineRoutesConfig {
 
 /**
  * The API reference of the generated app: `GET <prefix>/openapi.json` (the emitted document)
- * and `GET <prefix>/docs`, a Redoc page with each machine's state diagram, whose scripts are
- * served from the installed `redoc` and `mermaid` packages (no CDN, works offline). Needs the
- * `openapi` output kind.
+ * and `GET <prefix>/docs`, a Redoc page with each machine's state diagram (drawn as SVG by
+ * `generate`), whose script ships inside machine-routes (no CDN, works offline, nothing to
+ * install at run time). Needs the `openapi` output kind.
  */
 export interface DocsConfig {
   /** Serve the document and the page. */

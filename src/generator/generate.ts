@@ -10,6 +10,7 @@ import {
   type SourceLocation,
 } from '../runtime/errors.js';
 import { buildManifest } from './build-manifest.js';
+import type { DiagramSvgOptions } from './diagram-svgs.js';
 import { DEFAULT_OUTPUT_DIR, OUTPUT_KINDS, registrationName, type OutputKind } from './config.js';
 import { emitterFor } from './emitters/index.js';
 import type { EmitOptions } from './emitters/types.js';
@@ -40,6 +41,23 @@ export interface RenderedProject {
   manifest: RouteManifest;
   /** Formatted files, sorted by path. */
   files: GeneratedFile[];
+  /** What could not be generated and why (a state diagram not drawn). */
+  warnings: string[];
+}
+
+/**
+ * The files with the reference page's state diagrams drawn as SVG when the config serves the
+ * page (`docs`) and emits the diagrams (diagram-svgs.ts).
+ */
+export async function withDrawnDiagrams(
+  files: GeneratedFile[],
+  options: EmitOptions,
+  drawing: DiagramSvgOptions,
+): Promise<{ files: GeneratedFile[]; warnings: string[] }> {
+  if (options.docs === null || !files.some((file) => file.path === 'openapi.json'))
+    return { files, warnings: [] };
+  const { addDiagramSvgs } = await import('./diagram-svgs.js');
+  return addDiagramSvgs(files, drawing);
 }
 
 /** Absolute output directory of a loaded config. */
@@ -151,10 +169,11 @@ export async function renderProject(options: LoadConfigOptions): Promise<Rendere
     throwIfAny(report.errors);
     throw new Error('check failed without reporting a problem');
   }
-  const files = await renderFiles(
-    report.manifest,
-    emitOptionsOf(report.loaded),
-    report.loaded.config.output?.kinds,
-  );
-  return { outputDir: outputDirOf(report.loaded), manifest: report.manifest, files };
+  const emitOptions = emitOptionsOf(report.loaded);
+  const outputDir = outputDirOf(report.loaded);
+  const kinds = report.loaded.config.output?.kinds;
+  const rendered = await renderFiles(report.manifest, emitOptions, kinds);
+  const drawing = { outputDir, draw: true };
+  const { files, warnings } = await withDrawnDiagrams(rendered, emitOptions, drawing);
+  return { outputDir, manifest: report.manifest, files, warnings };
 }

@@ -1,6 +1,6 @@
 /**
  * Writes generated files, and compares them with what is on disk for `generate --check`.
- * Generated files are recognised by their `*.gen.ts` / `*.gen.mmd` / `openapi.json` names: anything else in
+ * Generated files are recognised by their `*.gen.ts` / `*.gen.mmd` / `*.gen.svg` / `openapi.json` names: anything else in
  * the output directory is the user's and is never touched.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { compareCodeUnits } from './naming.js';
 
 /** Names `generate` owns in its output directory. */
 export function isGeneratedFileName(name: string): boolean {
-  return name.endsWith('.gen.ts') || name.endsWith('.gen.mmd') || name === 'openapi.json';
+  return /\.gen\.(?:ts|mmd|svg)$/.test(name) || name === 'openapi.json';
 }
 
 function generatedFilesOnDisk(dir: string): string[] {

@@ -143,6 +143,14 @@ export class TimersNotRegisteredException extends MachineRoutesError {
   readonly code = 'MR_TIMERS_NOT_REGISTERED';
 }
 
+/**
+ * The API reference page (config `docs`) cannot be served: a file it needs is missing from the
+ * installed package. Thrown at start, naming the file and what to do.
+ */
+export class ApiReferenceUnavailableException extends MachineRoutesError {
+  readonly code = 'MR_API_REFERENCE_UNAVAILABLE';
+}
+
 /** A scheduled (cron) event is malformed: bad expression, unknown event or state, duplicate name. */
 export class InvalidScheduleDefinitionException extends MachineRoutesError {
   readonly code = 'MR_INVALID_SCHEDULE_DEFINITION';
@@ -282,7 +290,9 @@ export class InvalidStoreUrlException extends MachineRoutesError {
 
 /**
  * An optional peer package the configuration needs is not installed (`pg` or `pg-boss` for a
- * PostgreSQL store): the message names it and the command that installs it.
+ * PostgreSQL store; in `check`, also the framework, `@tanstack/query-core` for
+ * `client.tanstackQuery`, the diagram renderer for `docs`): the message names it and the command
+ * that installs it.
  */
 export class MissingPeerDependencyException extends MachineRoutesError {
   readonly code = 'MR_MISSING_PEER_DEPENDENCY';

@@ -52,6 +52,13 @@ describe('machine-routes init', () => {
       'machines:generate': 'machine-routes generate',
       test: 'x',
     });
+    // The framework is not installed yet: check names it with its install command.
+    const before = await run(['check'], dir);
+    expect(before.code).toBe(1);
+    expect(before.stdout).toContain("output.framework 'fastify' needs 'fastify', not installed in");
+    expect(before.stdout).toContain('Install: npm install fastify@^5');
+    mkdirSync(path.join(dir, 'node_modules/fastify'), { recursive: true });
+    writeFileSync(path.join(dir, 'node_modules/fastify/package.json'), '{}\n');
     expect(await run(['check'], dir)).toEqual({
       code: 0,
       stdout: 'No problems: 1 machine, 4 routes.',
@@ -199,12 +206,13 @@ describe('machine-routes generate', () => {
 
   beforeEach(() => {
     // A project outside the repository: the config imports the example by absolute path.
+    // Without docs: drawing its diagrams takes a browser (test/cli/diagram-svgs.test.ts draws).
     dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-'));
     writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
     writeFileSync(
       path.join(dir, 'machine-routes.config.ts'),
       `import example from ${JSON.stringify(path.join(ROOT, EXAMPLE_CONFIG))};\n` +
-        `export default { ...example, output: { dir: 'out', framework: 'express' } };\n`,
+        `export default { ...example, docs: undefined, output: { dir: 'out', framework: 'express' } };\n`,
     );
   });
 
@@ -213,14 +221,14 @@ describe('machine-routes generate', () => {
   it('should report generated-example/ as up to date', async () => {
     expect(await run(['generate', '--check', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
-      stdout: 'generated-example/ is up to date (24 files).',
+      stdout: 'generated-example/ is up to date (32 files).',
       stderr: '',
     });
   });
 
   it('should write every file, then list stale, missing and extra files with --check', async () => {
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 24 files to out/ (24 new, 0 changed, 0 removed).',
+      'Wrote 23 files to out/ (23 new, 0 changed, 0 removed).',
     );
     expect((await run(['generate', '--check'], dir)).code).toBe(0);
 
@@ -228,7 +236,7 @@ describe('machine-routes generate', () => {
     const out = path.join(dir, 'out');
     const written = statSync(path.join(out, 'app.gen.ts')).mtimeMs;
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect((await run(['generate'], dir)).stdout).toBe('out/ is up to date (24 files).');
+    expect((await run(['generate'], dir)).stdout).toBe('out/ is up to date (23 files).');
     expect(statSync(path.join(out, 'app.gen.ts')).mtimeMs).toBe(written);
 
     writeFileSync(
@@ -249,7 +257,7 @@ describe('machine-routes generate', () => {
     });
 
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 24 files to out/ (1 new, 1 changed, 1 removed).',
+      'Wrote 23 files to out/ (1 new, 1 changed, 1 removed).',
     );
     expect(existsSync(path.join(out, 'old.routes.gen.ts'))).toBe(false);
     expect(readFileSync(path.join(out, 'notes.md'), 'utf8')).toBe('not generated\n');
@@ -267,9 +275,10 @@ describe('machine-routes generate --watch', () => {
 
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  // Without docs, as above: drawing the diagrams takes a browser.
   const config = (framework: string) =>
     `import example from ${JSON.stringify(path.join(ROOT, EXAMPLE_CONFIG))};\n` +
-    `export default { ...example, output: { dir: 'out', framework: '${framework}' } };\n`;
+    `export default { ...example, docs: undefined, output: { dir: 'out', framework: '${framework}' } };\n`;
 
   it('should generate, then generate again when a source changes, until stopped', async () => {
     writeFileSync(path.join(dir, 'machine-routes.config.ts'), config('express'));
@@ -288,11 +297,11 @@ describe('machine-routes generate --watch', () => {
       expect(stdout.join('\n')).toContain(text);
     };
     await printed('Watching ./ for changes');
-    expect(stdout[0]).toBe('Wrote 24 files to out/ (24 new, 0 changed, 0 removed).');
+    expect(stdout[0]).toBe('Wrote 23 files to out/ (23 new, 0 changed, 0 removed).');
 
     writeFileSync(path.join(dir, 'machine-routes.config.ts'), config('fastify'));
     await printed('machine-routes.config.ts changed: generating.');
-    await printed('Wrote 24 files to out/ (0 new, 1 changed, 0 removed).');
+    await printed('Wrote 23 files to out/ (0 new, 1 changed, 0 removed).');
     expect(readFileSync(path.join(dir, 'out/app.gen.ts'), 'utf8')).toContain(
       "from 'machine-routes/fastify'",
     );

@@ -20,6 +20,9 @@ describe('renderProject', () => {
         await expect(file.contents).toMatchFileSnapshot(path.join(project.outputDir, file.path));
       }
     },
+    // The docs fixtures' diagrams are drawn in Chromium when their snapshots are written anew;
+    // after that the committed SVGs are kept.
+    120_000,
   );
 
   it('should render identical bytes on two runs', async () => {

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { HEADLESS_CHROMIUM_ARGS, chromiumExecutable } from '../../src/cli/mermaid-svg.js';
+import { HEADLESS_CHROMIUM_ARGS, chromiumExecutable } from '../../src/generator/mermaid-svg.js';
 
 /** What the page showed. */
 export interface ReferencePage {

@@ -11,6 +11,7 @@ import { Option, type Command } from 'commander';
 import { checkProject } from '../../generator/generate.js';
 import type { Issue } from '../../generator/issues.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
+import { missingPeers } from '../../generator/optional-peers.js';
 import type { MachineDefinition } from '../../runtime/definition/machine-definition.js';
 import { checkDeploy } from '../../runtime/engine/deploy-check.js';
 import { readLiveInstances } from '../../runtime/persistence/live-instances.js';
@@ -52,7 +53,10 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
         options.database !== undefined && report.loaded !== null
           ? await deployIssues(report.loaded, options.database)
           : { problems: [], warnings: [] };
-      const problems = [...report.issues, ...deploy.problems];
+      const peers =
+        report.loaded === null ? { problems: [], warnings: [] } : missingPeers(report.loaded);
+      const problems = [...report.issues, ...deploy.problems, ...peers.problems];
+      const warnings = [...peers.warnings, ...deploy.warnings];
       if (options.format === 'json') {
         const issues = problems.map((issue) => relativeIssue(issue, io.cwd));
         io.stdout(
@@ -62,7 +66,7 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
               machines,
               routes,
               issues,
-              ...(options.database === undefined ? {} : { warnings: deploy.warnings }),
+              ...(options.database === undefined && warnings.length === 0 ? {} : { warnings }),
             },
             null,
             2,
@@ -70,13 +74,13 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
         );
       } else if (options.format === 'github') {
         for (const issue of problems) io.stdout(githubAnnotation(relativeIssue(issue, io.cwd)));
-        for (const issue of deploy.warnings)
+        for (const issue of warnings)
           io.stdout(
             githubAnnotation(relativeIssue(issue, io.cwd)).replace(/^::error /, '::warning '),
           );
         if (problems.length > 0) printProblemCount(io, problems.length);
       } else {
-        for (const warning of deploy.warnings) io.stdout(`warning: ${formatWarning(warning)}`);
+        for (const warning of warnings) io.stdout(`warning: ${formatWarning(warning)}`);
         if (problems.length > 0) {
           printIssues(io, problems);
         } else {

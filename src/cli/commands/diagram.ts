@@ -1,12 +1,12 @@
 /**
  * `machine-routes diagram <machine> [--format mermaid|svg]`: the machine's state diagram, the
  * same Mermaid source `generate` writes to `diagrams/<machine>.gen.mmd` and embeds in the OpenAPI
- * document; `svg` renders it (see ../mermaid-svg.ts).
+ * document; `svg` renders it (see ../../generator/mermaid-svg.ts).
  */
 import type { Command } from 'commander';
 import { machineDiagram } from '../../generator/analysis/mermaid.js';
 import type { CliIo } from '../io.js';
-import { renderMermaidSvg } from '../mermaid-svg.js';
+import { renderMermaidSvg } from '../../generator/mermaid-svg.js';
 import { loadMachine } from './machine-option.js';
 
 interface DiagramOptions {

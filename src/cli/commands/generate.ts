@@ -7,7 +7,13 @@ import { readdirSync, statSync, watch as fsWatch } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { FormatCache } from '../../generator/format.js';
-import { checkProject, emitOptionsOf, outputDirOf, renderFiles } from '../../generator/generate.js';
+import {
+  checkProject,
+  emitOptionsOf,
+  outputDirOf,
+  renderFiles,
+  withDrawnDiagrams,
+} from '../../generator/generate.js';
 import { resolveConfigFile } from '../../generator/load-config.js';
 import { diffOutput, isGeneratedFileName, writeOutput } from '../../generator/write-files.js';
 import { printIssues, type CliIo } from '../io.js';
@@ -55,12 +61,18 @@ async function generateOnce(
     return 1;
   }
   const dir = outputDirOf(report.loaded);
-  const files = await renderFiles(
+  const emitOptions = emitOptionsOf(report.loaded);
+  const rendered = await renderFiles(
     report.manifest,
-    emitOptionsOf(report.loaded),
+    emitOptions,
     report.loaded.config.output?.kinds,
     cache,
   );
+  const { files, warnings } = await withDrawnDiagrams(rendered, emitOptions, {
+    outputDir: dir,
+    draw: options.check !== true,
+  });
+  warnings.forEach((warning) => io.stderr(`warning: ${warning}`));
   const shown = path.relative(io.cwd, dir) || '.';
   if (options.check) {
     const diff = diffOutput(dir, files);

@@ -1,14 +1,20 @@
 /**
  * The API reference a generated app serves when its config enables `docs`: the OpenAPI
- * document at `<prefix>/openapi.json` and a Redoc page at `<prefix>/docs`, whose scripts
- * (Redoc's standalone bundle, Mermaid for the state diagrams in tag descriptions) come from the
- * installed packages, never from a CDN: the page works offline and behind a strict firewall.
+ * document at `<prefix>/openapi.json` and a Redoc page at `<prefix>/docs`. Its one script,
+ * Redoc's standalone bundle, ships inside this package (the build copies it to
+ * `dist/api-reference/`), never from a CDN: the page works offline, behind a strict firewall,
+ * and the app installs nothing for it. The state diagrams were drawn by `generate` (SVG, in
+ * `diagrams.gen.ts`): Mermaid does not run in the page, nor is it installed beside the server.
  *
  * Framework-neutral: a list of GET routes with their content type and body, which the
  * generated app mounts on Fastify or Express.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { ApiReferenceUnavailableException } from '../errors.js';
+import { FROM_SOURCES, OWN_ROOT } from '../own-root.js';
 
 /** One GET route of the reference. */
 export interface ApiReferenceRoute {
@@ -34,6 +40,13 @@ export interface ApiReferenceOptions {
    * never loads it; under tsx that module cost about 5 ms and 1 MB at each start).
    */
   document: string | (() => Promise<string>);
+  /**
+   * The SVG of each machine's state diagram by tag name (`generate` renders them into
+   * `diagrams.gen.ts`), or a function loading them on the first request for the page. The page
+   * shows each in place of the Mermaid source of its tag's description; a tag without one keeps
+   * the source. Default none.
+   */
+  diagrams?: Readonly<Record<string, string>> | (() => Promise<Readonly<Record<string, string>>>);
   /** The page's title (the document's `info.title`). */
   title: string;
   /**
@@ -60,17 +73,23 @@ const PAGE_POLICY = [
 ].join('; ');
 
 /**
- * The file of a page script. `redoc` and `mermaid` are optional peer dependencies (only an app
- * serving its reference needs them): a missing one fails at start, naming the install.
+ * Redoc's bundle: the package's own copy once built; run from its sources (this repository),
+ * the `redoc` development dependency's. Missing, the server fails at start, naming the file.
  */
-function resolveScript(name: string, file: string): string {
-  try {
-    return require.resolve(file);
-  } catch {
-    throw new Error(
-      `docs.enabled serves the API reference page with the '${name}' package, which is not installed: npm i redoc@2 mermaid@11`,
-    );
+function redocBundle(): string {
+  const shipped = fileURLToPath(new URL('api-reference/redoc.standalone.js', OWN_ROOT));
+  if (existsSync(shipped)) return shipped;
+  if (FROM_SOURCES) {
+    try {
+      return require.resolve('redoc/bundles/redoc.standalone.js');
+    } catch {
+      // reported below
+    }
   }
+  throw new ApiReferenceUnavailableException(
+    `docs.enabled serves the API reference page with Redoc's bundle, which the installed machine-routes package lacks (${shipped}): reinstall machine-routes, or set docs.enabled to false.`,
+    { path: shipped },
+  );
 }
 
 /** Reads a file once, on first request. */
@@ -130,27 +149,27 @@ function normalizePrefix(prefix: string | undefined): string {
 }
 
 /**
- * The page: Redoc renders the document; each ```mermaid block of a description (the state
- * diagram of each machine's tag) is then drawn by Mermaid, again whenever Redoc re-renders.
+ * The page: Redoc renders the document; each ```mermaid block of a tag's description (the state
+ * diagram of each machine) is then replaced with the SVG `generate` drew of it, again whenever
+ * Redoc re-renders.
  */
-function page(title: string, base: string): string {
+function page(title: string, base: string, diagrams: Readonly<Record<string, string>>): string {
   const script = `
-mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', theme: 'neutral' });
-let drawn = 0;
-async function drawDiagrams() {
-  const blocks = document.querySelectorAll('pre > code.language-mermaid');
-  for (const code of blocks) {
-    const pre = code.parentElement;
-    if (pre.dataset.diagram === 'pending') continue;
-    pre.dataset.diagram = 'pending';
-    const { svg } = await mermaid.render('state-diagram-' + drawn++, code.textContent);
+const drawings = new Map(
+  [...document.querySelectorAll('template[data-tag]')].map((template) => [template.dataset.tag, template]),
+);
+function drawDiagrams() {
+  for (const code of document.querySelectorAll('pre > code.language-mermaid')) {
+    const section = code.closest('[id^="tag/"]');
+    const drawing = section === null ? undefined : drawings.get(section.id.slice('tag/'.length));
+    if (drawing === undefined) continue;
     const figure = document.createElement('figure');
     figure.className = 'state-diagram';
-    figure.innerHTML = svg;
-    pre.replaceWith(figure);
+    figure.append(drawing.content.cloneNode(true));
+    code.parentElement.replaceWith(figure);
   }
 }
-new MutationObserver(() => void drawDiagrams()).observe(document.getElementById('redoc'), {
+new MutationObserver(drawDiagrams).observe(document.getElementById('redoc'), {
   childList: true,
   subtree: true,
 });
@@ -160,6 +179,9 @@ Redoc.init(${scriptString(`${base}/openapi.json`)}, {
   jsonSampleExpandLevel: 3,
 }, document.getElementById('redoc'));
 `;
+  const templates = Object.entries(diagrams)
+    .map(([tag, svg]) => `<template data-tag="${escapeHtml(tag)}">${svg}</template>\n`)
+    .join('');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -169,9 +191,8 @@ Redoc.init(${scriptString(`${base}/openapi.json`)}, {
 <style>body { margin: 0; } figure.state-diagram { margin: 1em 0; overflow-x: auto; }</style>
 </head>
 <body>
-<div id="redoc"></div>
+${templates}<div id="redoc"></div>
 <script src="${escapeHtml(`${base}/docs/redoc.standalone.js`)}"></script>
-<script src="${escapeHtml(`${base}/docs/mermaid.min.js`)}"></script>
 <script>${script}</script>
 </body>
 </html>
@@ -179,18 +200,17 @@ Redoc.init(${scriptString(`${base}/openapi.json`)}, {
 }
 
 /**
- * The routes of the reference: `<prefix>/openapi.json`, `<prefix>/docs` and the page's two
- * scripts under `<prefix>/docs/`; wherever the app is mounted, the page loads them from there.
+ * The routes of the reference: `<prefix>/openapi.json`, `<prefix>/docs` and the page's
+ * script under `<prefix>/docs/`; wherever the app is mounted, the page loads them from there.
  *
  * @example for (const route of apiReferenceRoutes({ documentFile, title: 'Orders' })) app.get(route.path, ...)
  */
 export function apiReferenceRoutes(options: ApiReferenceOptions): ApiReferenceRoute[] {
   const prefix = normalizePrefix(options.prefix);
-  const redoc = resolveScript('redoc', 'redoc/bundles/redoc.standalone.js');
-  const mermaid = resolveScript('mermaid', 'mermaid/dist/mermaid.min.js');
-  const javascript = 'text/javascript; charset=utf-8';
-  const { document } = options;
+  const redoc = redocBundle();
+  const { document, diagrams = {} } = options;
   const loadDocument = typeof document === 'string' ? async () => document : cached(document);
+  const loadDiagrams = typeof diagrams === 'function' ? cached(diagrams) : async () => diagrams;
   const documentPath = `${prefix}/openapi.json`;
   const pagePath = `${prefix}/docs`;
   return [
@@ -206,19 +226,13 @@ export function apiReferenceRoutes(options: ApiReferenceOptions): ApiReferenceRo
       contentType: 'text/html; charset=utf-8',
       headers: { 'content-security-policy': PAGE_POLICY },
       read: async (requestPath) =>
-        page(options.title, `${mountPathOf(requestPath, pagePath)}${prefix}`),
+        page(options.title, `${mountPathOf(requestPath, pagePath)}${prefix}`, await loadDiagrams()),
     },
     {
       path: `${prefix}/docs/redoc.standalone.js`,
-      contentType: javascript,
+      contentType: 'text/javascript; charset=utf-8',
       headers: {},
       read: cached(() => readFile(redoc)),
-    },
-    {
-      path: `${prefix}/docs/mermaid.min.js`,
-      contentType: javascript,
-      headers: {},
-      read: cached(() => readFile(mermaid)),
     },
   ];
 }

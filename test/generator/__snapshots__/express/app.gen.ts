@@ -10,6 +10,7 @@ import {
   MachineRouter,
   MachineRuntime,
   resolveServerOptions,
+  type ApiReferenceRoute,
   type Clock,
   type Logger,
   type MiddlewareRegistry,
@@ -98,14 +99,18 @@ async function buildRouter(
 
 /**
  * The config's API reference: `/openapi.json` and the `/docs` page (config `docs`), under the
- * path the app is mounted at (a plugin `prefix`, an Express `app.use('/api', ...)`).
+ * path the app is mounted at (a plugin `prefix`, an Express `app.use('/api', ...)`). Built at
+ * start, so a package lacking the page's script fails the start with a named error.
  */
-const referenceRoutes = apiReferenceRoutes({
-  // Loaded on the first request for it, not at each start.
-  document: () => import('./openapi.gen.js').then((generated) => generated.openapiDocument),
-  title: 'machine-routes example',
-  prefix: '',
-});
+function referenceRoutes(): ApiReferenceRoute[] {
+  return apiReferenceRoutes({
+    // Loaded on the first request for them, not at each start.
+    document: () => import('./openapi.gen.js').then((generated) => generated.openapiDocument),
+    diagrams: () => import('./diagrams.gen.js').then((generated) => generated.diagramSvgs),
+    title: 'machine-routes example',
+    prefix: '',
+  });
+}
 
 /** Opens the runtime of the config's machines, logging through `logger`. */
 function openRuntime(
@@ -143,10 +148,11 @@ async function routerOf(
 /** Builds the Express application of every registration of the config. */
 export async function buildApp(options: AppOptions = {}): Promise<App> {
   const limits = resolveServerOptions({ ...config.server, ...options.server });
+  const reference = referenceRoutes();
   const runtime = await openRuntime(options, options.logger);
   const router = await routerOf(runtime, options, limits);
   const app = express();
-  for (const route of referenceRoutes) {
+  for (const route of reference) {
     app.get(route.path, (request, response, next) => {
       route
         .read(request.originalUrl)
