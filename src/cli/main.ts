@@ -10,6 +10,7 @@ import { registerCoverage } from './commands/coverage.js';
 import { registerDiagram } from './commands/diagram.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerInit } from './commands/init.js';
+import { registerInstances } from './commands/instances.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerPaths } from './commands/paths.js';
 import { registerRoutes } from './commands/routes.js';
@@ -41,6 +42,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   registerDiagram(program, io, exit);
   registerCoverage(program, io, exit);
   registerTimers(program, io, exit);
+  registerInstances(program, io, exit);
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {

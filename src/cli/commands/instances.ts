@@ -1,0 +1,208 @@
+/**
+ * `machine-routes instances`: the operator's commands (docs/operations.md) on the store of the
+ * config: `list` instances of a machine by state, key or time, `show` one instance (state,
+ * context, lock, children, timers, failed jobs), `history` its timeline. Human output is
+ * tables; `--json` prints the `MachineOperations` result as it is.
+ */
+import type { Command } from 'commander';
+import { collectMachineDefinitions } from '../../generator/build-manifest.js';
+import { checkProject } from '../../generator/generate.js';
+import type { LoadedConfig } from '../../generator/load-config.js';
+import type { MachineOperations } from '../../runtime/engine/operations/machine-operations.js';
+import type { InstanceListOptions } from '../../runtime/engine/operations/instance-reads.js';
+import { isMachineRoutesError } from '../../generator/issues.js';
+import { printIssues, type CliIo } from '../io.js';
+import { formatTable } from '../table.js';
+import { printInstance, printPage } from './instances-output.js';
+
+interface StoreOptions {
+  config?: string;
+  database?: string;
+  json?: boolean;
+}
+
+interface ListOptions extends StoreOptions {
+  state?: string;
+  key?: string;
+  status?: string;
+  createdFrom?: string;
+  createdBefore?: string;
+  updatedFrom?: string;
+  updatedBefore?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+interface HistoryOptions extends StoreOptions {
+  source?: string;
+  order?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+/** Adds the command and its subcommands; `exit` receives the exit code. */
+export function registerInstances(program: Command, io: CliIo, exit: (code: number) => void): void {
+  const instances = program
+    .command('instances')
+    .description('find and inspect machine instances in the store (docs/operations.md)');
+  const storeOptions = (command: Command): Command =>
+    command
+      .option('-c, --config <path>', 'config file (default: machine-routes.config.ts)')
+      .option(
+        '-d, --database <url>',
+        "store URL (default: the config's store, else MACHINE_DATABASE_URL, else the SQLite file)",
+      )
+      .option('--json', 'print the result as JSON');
+
+  storeOptions(
+    instances
+      .command('list <machine>')
+      .description('instances of a machine: by state (longest stay first) or newest first')
+      .option('--state <state>', 'a state or an ancestor state (full or relative id)')
+      .option('--key <key>', 'the business key (model record key) it was bound to')
+      .option('--status <status>', 'active or done')
+      .option('--created-from <time>', 'created at or after (ISO-8601)')
+      .option('--created-before <time>', 'created before (ISO-8601)')
+      .option('--updated-from <time>', 'last commit at or after (ISO-8601)')
+      .option('--updated-before <time>', 'last commit before (ISO-8601)')
+      .option('--limit <n>', 'rows per page (1-500, default 50)')
+      .option('--cursor <cursor>', "the previous page's next cursor"),
+  ).action((machine: string, options: ListOptions) =>
+    withOperations(io, exit, options, async (operations) => {
+      const page = await operations.list(machine, listOptions(options));
+      if (options.json) return io.stdout(JSON.stringify(page, null, 2));
+      printPage(io, page, (items) =>
+        formatTable(
+          ['ID', 'STATE', 'SINCE', 'STATUS', 'KEY', 'CREATED', 'UPDATED'],
+          items.map((item) => [
+            item.id,
+            item.state?.id ?? item.value.join(', '),
+            item.state?.enteredAt ?? '',
+            item.status,
+            item.businessKey ?? '',
+            item.createdAt,
+            item.updatedAt,
+          ]),
+        ),
+      );
+    }),
+  );
+
+  storeOptions(
+    instances
+      .command('show <machine> <id>')
+      .description('one instance: state, context, lock, children, timers, failed jobs'),
+  ).action((machine: string, id: string, options: StoreOptions) =>
+    withOperations(io, exit, options, async (operations) => {
+      const record = await operations.show(machine, id);
+      if (options.json) return io.stdout(JSON.stringify(record, null, 2));
+      printInstance(io, record);
+    }),
+  );
+
+  storeOptions(
+    instances
+      .command('history <machine> <id>')
+      .description("one instance's history as a timeline")
+      .option('--source <source>', 'external (events sent) or internal (steps)')
+      .option('--order <order>', 'asc (from the first record, default) or desc')
+      .option('--limit <n>', 'records per page (1-500, default 50)')
+      .option('--cursor <cursor>', "the previous page's next cursor"),
+  ).action((machine: string, id: string, options: HistoryOptions) =>
+    withOperations(io, exit, options, async (operations) => {
+      const page = await operations.history(machine, id, {
+        ...(options.source === undefined
+          ? {}
+          : { source: oneOf(options.source, 'source', ['external', 'internal'] as const) }),
+        ...(options.order === undefined
+          ? {}
+          : { order: oneOf(options.order, 'order', ['asc', 'desc'] as const) }),
+        ...(options.limit === undefined ? {} : { limit: Number(options.limit) }),
+        ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+      });
+      if (options.json) return io.stdout(JSON.stringify(page, null, 2));
+      printPage(io, page, (items) =>
+        formatTable(
+          ['SEQ', 'TIME', 'SOURCE', 'TYPE', 'ACTOR', 'STATES'],
+          items.map((record) => [
+            String(record.sequence),
+            record.createdAt,
+            record.source,
+            record.type,
+            record.actor ?? '',
+            record.value.join(', '),
+          ]),
+        ),
+      );
+    }),
+  );
+}
+
+function listOptions(options: ListOptions): InstanceListOptions {
+  const list: InstanceListOptions = {};
+  if (options.state !== undefined) list.state = options.state;
+  if (options.key !== undefined) list.businessKey = options.key;
+  if (options.status !== undefined)
+    list.status = oneOf(options.status, 'status', ['active', 'done'] as const);
+  if (options.createdFrom !== undefined) list.createdFrom = options.createdFrom;
+  if (options.createdBefore !== undefined) list.createdBefore = options.createdBefore;
+  if (options.updatedFrom !== undefined) list.updatedFrom = options.updatedFrom;
+  if (options.updatedBefore !== undefined) list.updatedBefore = options.updatedBefore;
+  if (options.limit !== undefined) list.limit = Number(options.limit);
+  if (options.cursor !== undefined) list.cursor = options.cursor;
+  return list;
+}
+
+class UsageError extends Error {}
+
+function oneOf<T extends string>(value: string, option: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`--${option} must be one of ${allowed.join(', ')}, got '${value}'.`);
+}
+
+/**
+ * Loads the config, opens its runtime on the store (no worker, no sweeps: this process only
+ * reads and repairs), runs `run`, closes. A problem of the input is one line on stderr, exit 1.
+ */
+async function withOperations(
+  io: CliIo,
+  exit: (code: number) => void,
+  options: StoreOptions,
+  run: (operations: MachineOperations) => Promise<void>,
+): Promise<void> {
+  const report = await checkProject({ config: options.config, cwd: io.cwd });
+  if (report.loaded === null || report.issues.length > 0) {
+    printIssues(io, report.issues);
+    return exit(1);
+  }
+  const loaded: LoadedConfig = report.loaded;
+  const runtime = loaded.runtime;
+  const machines = [...collectMachineDefinitions(loaded.config.registrations).values()];
+  const databaseUrl = options.database ?? loaded.config.store;
+  try {
+    const host = await runtime.MachineRuntime.open({
+      ...(databaseUrl === undefined ? {} : { databaseUrl }),
+      worker: false,
+      machines,
+    });
+    try {
+      const operations = new runtime.MachineOperations({
+        runtime: host,
+        machines,
+        timers: loaded.config.timers ?? [],
+      });
+      await run(operations);
+      exit(0);
+    } finally {
+      await host.close();
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(error.message);
+      return exit(1);
+    }
+    if (!isMachineRoutesError(error)) throw error;
+    io.stderr(`${error.name} [${error.code}] ${error.message}`);
+    exit(1);
+  }
+}
