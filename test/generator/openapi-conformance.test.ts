@@ -619,6 +619,14 @@ function documentsScenario(op: JsonObject): boolean {
   return JSON.stringify(body ?? {}).includes('"scenario"');
 }
 
+/** The first scenario slug an operation documents (its `...ScenarioSlug` enum), if any. */
+function scenarioSlugOf(op: JsonObject): string | undefined {
+  const name = /"#\/components\/schemas\/(\w+ScenarioSlug)"/.exec(JSON.stringify(op))?.[1];
+  const slugs = name === undefined ? undefined : document.components.schemas[name];
+  const values = (slugs as JsonObject | undefined)?.['enum'];
+  return Array.isArray(values) ? String(values[0]) : undefined;
+}
+
 function pathParams(operation: Operation): string[] {
   return [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
 }
@@ -868,6 +876,22 @@ function casesOf(operation: Operation, recipe: Recipe): Case[] {
           }
         : request(recipe.ready, { body: { ...payloadBody, scenario: 'no-such-scenario' } }),
     });
+    // A scenario of another event or source state: 422 { message }, no field at fault (the
+    // scenario's own event and state refuse through its plan: 422 with errors).
+    const slug = scenarioSlugOf(op);
+    if (slug !== undefined) {
+      cases.push({
+        name: `scenario '${slug}'`,
+        expected: 422,
+        request: isGet
+          ? async () => {
+              const outgoing = await request(recipe.ready, withPayload)();
+              const separator = outgoing.url.includes('?') ? '&' : '?';
+              return { ...outgoing, url: `${outgoing.url}${separator}scenario=${slug}` };
+            }
+          : request(recipe.ready, { body: { ...payloadBody, scenario: slug } }),
+      });
+    }
   }
   for (const [name, setup] of Object.entries(recipe.conflicts ?? {})) {
     cases.push({ name: `409 ${name}`, expected: 409, request: request(setup, withPayload) });

@@ -164,7 +164,9 @@ describe.each(backends)('TanStack Query bindings against the example server ($na
     );
     expect(errors).toHaveLength(1);
     const error = observer.getCurrentResult().error;
-    expect(isResponseError(error) && error.status === 422 && error.body.errors).toEqual({
+    expect(
+      isResponseError(error) && error.status === 422 && 'errors' in error.body && error.body.errors,
+    ).toEqual({
       'payload.amount': [expect.any(String)],
     });
     expect(queryClient.getQueryData(queries.order.instance({ machineId }).queryKey)).toBe(before);

@@ -226,45 +226,60 @@ export interface ErrorResponse {
   description?: string;
 }
 
+/**
+ * A 422 body: `{ message, errors }` when fields are at fault (payload, validation guard,
+ * `scenarioParams`, a read's `waitFor`), `{ message }` when nothing is a field's fault: a
+ * scenario sent with another event or to an instance in another state, a typed child input or
+ * output the context cannot satisfy (docs/scenarios.md, docs/delegation.md).
+ */
+const UNPROCESSABLE_SCHEMA: JsonSchema = {
+  anyOf: [ref(VALIDATION_ERROR_SCHEMA), ref(ERROR_SCHEMA)],
+};
+
 /** The answers shared by routes: `components.responses`, by status. */
 const SHARED_RESPONSES: Readonly<
-  Record<SharedStatus, { name: string; description: string; schema: string }>
+  Record<SharedStatus, { name: string; description: string; schema: JsonSchema }>
 > = {
   400: {
     name: 'BadRequest',
     description:
       'Malformed query string (bad percent-encoding, nested over 32 levels, over 1000 pairs); on routes with a body, malformed JSON or a body that is not a JSON object.',
-    schema: ERROR_SCHEMA,
+    schema: ref(ERROR_SCHEMA),
   },
   401: {
     name: 'Unauthorized',
     description: 'Missing or invalid credentials.',
-    schema: ERROR_SCHEMA,
+    schema: ref(ERROR_SCHEMA),
   },
   404: {
     name: 'NotFound',
     description: 'Unknown machine instance or model.',
-    schema: ERROR_SCHEMA,
+    schema: ref(ERROR_SCHEMA),
   },
   409: {
     name: 'Conflict',
     description: 'No transition accepts the event in the current state.',
-    schema: ERROR_SCHEMA,
+    schema: ref(ERROR_SCHEMA),
   },
-  413: { name: 'PayloadTooLarge', description: 'Body too large.', schema: ERROR_SCHEMA },
-  415: { name: 'UnsupportedMediaType', description: 'Body is not JSON.', schema: ERROR_SCHEMA },
+  413: { name: 'PayloadTooLarge', description: 'Body too large.', schema: ref(ERROR_SCHEMA) },
+  415: {
+    name: 'UnsupportedMediaType',
+    description: 'Body is not JSON.',
+    schema: ref(ERROR_SCHEMA),
+  },
   422: {
     name: 'ValidationFailed',
     description:
-      'Payload or validation guard rejected the event; on a read, an invalid waitFor or timeout.',
-    schema: VALIDATION_ERROR_SCHEMA,
+      'Payload or validation guard rejected the event; on a read, an invalid waitFor or timeout: `{ message, errors }`, the fields at fault. ' +
+      'Without `errors` when no field is at fault: a scenario that does not apply to the instance (another event or state), or a typed child input or output the context cannot satisfy.',
+    schema: UNPROCESSABLE_SCHEMA,
   },
-  500: { name: 'ServerError', description: 'Unexpected error.', schema: ERROR_SCHEMA },
+  500: { name: 'ServerError', description: 'Unexpected error.', schema: ref(ERROR_SCHEMA) },
 };
 
 function shared(status: SharedStatus): ErrorResponse {
   const response = SHARED_RESPONSES[status];
-  return { status, schema: ref(response.schema), component: response.name };
+  return { status, schema: response.schema, component: response.name };
 }
 
 /** Error answers of a route, in ascending status order: the planned route's statuses. */
@@ -305,7 +320,7 @@ function sharedResponses(used: ReadonlySet<string>): Record<string, JsonSchema> 
           description,
           content: {
             'application/json': {
-              schema: ref(schema),
+              schema,
               example: sharedErrorExample(Number(status) as SharedStatus),
             },
           },
@@ -622,7 +637,7 @@ function addIdempotencyResponses(route: ManifestRoute, responses: JsonSchema): v
       description: `${SHARED_RESPONSES[422].description} Or the Idempotency-Key was already used with a different request ("${reused}").`,
       content: {
         'application/json': {
-          schema: { anyOf: [ref(VALIDATION_ERROR_SCHEMA), ref(ERROR_SCHEMA)] },
+          schema: UNPROCESSABLE_SCHEMA,
           example: sharedErrorExample(422),
         },
       },

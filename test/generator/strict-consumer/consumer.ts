@@ -49,8 +49,9 @@ export async function approveOrder(
   } catch (caught) {
     // What a TanStack mutation of this route reports as its error.
     const error = caught as ResponseErrorOf<OrderApproveResult> | Error;
+    // A 422 without `errors` (a scenario that does not apply) has no field at fault.
     if (isResponseError(error) && error.status === 422)
-      return Object.keys(error.body.errors).join(',');
+      return 'errors' in error.body ? Object.keys(error.body.errors).join(',') : error.body.message;
     if (isResponseError(caught)) return `answered ${caught.status}`;
     throw caught;
   }
@@ -68,7 +69,7 @@ export async function orderStateThroughQueries(
   const submit = new MutationObserver(queryClient, {
     ...queries.order.submit({ credentials: 'include', retryOnLocked: true }),
     onError: (error) => {
-      if (isResponseError(error) && error.status === 422)
+      if (isResponseError(error) && error.status === 422 && 'errors' in error.body)
         fieldErrors.push(...Object.keys(error.body.errors));
     },
   });

@@ -212,22 +212,22 @@ export type ValidationErrorResponse = { message: string; errors: { [key: string]
 export type CalculatorAddResult =
   | ClientResponse<200, CalculatorResponse>
   | ClientResponse<400 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>;
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type CalculatorMultiplyResult = CalculatorAddResult;
 export type CheckoutCancelResult =
   | ClientResponse<200, CheckoutResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutResponse>;
 export type CheckoutCancelPaymentResult =
   | ClientResponse<200, CheckoutCancelPaymentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutCancelPaymentResponse>;
 export type CheckoutConfirmPaymentResult =
   | ClientResponse<200, CheckoutConfirmPaymentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutConfirmPaymentResponse>;
 export type CheckoutCreateResult =
   | ClientResponse<201, CheckoutCreatedResponse>
@@ -235,12 +235,12 @@ export type CheckoutCreateResult =
 export type CheckoutProvideCardResult =
   | ClientResponse<200, CheckoutProvideCardResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutProvideCardResponse>;
 export type FulfillmentCaptureResult =
   | ClientResponse<200, FulfillmentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, FulfillmentResponse>;
 export type FulfillmentCreateResult =
   | ClientResponse<201, FulfillmentCreatedResponse>
@@ -249,62 +249,62 @@ export type FulfillmentPackResult = FulfillmentCaptureResult;
 export type InvoicePayResult =
   | ClientResponse<200, InvoiceResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, InvoiceResponse>;
 export type InvoiceReadStatusResult =
   | ClientResponse<200, InvoiceResponse>
   | ClientResponse<400 | 404 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>;
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type InvoiceVoidResult = InvoicePayResult;
 export type OrderApproveResult =
   | ClientResponse<200, OrderApproveResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, OrderApproveResponse>;
 export type OrderCancelResult =
   | ClientResponse<200, OrderCancelResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, OrderCancelResponse>;
 export type OrderCreateResult =
   ClientResponse<201, OrderCreatedResponse> | ClientResponse<400 | 413 | 415 | 500, ErrorResponse>;
 export type OrderQuoteResult =
   | ClientResponse<200, OrderResponse>
   | ClientResponse<400 | 404 | 409 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>;
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type OrderReadStatusResult =
   | ClientResponse<200, OrderResponse>
   | ClientResponse<400 | 404 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>;
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type OrderReadSummaryResult =
   | ClientResponse<200, OrderReadSummaryResponse>
   | ClientResponse<400 | 404 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>;
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type OrderSubmitResult =
   | ClientResponse<200, OrderResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, OrderResponse>;
 export type OrderReviewApproveResult =
   | ClientResponse<200, OrderReviewApproveResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, OrderReviewApproveResponse>;
 export type OrderReviewReadStatusResult =
   | ClientResponse<200, OrderExplainedResponse>
   | ClientResponse<400 | 404 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>;
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type TicketCommentResult =
   | ClientResponse<200, TicketResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, TicketResponse>;
 export type TicketCreateResult =
   ClientResponse<201, TicketCreatedResponse> | ClientResponse<400 | 413 | 415 | 500, ErrorResponse>;
 export type TicketStaffAssignResult =
   | ClientResponse<200, TicketResponse>
   | ClientResponse<400 | 401 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, TicketResponse>;
 export type TicketStaffResolveResult = TicketStaffAssignResult;
 

@@ -64,12 +64,12 @@ export type ValidationErrorResponse = { message: string; errors: { [key: string]
 export type CheckoutCancelResult =
   | ClientResponse<200, CheckoutResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutResponse>;
 export type CheckoutConfirmPaymentResult =
   | ClientResponse<200, CheckoutConfirmPaymentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutConfirmPaymentResponse>;
 export type CheckoutCreateResult =
   | ClientResponse<201, CheckoutCreatedResponse>
@@ -77,7 +77,7 @@ export type CheckoutCreateResult =
 export type CheckoutProvideCardResult =
   | ClientResponse<200, CheckoutProvideCardResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
-  | ClientResponse<422, ValidationErrorResponse>
+  | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutProvideCardResponse>;
 export type CheckoutStartPaymentResult = CheckoutCancelResult;
 
