@@ -11,7 +11,7 @@
  */
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
-import { HOLDER_GONE_SQL, holderGoneSql, processHolder, type BackendHolder } from './holders.js';
+import { HOLDER_GONE_SQL, holderGoneCall, processHolder, type BackendHolder } from './holders.js';
 
 /** The response stored for a key: replayed as it is to every retry. */
 export interface StoredResponse {
@@ -156,7 +156,7 @@ const POSTGRES = {
       $7, $8)
     ON CONFLICT (scope, idempotency_key) DO UPDATE
     ${upsertSet('holder_pid = excluded.holder_pid, holder_start = excluded.holder_start')}
-    ${takeover(holderGoneSql('machine_idempotency_keys.holder_pid', 'machine_idempotency_keys.holder_start'))}
+    ${takeover(holderGoneCall('machine_idempotency_keys.holder_pid', 'machine_idempotency_keys.holder_start'))}
     RETURNING owner_id`,
   read: `SELECT fingerprint, status, response_status, response_body FROM machine_idempotency_keys
     WHERE scope = $1 AND idempotency_key = $2`,

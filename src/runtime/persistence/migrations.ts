@@ -16,6 +16,7 @@
  * original's per-column indexes on `machine_events` (type, source, machine_value, ...) serve
  * ad-hoc queries only and are left out.
  */
+import { HOLDER_GONE_FUNCTION_POSTGRES } from './holders.js';
 import { IDEMPOTENCY_TABLE_POSTGRES, IDEMPOTENCY_TABLE_SQLITE } from './idempotency.js';
 import { JOBS_LEASE_HOLDER_SQLITE, JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
 
@@ -242,7 +243,7 @@ ALTER TABLE machine_locks_lean RENAME TO machine_locks;`,
     postgres: `ALTER TABLE machine_locks SET UNLOGGED;`,
   },
   // Rows a process holds name it, so a taker frees them as soon as it is dead instead of after
-  // their TTL (docs/persistence.md "Dead holders"): its process on SQLite (process-holder.ts),
+  // their TTL (docs/persistence.md "Dead holders"): its process on SQLite (holders.ts),
   // its holder connection's backend on PostgreSQL (postgres-holder.ts). Nullable columns: rows
   // of processes not yet upgraded have none and keep the TTL. Jobs on PostgreSQL are pg-boss's
   // and keep their holder in its job row.
@@ -271,6 +272,15 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
 CREATE INDEX machine_instances_created_idx ON machine_instances (machine_id, created_at, root_event_id);
 CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id, business_key)
   WHERE business_key IS NOT NULL;`,
+  },
+  // The PostgreSQL holder test as a function the statements call (holders.ts): cheaper than the
+  // same subquery inline on the common path, where no row is held. SQLite's is registered on
+  // each connection.
+  {
+    version: 10,
+    name: 'holder test function',
+    sqlite: `SELECT 1;`,
+    postgres: HOLDER_GONE_FUNCTION_POSTGRES,
   },
 ];
 

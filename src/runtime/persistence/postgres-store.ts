@@ -11,7 +11,7 @@
  */
 import pg from 'pg';
 import { IdempotencyClaimLostError, PostgresIdempotencyKeys } from './idempotency.js';
-import { holderGoneSql } from './holders.js';
+import { holderGoneCall } from './holders.js';
 import { holderConnection, type HolderConnection } from './postgres-holder.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
@@ -80,7 +80,7 @@ export interface PostgresStoreOptions {
 }
 
 // The lock row's holder backend is gone (holders.ts).
-const GONE = holderGoneSql('machine_locks.holder_pid', 'machine_locks.holder_start');
+const GONE = holderGoneCall('machine_locks.holder_pid', 'machine_locks.holder_start');
 
 // A lock row's takeover, shared by both acquire statements: the row is expired, or its holder's
 // backend is gone (docs/persistence.md "Dead holders").
@@ -166,7 +166,7 @@ const SQL = {
   // takes it over. Without a row the CASE stops at its first test: no activity lookup.
   loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
       i.sequence_number, i.parent_machine_id, i.parent_root_event_id,
-      CASE WHEN ${holderGoneSql('l.holder_pid', 'l.holder_start')} THEN l.acquired_at
+      CASE WHEN l.holder_pid IS NOT NULL AND ${holderGoneCall('l.holder_pid', 'l.holder_start')} THEN l.acquired_at
         ELSE l.expires_at END AS lock_expires_at
     FROM machine_instances i LEFT JOIN machine_locks l ON l.root_event_id = i.root_event_id
     WHERE i.root_event_id = $1`,
