@@ -49,3 +49,9 @@ export {
   type TestRequest,
   type TestResponse,
 } from './http.js';
+export {
+  generatePathTests,
+  type PathTest,
+  type PathTestOptions,
+  type PathTests,
+} from './path-tests.js';
