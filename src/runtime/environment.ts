@@ -34,7 +34,12 @@
  */
 import { z } from 'zod';
 import { InvalidSettingsException, type SettingProblem } from './errors.js';
-import { ACCEPTED_STORE_URLS, parseStoreUrl, redactStoreUrl } from './store-url.js';
+import {
+  ACCEPTED_STORE_URLS,
+  DEFAULT_STORE_URL,
+  parseStoreUrl,
+  redactStoreUrl,
+} from './store-url.js';
 
 /** One setting: its variables (first the short name, then aliases), what it accepts, default. */
 interface SettingSpec<T> {
@@ -111,7 +116,7 @@ export const ENVIRONMENT_SETTINGS = {
         ctx.addIssue({ code: 'custom', message: (error as Error).message });
       }
     }),
-    default: 'sqlite:./data/machines.db',
+    default: DEFAULT_STORE_URL,
     show: (value: unknown) => (typeof value === 'string' ? redactStoreUrl(value) : value),
   } satisfies SettingSpec<string>,
 

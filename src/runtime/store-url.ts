@@ -21,6 +21,54 @@ export type StoreLocation =
 export const ACCEPTED_STORE_URLS =
   "'sqlite:<file>', 'sqlite::memory:', 'memory:' or 'postgres://user@host:port/database'";
 
+/** The store of a server or command that names none: the embedded SQLite file. */
+export const DEFAULT_STORE_URL = 'sqlite:./data/machines.db';
+
+/** A store URL and where it was read. */
+export interface ResolvedStoreUrl {
+  url: string;
+  /** `--database`, `MACHINE_DATABASE_URL`, `config` (its `store`) or `default`. */
+  source: '--database' | 'MACHINE_DATABASE_URL' | 'config' | 'default';
+}
+
+/**
+ * The store URL a command uses: its `--database` over `MACHINE_DATABASE_URL` over the config's
+ * `store` over {@link DEFAULT_STORE_URL}. `config` is called only when neither of the first two
+ * is set (reading it loads the config). The URL is parsed: a bad one throws
+ * `InvalidStoreUrlException` whichever place it came from.
+ */
+export async function resolveStoreUrl(given: {
+  flag?: string | undefined;
+  env?: Record<string, string | undefined>;
+  config?: () => Promise<string | undefined>;
+}): Promise<ResolvedStoreUrl> {
+  const fromEnv = (given.env ?? process.env)['MACHINE_DATABASE_URL']?.trim();
+  const resolved: ResolvedStoreUrl =
+    given.flag !== undefined
+      ? { url: given.flag, source: '--database' }
+      : fromEnv !== undefined && fromEnv !== ''
+        ? { url: fromEnv, source: 'MACHINE_DATABASE_URL' }
+        : await fromConfig(given.config);
+  parseStoreUrl(resolved.url);
+  return resolved;
+}
+
+async function fromConfig(
+  config: (() => Promise<string | undefined>) | undefined,
+): Promise<ResolvedStoreUrl> {
+  const url = await config?.();
+  return url === undefined
+    ? { url: DEFAULT_STORE_URL, source: 'default' }
+    : { url, source: 'config' };
+}
+
+/** `<url, password hidden> (from <source>)`, as commands say which store they use. */
+export function describeStoreUrl({ url, source }: ResolvedStoreUrl): string {
+  const from =
+    source === 'config' ? "the config's store" : source === 'default' ? 'the default' : source;
+  return `${redactStoreUrl(url)} (from ${from})`;
+}
+
 /** The URL without its password, fit for messages and logs. */
 export function redactStoreUrl(url: string): string {
   return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');

@@ -360,36 +360,3 @@ describe('machine-routes generate --watch', () => {
     });
   });
 });
-
-describe('machine-routes migrate', () => {
-  it('should migrate the store a URL names', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-'));
-    try {
-      const file = path.join(dir, 'app.db');
-      expect(await run(['migrate', '--database', `sqlite:${file}`])).toEqual({
-        code: 0,
-        stdout: `Migrated sqlite:${file}.`,
-        stderr: '',
-      });
-      expect(existsSync(file)).toBe(true);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('should reject a bad store URL in one coded line, password hidden, no stack', async () => {
-    expect(await run(['migrate', '--database', 'mysql://app:s3cret@db/app'])).toEqual({
-      code: 1,
-      stdout: '',
-      stderr:
-        "InvalidStoreUrlException [MR_INVALID_STORE_URL] Invalid store URL 'mysql://app:***@db/app': " +
-        "expected 'sqlite:<file>', 'sqlite::memory:', 'memory:' or 'postgres://user@host:port/database'.",
-    });
-  });
-
-  it('should require --database', async () => {
-    const result = await run(['migrate']);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toBe("error: required option '-d, --database <url>' not specified");
-  });
-});

@@ -52,6 +52,8 @@ export {
   openStore,
   parseStoreUrl,
   migrate,
+  migrationStatus,
+  type MigrationStatus,
   type OpenStoreOptions,
   type StoreLocation,
 } from './open-store.js';

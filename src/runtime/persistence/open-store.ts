@@ -1,5 +1,6 @@
 /**
- * Store selection by URL, and the `migrate(url)` entry point of `machine-routes migrate`.
+ * Store selection by URL, and the `migrate(url)` and `migrationStatus(url)` entry points of
+ * `machine-routes migrate`.
  *
  * | URL | Store |
  * |---|---|
@@ -10,12 +11,15 @@
  *
  * SQLite URLs take `?synchronous=normal|full`.
  */
+import { existsSync } from 'node:fs';
 import {
   MissingPeerDependencyException,
   StoreNotMigratedException,
   StoreUnreachableException,
 } from '../errors.js';
 import { MemoryStore } from './memory-store.js';
+import { MIGRATIONS, pendingMigrations, type Migration } from './migrations.js';
+import { sqliteDriver } from './sqlite-driver.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 import { parseStoreUrl, redactStoreUrl } from '../store-url.js';
@@ -73,6 +77,68 @@ export async function migrate(url: string): Promise<void> {
     throw store.kind === 'postgres' ? unreachable(error, store as PostgresStore) : error;
   } finally {
     await store.close();
+  }
+}
+
+/** The schema versions a store has and lacks, as `machine-routes migrate status` lists them. */
+export interface MigrationStatus {
+  /** Recorded in `schema_migrations`, in order (a version unknown to this one keeps no name). */
+  applied: { version: number; name: string | null }[];
+  /** This version's migrations the store lacks, in order. */
+  pending: Migration[];
+}
+
+/**
+ * Reads which migrations the store at `url` has, changing nothing: a SQLite file that does not
+ * exist is not created (every migration is pending), and `memory:` has no schema.
+ */
+export async function migrationStatus(url: string): Promise<MigrationStatus> {
+  const location = parseStoreUrl(url);
+  let applied: number[];
+  switch (location.kind) {
+    case 'memory':
+      return { applied: [], pending: [] };
+    case 'sqlite':
+      applied = sqliteAppliedVersions(location.filename);
+      break;
+    case 'postgres': {
+      const { PostgresStore } = await importPostgres(loadPostgresStore);
+      const { connectionString, schema } = location;
+      const store = new PostgresStore({ connectionString, schema });
+      try {
+        applied = await store.appliedMigrations();
+      } catch (error) {
+        // 42P01: no schema_migrations table, nothing was ever migrated here.
+        if ((error as { code?: unknown }).code !== '42P01') throw unreachable(error, store);
+        applied = [];
+      } finally {
+        await store.close();
+      }
+    }
+  }
+  const names = new Map(MIGRATIONS.map((migration) => [migration.version, migration.name]));
+  return {
+    applied: applied.map((version) => ({ version, name: names.get(version) ?? null })),
+    pending: pendingMigrations(applied),
+  };
+}
+
+/** Versions in a SQLite file's `schema_migrations`, read only; none when there is no file. */
+function sqliteAppliedVersions(filename: string): number[] {
+  if (filename === ':memory:' || !existsSync(filename)) return [];
+  const Database = sqliteDriver();
+  const db = new Database(filename, { readonly: true, fileMustExist: true });
+  try {
+    const table = db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+      .get();
+    if (table === undefined) return [];
+    return db
+      .prepare('SELECT version FROM schema_migrations ORDER BY version')
+      .pluck()
+      .all() as number[];
+  } finally {
+    db.close();
   }
 }
 
