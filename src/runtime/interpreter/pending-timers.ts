@@ -4,7 +4,7 @@
  * that time; a past time means the fire is due and waits for a sweep (or a worker).
  */
 import type { TimedTransition } from '../definition/timed-transitions.js';
-import type { ActiveStay, TimerFireState } from './due-timers.js';
+import { nextFireAt, type ActiveStay, type TimerFireState } from './due-timers.js';
 
 /** A timer of an active state and its next fire. */
 export interface PendingTimer {
@@ -53,22 +53,18 @@ export function pendingTimers(
   return pending;
 }
 
+// The time is the due rules' own (`nextFireAt`); the event is `then` once `max` fires were sent.
 function nextFire(
   timer: TimedTransition,
   stateEnteredAt: string,
   fire: TimerFireState | null,
 ): { eventType: string; at: number | null } {
-  const none = { eventType: timer.eventType, at: null };
-  if (fire !== null && fire.status !== 'active') return none;
-  const from = fire === null ? stateEnteredAt : fire.lastFiredAt;
-  if (timer.timer.kind === 'cron') {
-    const next = timer.timer.cron.nextRun(new Date(from));
-    return { eventType: timer.eventType, at: next === null ? null : next.getTime() };
-  }
-  const at = Date.parse(from) + timer.timer.seconds * 1000;
-  if (timer.timer.kind === 'after') return { eventType: timer.eventType, at };
-  const { max, then } = timer.timer;
-  if (max !== undefined && (fire?.fireCount ?? 0) >= max)
-    return then === undefined ? none : { eventType: then, at };
-  return { eventType: timer.eventType, at };
+  const at = nextFireAt(timer, stateEnteredAt, fire)?.getTime() ?? null;
+  const spec = timer.timer;
+  const exhausted =
+    spec.kind === 'every' && spec.max !== undefined && (fire?.fireCount ?? 0) >= spec.max;
+  if (!exhausted || spec.kind !== 'every') return { eventType: timer.eventType, at };
+  return spec.then === undefined
+    ? { eventType: timer.eventType, at: null }
+    : { eventType: spec.then, at };
 }
