@@ -1,9 +1,9 @@
 /**
  * The PostgreSQL holder of a process (holders.ts): a connection of this process that stays open
  * as long as the process lives. Rows carry its backend's pid and start time; a taker that finds
- * a row held asks `pg_stat_get_activity` in the same statement whether that backend still runs. When a process
- * dies its kernel closes the socket, the backend, idle on it, reads the end at once and exits:
- * the process's rows are free within milliseconds, whatever their TTL.
+ * a row held asks `pg_stat_get_activity` in the same statement whether that backend still
+ * runs. When a process dies its kernel closes the socket, the backend, idle on it, reads the
+ * end at once and exits: the process's rows are free within milliseconds, whatever their TTL.
  *
  * Pooled connections cannot serve: the pool closes idle ones (10 s), which would free the
  * rows of a live process. So each process keeps one connection per database, shared by the

@@ -5,15 +5,12 @@
  * persistence.md "Dead holders"). Before the kill the worker is stopped (SIGSTOP) for 3 s: alive
  * but starved, its job is not run a second time meanwhile. On a SQLite file and on PostgreSQL.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MachineRuntime, defaultJobSchema, openStore } from '../../../src/runtime/index.js';
+import { MachineRuntime } from '../../../src/runtime/index.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
-import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
+import { queueBackends } from '../../support/queue-backends.js';
 import { onboardingMachine } from './fixtures/machines.js';
 
 const CLI = fileURLToPath(new URL('./fixtures/cli.ts', import.meta.url));
@@ -22,45 +19,7 @@ const KILLS = 3;
 /** The bounds of the issue: 2 s on SQLite, 5 s on PostgreSQL, from the kill to the job's end. */
 const BOUND_MS: Record<string, number> = { 'sqlite file': 2_000, postgres: 5_000 };
 
-interface Backend {
-  name: string;
-  setUp(): Promise<string>;
-  tearDown(): Promise<void>;
-}
-
-const backends: Backend[] = [];
-{
-  let dir: string | undefined;
-  backends.push({
-    name: 'sqlite file',
-    async setUp() {
-      dir = mkdtempSync(join(tmpdir(), 'mr-dead-worker-'));
-      return `sqlite:${join(dir, 'machines.db')}`;
-    },
-    async tearDown() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  });
-}
-if (await shouldRunPostgresTests('delegation/dead-worker')) {
-  let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
-  backends.push({
-    name: 'postgres',
-    async setUp() {
-      schema = await createTestSchema('dead_worker');
-      await (await openStore(schema.url, { migrate: true })).close();
-      return schema.url;
-    },
-    async tearDown() {
-      if (schema === undefined) return;
-      await dropSchema(defaultJobSchema(schema.schema));
-      await schema.drop();
-    },
-  });
-} else {
-  describe.skip('delegation/dead-worker (postgres)', () =>
-    it('needs a reachable PostgreSQL', () => {}));
-}
+const backends = await queueBackends('delegation/dead-worker');
 
 describe.each(backends)('a worker killed mid-job on $name, default job settings', (backend) => {
   let url: string;
