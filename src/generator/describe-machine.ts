@@ -144,6 +144,7 @@ export function describeMachine(definition: MachineDefinition): ManifestMachineD
     initialAvailableEvents: availableAt(definition, initialState),
     initialOutput: initialOutput(definition),
     events,
+    flow: [...examples.keys()],
     forwardStates: Object.fromEntries(
       Object.entries(forwardStates).sort(([a], [b]) => compareCodeUnits(a, b)),
     ),

@@ -79,6 +79,11 @@ export interface ManifestMachineDocs {
   initialOutput: { [key: string]: JsonValue };
   /** By event type, sorted. */
   events: Record<string, ManifestEvent>;
+  /**
+   * Event types in the order the machine's flow first sends them, breadth first from the
+   * initial state (the reference lists operations so); events never sent are left out.
+   */
+  flow: string[];
   /** Forwarded events (parent-facing type): a reachable state in which the child runs. */
   forwardStates: Record<string, string[]>;
 }

@@ -6,6 +6,9 @@ import type { EmitOptions } from '../../src/generator/emitters/types.js';
 import type { JsonSchema } from '../../src/generator/manifest.js';
 import { ROOT } from './support.js';
 
+const MACHINE_ID_DESCRIPTION =
+  'Id of the order instance: `data.id` of the answer that created it (a ULID). An unknown id is a 404.';
+
 /** The example's machines and routes without the scenario fields (`scenarios: false`). */
 const EXAMPLE_WITHOUT_SCENARIOS = 'fixtures/generator/express/machine-routes.config.ts';
 
@@ -181,7 +184,13 @@ describe('emitOpenApi', () => {
       required: ['amount'],
     });
     expect(submit.parameters).toEqual([
-      { name: 'machineId', in: 'path', required: true, schema: { type: 'string' } },
+      {
+        name: 'machineId',
+        in: 'path',
+        required: true,
+        description: MACHINE_ID_DESCRIPTION,
+        schema: { type: 'string' },
+      },
     ]);
   });
 
@@ -189,7 +198,13 @@ describe('emitOpenApi', () => {
     const quote = operation(exampleDocument(), '/orders/{machineId}/quote', 'get');
     expect(quote.requestBody).toBeUndefined();
     expect(quote.parameters).toEqual([
-      { name: 'machineId', in: 'path', required: true, schema: { type: 'string' } },
+      {
+        name: 'machineId',
+        in: 'path',
+        required: true,
+        description: MACHINE_ID_DESCRIPTION,
+        schema: { type: 'string' },
+      },
       {
         name: 'quantity',
         in: 'query',

@@ -162,3 +162,39 @@ export function machineTagDescription(machine: ManifestMachine): string {
   parts.push(`\`\`\`mermaid\n${machine.diagram.trimEnd()}\n\`\`\``);
   return parts.join('\n\n');
 }
+
+/**
+ * What a 400 of the route means: which part of this request could not be read (the body has a
+ * JSON body only on event routes that take no query payload), and that nothing happened.
+ */
+export function badRequestDescription(route: ManifestRoute): string {
+  const noun = machineNoun(route.machineId);
+  const causes: string[] = [];
+  if (route.handler !== 'create' && route.payloadSource === 'body' && route.eventType !== null)
+    causes.push(
+      `the body is not JSON, not a JSON object (\`{ "payload": ... }\` of ${route.eventType}) or nested over 32 levels`,
+    );
+  causes.push(
+    route.payloadSource === 'query' && route.payloadSchema !== null
+      ? `the query string carrying the ${route.eventType ?? 'event'} payload is malformed (bad percent-encoding, nested over 32 levels, over 1000 pairs)`
+      : 'the query string is malformed (bad percent-encoding, nested over 32 levels, over 1000 pairs)',
+  );
+  if (route.idempotency !== undefined)
+    causes.push('the Idempotency-Key header is not 1-255 printable ASCII characters');
+  const outcome =
+    route.handler === 'create'
+      ? `no ${noun} is created`
+      : route.eventType !== null && route.handler !== 'read' && route.handler !== 'events'
+        ? `${route.eventType} is not sent to the ${noun}`
+        : `the ${noun} is not read`;
+  return `The request cannot be read: ${causes.join('; or ')}. Nothing happened: ${outcome}.`;
+}
+
+/** The description of the path parameter `name` of a route. */
+export function pathParameterDescription(route: ManifestRoute, name: string): string {
+  const noun = machineNoun(route.machineId);
+  if (name === 'machineId')
+    return `Id of the ${noun} instance: \`data.id\` of the answer that created it (a ULID). An unknown id is a 404.`;
+  const model = route.binding.kind === 'model' ? route.binding.model : name;
+  return `Key of the ${model} whose ${noun} the request addresses (route model binding). An unknown key is a 404.`;
+}

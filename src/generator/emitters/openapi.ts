@@ -23,7 +23,13 @@ import {
   successExample,
   type MachinesById,
 } from './openapi-examples.js';
-import { machineTagDescription, operationDescription, operationSummary } from './openapi-text.js';
+import {
+  badRequestDescription,
+  machineTagDescription,
+  operationDescription,
+  operationSummary,
+  pathParameterDescription,
+} from './openapi-text.js';
 import type { EmitOptions } from './types.js';
 
 const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -460,6 +466,7 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
     name,
     in: 'path',
     required: true,
+    description: pathParameterDescription(route, name),
     schema: { type: 'string' },
   }));
   if (route.handler === 'read') parameters.push(...waitParameters(route.machineId));
@@ -556,30 +563,32 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
   };
   for (const error of errors) {
     responses[String(error.status)] =
-      error.description !== undefined
-        ? {
-            description: error.description,
-            content: {
-              'application/json': {
-                schema: error.schema,
-                example: { message: error.description },
-              },
-            },
-          }
-        : error.component === null
+      error.status === 400
+        ? badRequestResponse(route)
+        : error.description !== undefined
           ? {
-              description:
-                'The instance is processing another event: its last committed state, isProcessing true.',
+              description: error.description,
               content: {
                 'application/json': {
                   schema: error.schema,
-                  example: lockedExample(route, machines),
+                  example: { message: error.description },
                 },
               },
             }
-          : route.handler !== 'create' && (error.status === 404 || error.status === 409)
-            ? routeErrorResponse(route, error, machines)
-            : { $ref: `#/components/responses/${error.component}` };
+          : error.component === null
+            ? {
+                description:
+                  'The instance is processing another event: its last committed state, isProcessing true.',
+                content: {
+                  'application/json': {
+                    schema: error.schema,
+                    example: lockedExample(route, machines),
+                  },
+                },
+              }
+            : route.handler !== 'create' && (error.status === 404 || error.status === 409)
+              ? routeErrorResponse(route, error, machines)
+              : { $ref: `#/components/responses/${error.component}` };
   }
   if (route.idempotency !== undefined) addIdempotencyResponses(route, responses);
   op['responses'] = responses;
@@ -649,6 +658,22 @@ function addIdempotencyResponses(route: ManifestRoute, responses: JsonSchema): v
   for (const [status, response] of ordered) responses[status] = response;
 }
 
+/** The route's 400: what of this request could not be read, with the runtime's message. */
+function badRequestResponse(route: ManifestRoute): JsonSchema {
+  const readsBody = route.handler !== 'create' && !usesQuery(route);
+  return {
+    description: badRequestDescription(route),
+    content: {
+      'application/json': {
+        schema: ref(ERROR_SCHEMA),
+        example: {
+          message: readsBody ? 'Malformed JSON in request body.' : 'Malformed query string.',
+        },
+      },
+    },
+  };
+}
+
 /** A shared answer with an example naming the route's own machine, event or model. */
 function routeErrorResponse(
   route: ManifestRoute,
@@ -678,12 +703,30 @@ function usedResponses(paths: Record<string, Record<string, JsonSchema>>): Set<s
   return used;
 }
 
+/**
+ * The routes in the order a reader follows a machine (Redoc lists a tag's operations in the
+ * order of `paths`): by registration, create first, then each event where the machine's flow
+ * first sends it (breadth first from the initial state), then reads and streams; path and
+ * method settle the rest, so the order is deterministic.
+ */
+function inFlowOrder(routes: readonly ManifestRoute[], machines: MachinesById): ManifestRoute[] {
+  const rank = (route: ManifestRoute): string => {
+    const flow = machines.get(route.machineId)?.flow ?? [];
+    const step = route.eventType === null ? -1 : flow.indexOf(route.eventType);
+    const kind =
+      route.handler === 'create' ? 0 : route.read !== null || route.eventType === null ? 2 : 1;
+    const position = step === -1 ? flow.length : step;
+    return `${route.registration}\u0000${kind}${String(position).padStart(6, '0')}\u0000${route.path} ${route.method}`;
+  };
+  return sortBy(routes, rank);
+}
+
 /** Builds the OpenAPI 3.1 document as a plain object (exported for tests and the client emitter). */
 export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptions): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const routes = manifest.registrations.flatMap((registration) => registration.routes);
   const machines: MachinesById = new Map(manifest.machines.map((machine) => [machine.id, machine]));
-  for (const route of sortBy(routes, (r) => `${r.path} ${r.method}`)) {
+  for (const route of inFlowOrder(routes, machines)) {
     const item = (paths[route.path] ??= {});
     item[route.method.toLowerCase()] = operation(route, machines);
   }
