@@ -27,6 +27,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { readyLine } from '../ready-line.js';
+import { OTEL_SUFFIX, serverCheckout } from './otel-checkout.js';
 
 const [backend = 'sqlite', ...checkouts] = process.argv.slice(2) as [
   'sqlite' | 'postgres',
@@ -129,11 +130,15 @@ async function start(checkout: string, store: string): Promise<Server> {
       '--conditions=machine-routes-source',
       '--import',
       'tsx',
-      resolve(checkout, 'bench/http/server.ts'),
+      resolve(serverCheckout(checkout), 'bench/http/server.ts'),
       'fastify',
       store,
     ],
-    { cwd: checkout, stdio: ['ignore', 'pipe', 'inherit'] },
+    {
+      cwd: serverCheckout(checkout),
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_OTEL: checkout.endsWith(OTEL_SUFFIX) ? '1' : '0' },
+    },
   );
   const [port] = await readyLine(child, `server of ${checkout}`);
   const base = `http://127.0.0.1:${port}`;

@@ -20,6 +20,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { readyLine } from '../ready-line.js';
+import { OTEL_SUFFIX, serverCheckout } from './otel-checkout.js';
 
 const [framework = 'fastify', ...checkouts] = process.argv.slice(2);
 if (checkouts.length === 0) checkouts.push(resolve(import.meta.dirname, '../..'));
@@ -60,11 +61,15 @@ async function start(checkout: string): Promise<{ child: ChildProcess; port: num
       '--conditions=machine-routes-source',
       '--import',
       'tsx',
-      resolve(checkout, SERVER),
+      resolve(serverCheckout(checkout), SERVER),
       framework,
       'memory:',
     ],
-    { cwd: checkout, stdio: ['ignore', 'pipe', 'inherit'] },
+    {
+      cwd: serverCheckout(checkout),
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_OTEL: checkout.endsWith(OTEL_SUFFIX) ? '1' : '0' },
+    },
   );
   const [port] = await readyLine(child, `server of ${checkout}`);
   return { child, port: Number(port) };

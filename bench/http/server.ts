@@ -29,6 +29,8 @@ import { handWrittenSqlite, ulid } from './hand-written-sqlite.js';
 import { counterMachine, envelope, IncrementPayload, xstateCounter } from './machines.js';
 
 const [framework, storeUrl] = process.argv.slice(2) as ['fastify' | 'express', string];
+// The tracing-cost runs (`<checkout>+otel`): an application's SDK registered before anything runs.
+if (process.env.BENCH_OTEL === '1') await import('./otel-sdk.js');
 const store = await openStore(storeUrl, { migrate: true });
 const router = new MachineRouter({
   runtime: new MachineRuntime({ store }),
