@@ -41,12 +41,16 @@ describe('machine-routes init', () => {
     expect(init.code).toBe(0);
     // Nothing installed yet: the README's install lines, the packages the project lacks.
     expect(init.stdout.split('\n').at(-1)).toBe(
-      'Next: npm install machine-routes zod@^4 fastify && npm install -D typescript @types/node, then npx machine-routes generate.',
+      'Next: npm install machine-routes zod@^4 fastify && npm install -D machine-routes-generator typescript @types/node, then npx machine-routes generate.',
     );
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     for (const file of ['machine-routes.config.ts', 'machines/order.ts']) {
       expect(readme).toContain(`\`\`\`ts\n${readFileSync(path.join(dir, file), 'utf8')}\`\`\``);
     }
+    // The README's tsconfig.json, which compiles what init wrote.
+    expect(readme).toContain(
+      `\`\`\`json\n${readFileSync(path.join(dir, 'tsconfig.json'), 'utf8')}\`\`\``,
+    );
     expect(JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts).toEqual({
       'machines:check': 'machine-routes check',
       'machines:generate': 'machine-routes generate',
@@ -73,6 +77,22 @@ describe('machine-routes init', () => {
   });
 });
 
+describe('machine-routes init in a project with a tsconfig.json of its own', () => {
+  it('should keep it and say what it must compile', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-init-'));
+    try {
+      writeFileSync(path.join(dir, 'tsconfig.json'), '{}\n');
+      const init = await run(['init'], dir);
+      expect(init.stdout).toContain(
+        'kept your tsconfig.json: it must compile machine-routes.config.ts, machines/order.ts and src/',
+      );
+      expect(readFileSync(path.join(dir, 'tsconfig.json'), 'utf8')).toBe('{}\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('machine-routes init in a project that installed the packages first', () => {
   it('should not ask to install them again', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-init-'));
@@ -87,8 +107,13 @@ describe('machine-routes init in a project that installed the packages first', (
       const init = await run(['init'], dir);
       expect(init.code).toBe(0);
       expect(init.stdout.split('\n').at(-1)).toBe(
-        "Next: npm install -D @types/node @types/express, then set framework: 'express' in machine-routes.config.ts and npx machine-routes generate.",
+        'Next: npm install -D machine-routes-generator @types/node @types/express, then npx machine-routes generate.',
       );
+      // The framework package.json has, written into the config.
+      expect(readFileSync(path.join(dir, 'machine-routes.config.ts'), 'utf8')).toContain(
+        "output: { dir: 'src/generated', framework: 'express' },",
+      );
+      expect(existsSync(path.join(dir, 'tsconfig.json'))).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -58,7 +58,12 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
       const problems = [...report.issues, ...deploy.problems, ...peers.problems];
       const warnings = [...peers.warnings, ...deploy.warnings];
       if (options.format === 'json') {
-        const issues = problems.map((issue) => relativeIssue(issue, io.cwd));
+        // `location` is the issue's one place: `details.location` (where the error was raised,
+        // e.g. the defineMachine call) would be a second one, absolute, for the same problem.
+        const issues = problems.map((issue) => {
+          const { location: _raisedAt, ...details } = issue.details;
+          return relativeIssue({ ...issue, details }, io.cwd);
+        });
         io.stdout(
           JSON.stringify(
             {

@@ -1,6 +1,8 @@
 /**
  * `machine-routes init`: starts a project. Writes the README's first machine and a config for
- * it (never over an existing file) and adds the `check`/`generate` scripts to package.json.
+ * it (never over an existing file), with `framework: 'express'` in an Express project (express
+ * and not fastify in package.json), the README's tsconfig.json when there is none, and adds the
+ * `check`/`generate` scripts to package.json.
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,7 +12,10 @@ import type { CliIo } from '../io.js';
 
 // templates/ sits at the package root, beside src/ and dist/.
 const STARTER = new URL('../templates/init/', OWN_ROOT);
-const FILES = ['machine-routes.config.ts', 'machines/order.ts'];
+const CONFIG = 'machine-routes.config.ts';
+const FILES = [CONFIG, 'machines/order.ts'];
+/** The README's tsconfig.json: compiles the machines, the config and src/ into build/. */
+const TSCONFIG = 'tsconfig.json';
 const SCRIPTS: Record<string, string> = {
   'machines:check': 'machine-routes check',
   'machines:generate': 'machine-routes generate',
@@ -27,49 +32,67 @@ export function registerInit(program: Command, io: CliIo, exit: (code: number) =
         io.stderr(`Not overwriting ${existing.join(', ')}: init starts a new project.`);
         return exit(1);
       }
+      const manifestFile = path.join(io.cwd, 'package.json');
+      const manifest = existsSync(manifestFile)
+        ? (JSON.parse(readFileSync(manifestFile, 'utf8')) as {
+            scripts?: Record<string, string>;
+            dependencies?: Record<string, string>;
+            devDependencies?: Record<string, string>;
+          })
+        : null;
+      const installed = { ...manifest?.dependencies, ...manifest?.devDependencies };
+      const express = isExpressProject(installed);
       for (const file of FILES) {
         mkdirSync(path.dirname(path.join(io.cwd, file)), { recursive: true });
-        copyFileSync(new URL(file, STARTER), path.join(io.cwd, file));
-        io.stdout(`created ${file}`);
+        const text = readFileSync(new URL(file, STARTER), 'utf8');
+        writeFileSync(
+          path.join(io.cwd, file),
+          express ? text.replace("framework: 'fastify'", "framework: 'express'") : text,
+        );
+        io.stdout(`created ${file}${express && file === CONFIG ? " (framework: 'express')" : ''}`);
       }
-      const manifestFile = path.join(io.cwd, 'package.json');
-      let installed: Record<string, string> = {};
-      if (existsSync(manifestFile)) {
-        const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as {
-          scripts?: Record<string, string>;
-          dependencies?: Record<string, string>;
-          devDependencies?: Record<string, string>;
-        };
-        installed = { ...manifest.dependencies, ...manifest.devDependencies };
+      if (existsSync(path.join(io.cwd, TSCONFIG))) {
+        io.stdout(`kept your ${TSCONFIG}: it must compile ${FILES.join(', ')} and src/`);
+      } else {
+        copyFileSync(new URL(TSCONFIG, STARTER), path.join(io.cwd, TSCONFIG));
+        io.stdout(`created ${TSCONFIG}`);
+      }
+      if (manifest !== null) {
         manifest.scripts = { ...SCRIPTS, ...manifest.scripts };
         writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
         io.stdout(`added scripts ${Object.keys(SCRIPTS).join(', ')} to package.json`);
       }
-      io.stdout(`Next: ${nextSteps(installed)}`);
+      io.stdout(`Next: ${nextSteps(installed, express)}`);
       exit(0);
     });
 }
 
+/** An Express project: it has express and not fastify. */
+function isExpressProject(installed: Readonly<Record<string, string>>): boolean {
+  return Object.hasOwn(installed, 'express') && !Object.hasOwn(installed, 'fastify');
+}
+
 /**
  * What is left to do after init, given the project's dependencies: the README's install lines
- * for the packages it lacks, then `generate`. An Express project (express, no fastify) needs
- * its types and `framework: 'express'` in the config init wrote for Fastify.
+ * for the packages it lacks (Express's types in an Express project), then `generate`.
  */
-function nextSteps(installed: Readonly<Record<string, string>>): string {
+function nextSteps(installed: Readonly<Record<string, string>>, express: boolean): string {
   const lacks = (name: string) => !Object.hasOwn(installed, name);
-  const express = !lacks('express') && lacks('fastify');
   const runtime = [
     ...(lacks('machine-routes') ? ['machine-routes'] : []),
     ...(lacks('zod') ? ['zod@^4'] : []),
     ...(express ? [] : lacks('fastify') ? ['fastify'] : []),
   ];
-  const dev = ['typescript', '@types/node', ...(express ? ['@types/express'] : [])].filter(lacks);
+  const dev = [
+    'machine-routes-generator',
+    'typescript',
+    '@types/node',
+    ...(express ? ['@types/express'] : []),
+  ].filter(lacks);
   const installs = [
     ...(runtime.length > 0 ? [`npm install ${runtime.join(' ')}`] : []),
     ...(dev.length > 0 ? [`npm install -D ${dev.join(' ')}`] : []),
   ];
-  const generate = express
-    ? "set framework: 'express' in machine-routes.config.ts and npx machine-routes generate."
-    : 'npx machine-routes generate.';
+  const generate = 'npx machine-routes generate.';
   return installs.length > 0 ? `${installs.join(' && ')}, then ${generate}` : generate;
 }
