@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { transitionKey, type RecordedCoverage } from '../generator/analysis/coverage.js';
 import type { VisitedTransition } from '../generator/analysis/paths.js';
-import type { CommitEvent } from '../runtime/engine/commit-events.js';
+import type { CommitEvent } from '../runtime/engine/index.js';
 import type { HistoryRecord } from '../runtime/interpreter/types.js';
 
 /** One transition taken: configuration before (leaf ids), event type, configuration after. */

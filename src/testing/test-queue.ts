@@ -5,9 +5,8 @@
  * handlers (`job.outcome`, `child.complete`), so the parent takes the path a real outcome takes.
  */
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
-import { JOB_HANDLERS } from '../runtime/engine/jobs/job-handlers.js';
-import { toJobRequest } from '../runtime/engine/jobs/job-requests.js';
-import { DEFAULT_PARALLEL_DISPATCH } from '../runtime/engine/parallel-dispatch-config.js';
+// The engine's public surface only (its barrel): its modules move, its exports stay.
+import { DEFAULT_PARALLEL_DISPATCH, JOB_HANDLERS, toJobRequest } from '../runtime/engine/index.js';
 import { resolveJobOutcome } from '../runtime/interpreter/complete-child.js';
 import { ACTIVE_CHILD_STATUSES } from '../runtime/interpreter/child-rows.js';
 import { describeError } from '../runtime/interpreter/invoke-child.js';

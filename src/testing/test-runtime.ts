@@ -13,8 +13,8 @@ import { ManualClock } from '../runtime/clock.js';
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
 import type { TimerRegistration } from '../runtime/definition/timer-registration.js';
 import type { Context, EventObject } from '../runtime/definition/types.js';
-import { MachineRuntime } from '../runtime/engine/machine-runtime.js';
-import { sweepTimers } from '../runtime/engine/timers/timer-sweep.js';
+// The engine's public surface only (its barrel): its modules move, its exports stay.
+import { MachineRuntime, sweepTimers } from '../runtime/engine/index.js';
 import type { HistoryRecord, MachineSnapshot } from '../runtime/interpreter/types.js';
 import type { CreateOptions, InstanceResult, SendOptions } from '../runtime/persistence/types.js';
 import { CoverageRecorder } from './coverage.js';
