@@ -190,11 +190,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     return reads.keptScenario(this.context, id);
   }
 
-  /**
-   * Runs `fn` holding the instance lock, waiting up to `timeoutMs` for it (jobs, timers): its
-   * `send` runs under this lock, while `runtime.send` from anywhere else is refused as usual.
-   * Throws `MachineAlreadyRunningException`, carrying the last committed snapshot, on timeout.
-   */
+  /** Runs `fn` holding the instance lock, its sends under it (see engine/with-lock.ts). */
   withLock<T>(
     id: string,
     fn: (instance: LockedInstance) => Promise<T>,
@@ -235,10 +231,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     return this.store.sweepExpiredLocks();
   }
 
-  /**
-   * Stops what `open` started (the sweeps, then its queue, waiting up to `jobTimeoutMs`, default
-   * 10 s, for running jobs), then the commit feed, then the store. Idempotent.
-   */
+  /** Stops what `open` started (queue: `jobTimeoutMs`, 10 s), the feed, the store; idempotent. */
   close(options: { jobTimeoutMs?: number } = {}): Promise<void> {
     // Idempotent: a second close (a test's afterEach, a server's and a worker's shutdown hooks)
     // waits for the first instead of ending the store's pool twice.
