@@ -9,6 +9,7 @@ import {
   type MachineRoutesError,
   type SourceLocation,
 } from '../runtime/errors.js';
+import { neverSucceeding, type AnalysedRegistration } from './analysis/never-succeeds.js';
 import { buildManifest } from './build-manifest.js';
 import type { DiagramSvgOptions } from './diagram-svgs.js';
 import { DEFAULT_OUTPUT_DIR, OUTPUT_KINDS, registrationName, type OutputKind } from './config.js';
@@ -85,6 +86,31 @@ export function emitOptionsOf(loaded: LoadedConfig): EmitOptions {
     },
     docs: loaded.config.docs?.enabled === true ? { prefix: loaded.config.docs.prefix ?? '' } : null,
   };
+}
+
+/**
+ * What `check` warns about in a project without problems (analysis/never-succeeds.ts): stateless
+ * routes the initial state refuses, events nothing sends, states nothing enters; located and
+ * sorted like problems. `[]` for a report with problems.
+ */
+export async function checkWarnings(report: CheckReport): Promise<Issue[]> {
+  if (report.manifest === null || report.loaded === null) return [];
+  const found = neverSucceeding(
+    analysedRegistrations(report.loaded, report.manifest),
+    report.loaded.config.timers,
+  );
+  return found.length === 0 ? [] : locateAll(report.loaded, found);
+}
+
+function analysedRegistrations(
+  loaded: LoadedConfig,
+  manifest: RouteManifest,
+): AnalysedRegistration[] {
+  const routes = new Map(manifest.registrations.map((entry) => [entry.name, entry.routes]));
+  return loaded.config.registrations.map((registration) => {
+    const name = registrationName(registration);
+    return { name, machine: registration.machine, routes: routes.get(name) ?? [] };
+  });
 }
 
 async function locateAll(

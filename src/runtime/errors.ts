@@ -85,6 +85,28 @@ export class ContextTypeChangedException extends MachineRoutesError {
   readonly code = 'MR_CONTEXT_TYPE_CHANGED';
 }
 
+/**
+ * `check` warning: a stateless route (its event in neither `machineIdFor` nor `modelFor`) whose
+ * event the machine's initial state does not accept, so that every request fails. Bind the
+ * event to an instance, or accept it in the initial state.
+ */
+export class RouteNeverSucceedsException extends MachineRoutesError {
+  readonly code = 'MR_ROUTE_NEVER_SUCCEEDS';
+}
+
+/**
+ * `check` warning: an event some state handles that no route, timer, schedule or forward sends.
+ * List it in the machine's endpoints, or remove its transitions.
+ */
+export class EventNeverSentException extends MachineRoutesError {
+  readonly code = 'MR_EVENT_NEVER_SENT';
+}
+
+/** `check` warning: a state no path of transitions from the initial state enters. */
+export class UnreachableStateException extends MachineRoutesError {
+  readonly code = 'MR_UNREACHABLE_STATE';
+}
+
 /** Router registration options violate the rules of the spec ("Filtering and validation" rule 5). */
 export class InvalidRouterConfigException extends MachineRoutesError {
   readonly code = 'MR_INVALID_ROUTER_CONFIG';

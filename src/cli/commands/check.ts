@@ -6,10 +6,14 @@
  * against the store's live instances. Blocking findings (states removed under active instances,
  * context keys of a changed type) are problems; the others (removed event types of histories,
  * states removed under done instances) are printed as warnings and keep the exit code 0.
+ *
+ * A project without problems is also analysed for what can never succeed (stateless routes the
+ * initial state refuses, events nothing sends, states nothing enters): warnings too, which
+ * fail the command only with `--strict`.
  */
 import { Option, type Command } from 'commander';
-import { checkProject } from '../../generator/generate.js';
-import type { Issue } from '../../generator/issues.js';
+import { checkProject, checkWarnings } from '../../generator/generate.js';
+import { formatIssue, type Issue } from '../../generator/issues.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
 import { missingPeers } from '../../generator/optional-peers.js';
 import type { MachineDefinition } from '../../runtime/definition/machine-definition.js';
@@ -22,6 +26,7 @@ interface CheckOptions {
   config?: string;
   database?: string;
   format: (typeof FORMATS)[number];
+  strict?: boolean;
 }
 
 const FORMATS = ['text', 'json', 'github'] as const;
@@ -41,6 +46,7 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
         .choices(FORMATS)
         .default('text'),
     )
+    .option('--strict', 'fail on warnings too (routes, events and states that can never succeed)')
     .action(async (options: CheckOptions) => {
       const report = await checkProject({ config: options.config, cwd: io.cwd });
       const routes =
@@ -56,7 +62,9 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
       const peers =
         report.loaded === null ? { problems: [], warnings: [] } : missingPeers(report.loaded);
       const problems = [...report.issues, ...deploy.problems, ...peers.problems];
-      const warnings = [...peers.warnings, ...deploy.warnings];
+      const analysis = await checkWarnings(report);
+      const warnings = [...analysis, ...peers.warnings, ...deploy.warnings];
+      const failed = problems.length > 0 || (options.strict === true && analysis.length > 0);
       if (options.format === 'json') {
         // `location` is the issue's one place: `details.location` (where the error was raised,
         // e.g. the defineMachine call) would be a second one, absolute, for the same problem.
@@ -67,11 +75,13 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
         io.stdout(
           JSON.stringify(
             {
-              ok: issues.length === 0,
+              ok: !failed,
               machines,
               routes,
               issues,
-              ...(options.database === undefined && warnings.length === 0 ? {} : { warnings }),
+              ...(options.database === undefined && warnings.length === 0
+                ? {}
+                : { warnings: warnings.map((issue) => relativeIssue(issue, io.cwd)) }),
             },
             null,
             2,
@@ -85,17 +95,27 @@ export function registerCheck(program: Command, io: CliIo, exit: (code: number) 
           );
         if (problems.length > 0) printProblemCount(io, problems.length);
       } else {
-        for (const warning of warnings) io.stdout(`warning: ${formatWarning(warning)}`);
+        for (const warning of analysis)
+          io.stdout(`warning: ${formatIssue(relativeIssue(warning, io.cwd))}`);
+        for (const warning of [...peers.warnings, ...deploy.warnings])
+          io.stdout(`warning: ${formatWarning(warning)}`);
         if (problems.length > 0) {
           printIssues(io, problems);
         } else {
+          const count = analysis.length;
           io.stdout(
             `No problems: ${machines} machine${machines === 1 ? '' : 's'}, ${routes} route${routes === 1 ? '' : 's'}` +
-              (options.database === undefined ? '.' : `, live instances compatible.`),
+              (options.database === undefined ? '' : `, live instances compatible`) +
+              (count === 0
+                ? '.'
+                : `; ${count} warning${count === 1 ? '' : 's'}` +
+                  (options.strict === true
+                    ? ' (--strict: failing).'
+                    : ' (--strict fails on them).')),
           );
         }
       }
-      exit(problems.length > 0 ? 1 : 0);
+      exit(failed ? 1 : 0);
     });
 }
 
