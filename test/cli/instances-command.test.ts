@@ -166,4 +166,65 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
       stderr: "--source must be one of external, internal, got 'mine'.",
     });
   });
+
+  it('should cancel, send an operator event and release a lock, recorded as the operator', async () => {
+    const runtime = await MachineRuntime.open({ databaseUrl: backend.url(), worker: false });
+    let id: string;
+    try {
+      id = (await runtime.create(orderMachine)).snapshot.id;
+      await runtime.send(orderMachine, id, { type: 'SUBMIT', payload: { amount: 5 } });
+    } finally {
+      await runtime.close();
+    }
+    const operator = ['--who', 'ops-1', ...store()];
+    const quote = await run([
+      'instances',
+      'send',
+      'order',
+      id,
+      'QUOTE',
+      '--payload',
+      '{"quantity":2}',
+      ...operator,
+    ]);
+    expect(quote).toEqual({
+      code: 0,
+      stdout: `Machine '${id}' is now in order.submitted (active).`,
+      stderr: '',
+    });
+    const cancel = await run([
+      'instances',
+      'cancel',
+      'order',
+      id,
+      '--event',
+      'CANCEL',
+      ...operator,
+    ]);
+    expect(cancel).toEqual({
+      code: 0,
+      stdout: `Machine '${id}' is now in order.cancelled (done).`,
+      stderr: '',
+    });
+    const history = await run([
+      'instances',
+      'history',
+      'order',
+      id,
+      '--source',
+      'external',
+      '--json',
+      ...store(),
+    ]);
+    const records = (
+      JSON.parse(history.stdout) as { items: { type: string; actor: string | null }[] }
+    ).items;
+    expect(records.map((record) => [record.type, record.actor])).toEqual([
+      ['SUBMIT', null],
+      ['QUOTE', 'operator:ops-1'],
+      ['CANCEL', 'operator:ops-1'],
+    ]);
+    const release = await run(['instances', 'release', 'order', id, ...operator]);
+    expect(release).toEqual({ code: 0, stdout: `Machine '${id}' holds no lock.`, stderr: '' });
+  });
 });

@@ -1,10 +1,13 @@
 /**
  * `machine-routes instances`: the operator's commands (docs/operations.md) on the store of the
  * config: `list` instances of a machine by state, key or time, `show` one instance (state,
- * context, lock, children, timers, failed jobs), `history` its timeline. Human output is
- * tables; `--json` prints the `MachineOperations` result as it is.
+ * context, lock, children, timers, failed jobs), `history` its timeline; `cancel`, `send` and
+ * `release` repair one, recorded as the operator's (`--who`). Human output is tables; `--json`
+ * prints the `MachineOperations` result as it is.
  */
+import { userInfo } from 'node:os';
 import type { Command } from 'commander';
+import type { MachineSnapshot } from '../../runtime/interpreter/types.js';
 import { collectMachineDefinitions } from '../../generator/build-manifest.js';
 import { checkProject } from '../../generator/generate.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
@@ -136,6 +139,97 @@ export function registerInstances(program: Command, io: CliIo, exit: (code: numb
       );
     }),
   );
+
+  const operatorOptions = (command: Command): Command =>
+    storeOptions(command)
+      .option('--who <name>', 'the operator, recorded in history (default: the login name)')
+      .option('--wait <ms>', 'how long to wait for a step in flight (default 5000)');
+
+  operatorOptions(
+    instances
+      .command('cancel <machine> <id>')
+      .description('cancel an instance by sending the event that cancels it, as the operator')
+      .requiredOption('--event <type>', 'the cancelling event (e.g. CANCEL)'),
+  ).action((machine: string, id: string, options: OperatorCliOptions & { event: string }) =>
+    withOperations(io, exit, options, async (operations) => {
+      const result = await operations.cancel(machine, id, {
+        ...operator(options),
+        event: options.event,
+      });
+      printStep(io, options, result.snapshot);
+    }),
+  );
+
+  operatorOptions(
+    instances
+      .command('send <machine> <id> <event>')
+      .description('send any event of the machine (endpoint or not) as the operator')
+      .option('--payload <json>', 'the event payload, a JSON object'),
+  ).action(
+    (
+      machine: string,
+      id: string,
+      type: string,
+      options: OperatorCliOptions & { payload?: string },
+    ) =>
+      withOperations(io, exit, options, async (operations) => {
+        const payload = options.payload === undefined ? undefined : jsonObject(options.payload);
+        const result = await operations.send(
+          machine,
+          id,
+          { type, ...(payload === undefined ? {} : { payload }) },
+          operator(options),
+        );
+        printStep(io, options, result.snapshot);
+      }),
+  );
+
+  operatorOptions(
+    instances
+      .command('release <machine> <id>')
+      .description('free the lock of an instance whose holder is dead or whose lock expired'),
+  ).action((machine: string, id: string, options: OperatorCliOptions) =>
+    withOperations(io, exit, options, async (operations) => {
+      const result = await operations.releaseLock(machine, id, operator(options));
+      if (options.json) return io.stdout(JSON.stringify(result, null, 2));
+      io.stdout(
+        result.released === null
+          ? `Machine '${id}' holds no lock.`
+          : `Released the lock of machine '${id}' held by ${result.released.ownerId} (${result.released.context ?? 'unknown'}) until ${result.released.expiresAt}.`,
+      );
+    }),
+  );
+}
+
+interface OperatorCliOptions extends StoreOptions {
+  who?: string;
+  wait?: string;
+}
+
+function operator(options: OperatorCliOptions): { who: string; waitMs?: number } {
+  return {
+    who: options.who ?? userInfo().username,
+    ...(options.wait === undefined ? {} : { waitMs: Number(options.wait) }),
+  };
+}
+
+function printStep(io: CliIo, options: StoreOptions, snapshot: MachineSnapshot): void {
+  if (options.json) return io.stdout(JSON.stringify(snapshot, null, 2));
+  io.stdout(
+    `Machine '${snapshot.id}' is now in ${snapshot.value.join(', ')} (${snapshot.status}).`,
+  );
+}
+
+function jsonObject(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError(`--payload must be a JSON object, got '${text}'.`);
+  return value as Record<string, unknown>;
 }
 
 function listOptions(options: ListOptions): InstanceListOptions {

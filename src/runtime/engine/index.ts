@@ -55,3 +55,4 @@ export type {
   LockView,
   Page,
 } from './operations/instance-reads.js';
+export type { OperatorOptions, ReleasedLock } from './operations/repairs.js';

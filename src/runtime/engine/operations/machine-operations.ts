@@ -7,7 +7,10 @@ import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { TimerRegistration } from '../../definition/timer-registration.js';
 import type { HistoryRecord } from '../../interpreter/types.js';
 import type { InstanceSummary } from '../../persistence/instance-queries.js';
+import type { EventObject } from '../../definition/types.js';
+import type { InstanceResult } from '../../persistence/types.js';
 import type { MachineRuntime } from '../machine-runtime.js';
+import { releaseLock, sendAsOperator, type OperatorOptions, type ReleasedLock } from './repairs.js';
 import {
   historyPage,
   instanceRecord,
@@ -28,16 +31,25 @@ export interface MachineOperationsOptions {
   timers?: readonly TimerRegistration[];
   /** Clock of lock expiry and timer views (default: the system clock). */
   now?: () => Date;
+  /**
+   * The event `cancel` sends, per machine id (`{ order: 'CANCEL' }`). A machine without one
+   * refuses `cancel` unless the call names its event.
+   */
+  cancelEvents?: Readonly<Record<string, string>>;
 }
 
 /** Find, inspect and repair the instances of a runtime's machines. */
 export class MachineOperations {
   readonly #machines: ReadonlyMap<string, MachineDefinition>;
   readonly #reads: InstanceReadContext;
+  readonly #runtime: MachineRuntime;
+  readonly #cancelEvents: Readonly<Record<string, string>>;
 
   constructor(options: MachineOperationsOptions) {
     this.#machines = new Map(options.machines.map((machine) => [machine.id, machine]));
     const { runtime } = options;
+    this.#runtime = runtime;
+    this.#cancelEvents = options.cancelEvents ?? {};
     this.#reads = {
       store: runtime.store,
       machine: (machineId) => this.machine(machineId),
@@ -74,5 +86,48 @@ export class MachineOperations {
     options: HistoryPageOptions = {},
   ): Promise<Page<HistoryRecord>> {
     return historyPage(this.#reads, machineId, id, options);
+  }
+
+  /**
+   * Sends any event of the machine (endpoint or not: an operator-only event) to instance `id`,
+   * through the runtime's locked step, waiting for a step in flight; its history names the
+   * operator.
+   */
+  async send(
+    machineId: string,
+    id: string,
+    event: Omit<EventObject, 'actor'>,
+    options: OperatorOptions,
+  ): Promise<InstanceResult> {
+    return sendAsOperator(this.#runtime, this.machine(machineId), id, event, options);
+  }
+
+  /**
+   * Cancels instance `id`: sends `options.event`, else the machine's configured cancel event
+   * (`cancelEvents`), as `send` does. `InvalidOperationQueryException` when there is neither.
+   */
+  async cancel(
+    machineId: string,
+    id: string,
+    options: OperatorOptions & { event?: string },
+  ): Promise<InstanceResult> {
+    const type = options.event ?? this.#cancelEvents[machineId];
+    if (type === undefined) {
+      throw new InvalidOperationQueryException(
+        `Machine '${machineId}' has no cancel event: configure one in cancelEvents ({ ${machineId}: 'CANCEL' }) or pass the event to send.`,
+        { machine: machineId, key: 'cancelEvents' },
+      );
+    }
+    return this.send(machineId, id, { type }, options);
+  }
+
+  /** Frees the lock of instance `id` when it is expired or its holder is dead. */
+  async releaseLock(
+    machineId: string,
+    id: string,
+    options: OperatorOptions,
+  ): Promise<ReleasedLock> {
+    await this.show(machineId, id);
+    return releaseLock(this.#runtime, id, options);
   }
 }
