@@ -20,6 +20,7 @@ declare -A COMMANDS=(
   [interpreter]="npx tsx bench/interpreter/run.ts"
   [persistence]="npx tsx bench/persistence/run.ts"
   [timers]="npx tsx bench/timers/run.ts"
+  [operations]="npx tsx bench/operations/run.ts"
 )
 ORDER=(http reads startup startup-compiled generate watch idempotency interpreter persistence timers)
 selected=("$@")
