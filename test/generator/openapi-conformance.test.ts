@@ -1035,12 +1035,13 @@ describe('the generated example conforms to its OpenAPI document', () => {
     60_000,
   );
 
-  it('should provoke every documented status but 500 (unprovokable in the example)', () => {
+  it('should provoke every documented status but 500 and 503 (unprovokable in the example)', () => {
     const missing = operations.flatMap((operation) => {
       const statuses = exercised.get(operation.operationId) ?? new Set<number>();
+      // 503 is answered while the server shuts down (responses.test.ts, openapi.test.ts).
       return Object.keys(operation.operation['responses'] as JsonObject)
         .map(Number)
-        .filter((status) => status !== 500 && !statuses.has(status))
+        .filter((status) => status !== 500 && status !== 503 && !statuses.has(status))
         .map((status) => `${operation.operationId} ${status}`);
     });
     expect(missing).toEqual(KNOWN_UNPROVOKABLE);

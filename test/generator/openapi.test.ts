@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { checkProject } from '../../src/generator/generate.js';
 import { buildOpenApiDocument } from '../../src/generator/emitters/openapi.js';
 import type { EmitOptions } from '../../src/generator/emitters/types.js';
-import type { JsonSchema } from '../../src/generator/manifest.js';
+import type { JsonSchema, RouteManifest } from '../../src/generator/manifest.js';
 import { ROOT } from './support.js';
 
 const MACHINE_ID_DESCRIPTION =
@@ -26,9 +26,11 @@ const options: EmitOptions = {
 };
 
 let document: JsonSchema;
+let exampleManifest: RouteManifest;
 
 beforeAll(async () => {
   const { manifest } = await checkProject({ config: EXAMPLE_WITHOUT_SCENARIOS, cwd: ROOT });
+  exampleManifest = manifest!;
   document = buildOpenApiDocument(manifest!, options);
 });
 
@@ -233,6 +235,7 @@ describe('emitOpenApi', () => {
       '422',
       '423',
       '500',
+      '503',
     ]);
     // A GET route has no body, but its query string is parsed first: malformed is 400.
     expect(statuses('/orders/{machineId}/quote', 'get')).toEqual([
@@ -242,9 +245,10 @@ describe('emitOpenApi', () => {
       '409',
       '422',
       '500',
+      '503',
     ]);
     // Create parses a body like any write route: 400 / 413 / 415 from the adapter's parser.
-    expect(statuses('/orders/create', 'post')).toEqual(['201', '400', '413', '415', '500']);
+    expect(statuses('/orders/create', 'post')).toEqual(['201', '400', '413', '415', '500', '503']);
     expect(statuses('/staff/tickets/{machineId}/assign', 'post')).toEqual([
       '200',
       '400',
@@ -256,6 +260,7 @@ describe('emitOpenApi', () => {
       '422',
       '423',
       '500',
+      '503',
     ]);
     expect(statuses('/calculator/add', 'post')).toEqual([
       '200',
@@ -265,7 +270,47 @@ describe('emitOpenApi', () => {
       '415',
       '422',
       '500',
+      '503',
     ]);
+  });
+
+  it('should document the 503 of a server shutting down, with Retry-After, on every operation', () => {
+    const paths = exampleDocument()['paths'] as Record<string, Record<string, Operation>>;
+    const operations = Object.values(paths).flatMap((item) => Object.values(item));
+    expect(operations.length).toBeGreaterThan(10);
+    for (const op of operations) {
+      expect(op.responses['503']).toEqual({ $ref: '#/components/responses/ServiceUnavailable' });
+    }
+    const responses = (exampleDocument()['components'] as { responses: Record<string, JsonSchema> })
+      .responses;
+    expect(responses['ServiceUnavailable']).toMatchObject({
+      headers: { 'Retry-After': { schema: { type: 'string', pattern: '^[0-9]+$' } } },
+      content: {
+        'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } },
+      },
+    });
+  });
+
+  it("should document any other status of an endpoint action's routes as `default`", () => {
+    // The example has no endpoint action: give order.submit one (its name is all the plan keeps).
+    const withAction: RouteManifest = {
+      ...exampleManifest,
+      registrations: exampleManifest.registrations.map((registration) => ({
+        ...registration,
+        routes: registration.routes.map((route) =>
+          route.name === 'order.submit' ? { ...route, action: 'rescue' } : route,
+        ),
+      })),
+    };
+    const withActionDocument = buildOpenApiDocument(withAction, options);
+    const submit = operation(withActionDocument, '/orders/{machineId}/submit', 'post');
+    expect(submit.responses['default']).toMatchObject({
+      description: expect.stringContaining('onException'),
+      content: { 'application/json': { schema: {} } },
+    });
+    expect(
+      operation(withActionDocument, '/orders/{machineId}/cancel', 'delete').responses['default'],
+    ).toBeUndefined();
   });
 
   it('should require the bearer scheme on protected operations only, with their guards as roles', () => {

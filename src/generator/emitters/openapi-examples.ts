@@ -116,6 +116,7 @@ const SHARED_MESSAGES: Readonly<Record<SharedStatus, JsonObject>> = {
     errors: { 'payload.amount': ['Too small: expected number to be >=1'] },
   },
   500: { message: 'Internal Server Error' },
+  503: { message: 'The runtime is closed: no instance can be watched.' },
 };
 
 /** The body of a shared error answer (`components.responses`). */

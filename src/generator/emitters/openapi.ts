@@ -36,7 +36,7 @@ const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 
 /** Statuses every route may answer with, besides its success status. */
 /** The error statuses of the runtime itself; endpoint actions may declare others. */
-export type SharedStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 500;
+export type SharedStatus = 400 | 401 | 404 | 409 | 413 | 415 | 422 | 500 | 503;
 
 /** Names of the shared component schemas. */
 export const ERROR_SCHEMA = 'ErrorResponse';
@@ -281,6 +281,29 @@ const SHARED_RESPONSES: Readonly<
     schema: UNPROCESSABLE_SCHEMA,
   },
   500: { name: 'ServerError', description: 'Unexpected error.', schema: ref(ERROR_SCHEMA) },
+  503: {
+    name: 'ServiceUnavailable',
+    description:
+      'The server is shutting down: send the request again after Retry-After seconds (another instance, or this one once it is back). Nothing was done.',
+    schema: ref(ERROR_SCHEMA),
+  },
+};
+
+/** The `Retry-After` header of a shutdown 503 (`RuntimeClosedException`, http/responses.ts). */
+const RETRY_AFTER_HEADER: JsonSchema = {
+  description: 'Seconds to wait before sending the request again.',
+  schema: { type: 'string', pattern: '^[0-9]+$' },
+};
+
+/**
+ * The `default` answer of an operation whose endpoint action may answer a status of its own
+ * (`abort(status)` in a hook, a response of `onException`) that its `statuses` do not list:
+ * the document cannot know it, so it says where it comes from.
+ */
+const ACTION_DEFAULT_RESPONSE: JsonSchema = {
+  description:
+    "Another status answered by the endpoint action (abort() in a hook, or a response of onException) that the action's `statuses` do not declare; its body is the action's.",
+  content: { 'application/json': { schema: {} } },
 };
 
 function shared(status: SharedStatus): ErrorResponse {
@@ -294,6 +317,8 @@ export function errorResponses(route: ManifestRoute): ErrorResponse[] {
   // An unknown scenario slug is a 404 on any route reading the scenario fields (a documented
   // config, so not part of the runtime's plan).
   if (route.scenarios) statuses.add(404);
+  // Any route of a server that is shutting down (its runtime closed): 503 with Retry-After.
+  statuses.add(503);
   return [...statuses]
     .sort((a, b) => a - b)
     .map((status): ErrorResponse => {
@@ -324,6 +349,7 @@ function sharedResponses(used: ReadonlySet<string>): Record<string, JsonSchema> 
         name,
         {
           description,
+          ...(status === '503' ? { headers: { 'Retry-After': RETRY_AFTER_HEADER } } : {}),
           content: {
             'application/json': {
               schema,
@@ -591,6 +617,7 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
               : { $ref: `#/components/responses/${error.component}` };
   }
   if (route.idempotency !== undefined) addIdempotencyResponses(route, responses);
+  if (route.action !== null) responses['default'] = ACTION_DEFAULT_RESPONSE;
   op['responses'] = responses;
   return op;
 }

@@ -155,6 +155,9 @@ export class HttpError extends Error {
   }
 }
 
+/** `Retry-After` (seconds) of the 503 answered while the runtime closes: a restart's order. */
+export const SHUTDOWN_RETRY_AFTER = '1';
+
 /** Default messages of the statuses the layer produces itself. */
 export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
   400: 'Bad Request.',
@@ -216,8 +219,9 @@ export function errorToResponse(
   // Unknown slug 404, source state or event mismatch 422: `{ message }` (docs/scenarios.md).
   if (error instanceof ScenarioNotFoundException || error instanceof ScenarioFailedException)
     return errorResponse(error.statusCode, error.message);
-  // A request that arrives while the server shuts down: try again (elsewhere).
-  if (error instanceof RuntimeClosedException) return errorResponse(503, error.message);
+  // A request that arrives while the server shuts down: try again (elsewhere, or once it is back).
+  if (error instanceof RuntimeClosedException)
+    return errorResponse(503, error.message, { headers: { 'retry-after': SHUTDOWN_RETRY_AFTER } });
   if (
     error instanceof NoTransitionDefinitionFoundException ||
     error instanceof ForwardTargetUnavailableException

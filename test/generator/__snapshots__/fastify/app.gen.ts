@@ -212,6 +212,9 @@ export async function buildApp(options: AppOptions = {}): Promise<App> {
     frameworkErrors: machineRoutesFrameworkErrors,
     // Requests Node's parser refuses (not HTTP, headers too large, too slow): { message } too.
     clientErrorHandler: answerClientError,
+    // A request on an open connection while the app closes is served (the runtime closes after
+    // the app): Fastify's own 503 body ({ error, message, statusCode }) is in no document.
+    return503OnClosing: false,
   });
   // Without a Fastify logger (the default), unexpected errors still reach stderr.
   const logger = fastifyLogger === undefined ? { logger: stderrLogger } : {};

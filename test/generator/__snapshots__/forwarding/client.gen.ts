@@ -63,27 +63,27 @@ export type PaymentState = 'payment.awaiting' | 'payment.charging' | 'payment.pa
 export type ValidationErrorResponse = { message: string; errors: { [key: string]: string[] } };
 export type CheckoutCancelResult =
   | ClientResponse<200, CheckoutResponse>
-  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutResponse>;
 export type CheckoutConfirmPaymentResult =
   | ClientResponse<200, CheckoutConfirmPaymentResponse>
-  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutConfirmPaymentResponse>;
 export type CheckoutCreateResult =
   | ClientResponse<201, CheckoutCreatedResponse>
-  | ClientResponse<400 | 413 | 415 | 500, ErrorResponse>;
+  | ClientResponse<400 | 413 | 415 | 500 | 503, ErrorResponse>;
 export type CheckoutProvideCardResult =
   | ClientResponse<200, CheckoutProvideCardResponse>
-  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500, ErrorResponse>
+  | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutProvideCardResponse>;
 export type CheckoutStartPaymentResult = CheckoutCancelResult;
 
 // Documented statuses, shared by the routes that answer with the same set.
-const STATUSES_1 = [200, 400, 404, 409, 413, 415, 422, 423, 500];
-const STATUSES_2 = [201, 400, 413, 415, 500];
+const STATUSES_1 = [200, 400, 404, 409, 413, 415, 422, 423, 500, 503];
+const STATUSES_2 = [201, 400, 413, 415, 500, 503];
 
 /** The base URL `createClient` uses when none is given (the config's `client.baseUrl`). */
 export const DEFAULT_BASE_URL = '/api';
