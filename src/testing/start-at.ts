@@ -9,10 +9,8 @@ import type { MachineDefinition } from '../runtime/definition/machine-definition
 import type { StateNode } from '../runtime/definition/state-node.js';
 import type { Context } from '../runtime/definition/types.js';
 import { newUlid } from '../runtime/ids.js';
-import { planCommit } from '../runtime/interpreter/plan-commit.js';
-import type { PlannedJob } from '../runtime/interpreter/job-payloads.js';
+import { commitStep, type EngineContext } from '../runtime/engine/index.js';
 import type { HistoryRecord, MacrostepResult } from '../runtime/interpreter/types.js';
-import type { Store } from '../runtime/persistence/store.js';
 import { ImpossibleConfigurationException, InvalidTestContextException } from './errors.js';
 
 /** States as a test names them: `'submitted'`, `'processing.payment.captured'`, full ids, or several. */
@@ -109,18 +107,19 @@ interface ChildPlacement {
 }
 
 /**
- * Writes a new instance in the states of `selection` (see {@link resolveConfiguration}) to
- * `store`, at `now`. Its history has one record, the machine's start record, whose payload
- * says where the test put it. Returns the step as written and the jobs its commit causes (a
- * fake child that ends at once: its parent's completion job), for the caller to enqueue.
+ * Writes a new instance in the states of `selection` (see {@link resolveConfiguration}) at
+ * `now`, through the engine's commit step (the one writer of steps: its jobs are enqueued, a
+ * fake child that ends at once gets its parent's completion job, listeners are told). Its
+ * history has one record, the machine's start record, whose payload says where the test put
+ * it. Returns the step as written.
  */
 export async function writeInstanceAt(
-  store: Store,
+  ctx: EngineContext,
   definition: MachineDefinition,
   selection: StateSelection,
   now: Date,
   options: StartAtOptions & { child?: ChildPlacement } = {},
-): Promise<{ result: MacrostepResult; jobs: PlannedJob[] }> {
+): Promise<MacrostepResult> {
   const value = resolveConfiguration(definition, selection);
   const context = contextFor(definition, options.context);
   const id = options.child?.id ?? newUlid();
@@ -156,9 +155,8 @@ export async function writeInstanceAt(
     validationFailure: null,
     effects: [],
   };
-  const plan = planCommit({ main: { result, from: null }, at: now });
-  await store.commit(plan.write);
-  return { result, jobs: plan.jobs };
+  await commitStep(ctx, { main: { result, from: null }, at: now });
+  return result;
 }
 
 function nodeOf(definition: MachineDefinition, state: string): StateNode {

@@ -6,7 +6,7 @@
  */
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
 // The engine's public surface only (its barrel): its modules move, its exports stay.
-import { DEFAULT_PARALLEL_DISPATCH, JOB_HANDLERS, toJobRequest } from '../runtime/engine/index.js';
+import { JOB_HANDLERS, type EngineContext } from '../runtime/engine/index.js';
 import { resolveJobOutcome } from '../runtime/interpreter/complete-child.js';
 import { ACTIVE_CHILD_STATUSES } from '../runtime/interpreter/child-rows.js';
 import { describeError } from '../runtime/interpreter/invoke-child.js';
@@ -27,6 +27,8 @@ import { writeInstanceAt } from './start-at.js';
 /** What the queue needs from the test runtime. */
 export interface TestQueueContext {
   readonly store: Store;
+  /** The runtime's engine context (a fake child's final state is committed through it). */
+  readonly engine: EngineContext;
   readonly fakes: Fakes;
   now(): Date;
   /** A definition the test runtime knows, by id. */
@@ -175,7 +177,7 @@ export class TestJobQueue implements JobQueue {
         { machine: child.id, key: final ?? 'final' },
       );
     const output = outcome.output;
-    const { jobs } = await writeInstanceAt(this.#host.store, child, final, this.#host.now(), {
+    await writeInstanceAt(this.#host.engine, child, final, this.#host.now(), {
       ...(typeof output === 'object' && output !== null && !Array.isArray(output)
         ? { context: output as Record<string, unknown> }
         : {}),
@@ -184,7 +186,6 @@ export class TestJobQueue implements JobQueue {
         parent: { machineId: start.parentMachineId, id: start.parentId },
       },
     });
-    for (const job of jobs) await this.enqueue(toJobRequest(job, DEFAULT_PARALLEL_DISPATCH));
   }
 
   #handler(name: string): JobHandler {

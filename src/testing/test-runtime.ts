@@ -108,6 +108,9 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       get store() {
         return opened!.store;
       },
+      get engine() {
+        return opened!.context;
+      },
       fakes,
       now: () => clock.now(),
       definition: (id) => definitions.get(id),
@@ -230,8 +233,8 @@ export class TestRuntime {
     options: StartAtOptions = {},
   ): Promise<TestInstance> {
     this.know(definition);
-    const { result } = await writeInstanceAt(
-      this.runtime.store,
+    const result = await writeInstanceAt(
+      this.runtime.context,
       definition,
       states,
       this.clock.now(),
