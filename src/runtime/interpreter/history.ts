@@ -23,6 +23,7 @@
  * | `<m>.event.<TYPE>.raised` | `raise()` was called (the event itself is recorded when processed) |
  * | `<m>.parallel.<route>.region.enter` | before entering a region of a parallel state (`<route>` = the region) |
  * | `<m>.parallel.<route>.done` | every region of a parallel state is final |
+ * | `<m>.parallel.<route>.fail` | a region job of the parallel state failed its last attempt (parallel dispatch) |
  * | `<m>.listen.entry|exit|transition.start` / `.finish` | around `config.listen` listeners |
  *
  * Internal steps (`@always`, `@done`) appear as `<m>.transition.<route>.@always.start` and so on.

@@ -20,6 +20,10 @@
  * all merged in time gets a `<m>.parallel.<state>.region.timeout` record and takes its
  * `@timeout` transition, else its `@fail`; without either the record is all. Region jobs of
  * an entry that was left (or timed out) merge nothing.
+ *
+ * A region job that fails its last attempt (`failParallel`) ends its entry the same way: a
+ * `<m>.parallel.<state>.fail` record (PARALLEL_FAIL) and the state's `@fail` transition (none:
+ * the record alone); the other region jobs of that entry then merge nothing.
  */
 import {
   isDescendantOrSelf,
@@ -141,6 +145,11 @@ export function regionTimeoutType(definition: MachineDefinition, parallel: State
   return `${definition.id}.parallel.${parallel.route}.region.timeout`;
 }
 
+/** The record of a region job that failed its last attempt (PARALLEL_FAIL). */
+export function parallelFailType(definition: MachineDefinition, parallel: StateNode): string {
+  return `${definition.id}.parallel.${parallel.route}.fail`;
+}
+
 /**
  * Step 1 of a region job, without the lock: runs the region's deferred entry actions on
  * `base` (the last committed snapshot) and returns what they did. Behaviors are synchronous,
@@ -197,16 +206,25 @@ export function regionStatus(
   if (fresh.status === 'done') return 'stale';
   const leaves = leavesOf(definition, fresh.value);
   if (!leaves.some((leaf) => isDescendantOrSelf(leaf, region))) return 'stale';
-  const timedOut = regionTimeoutType(definition, parallel);
-  if (
-    afterEntry.some(
-      (record) =>
-        record.type === parallel.records.enter ||
-        (record.type === timedOut && record.payload?.enteredAt === work.enteredAt),
-    )
-  )
-    return 'stale';
-  return 'pending';
+  return entryEnded(definition, parallel, afterEntry, work.enteredAt) ? 'stale' : 'pending';
+}
+
+/**
+ * Whether the entry of `parallel` made at `enteredAt` is over: the state was entered again, or
+ * the watchdog or a failed region job ended it.
+ */
+function entryEnded(
+  definition: MachineDefinition,
+  parallel: StateNode,
+  afterEntry: readonly HistoryRecord[],
+  enteredAt: number,
+): boolean {
+  const ends = [regionTimeoutType(definition, parallel), parallelFailType(definition, parallel)];
+  return afterEntry.some(
+    (record) =>
+      record.type === parallel.records.enter ||
+      (ends.includes(record.type) && record.payload?.enteredAt === enteredAt),
+  );
 }
 
 /**
@@ -274,7 +292,7 @@ export function timeoutParallel(
   if (parallel === undefined || fresh.status === 'done') return null;
   const leaves = leavesOf(definition, fresh.value);
   if (!leaves.some((leaf) => isDescendantOrSelf(leaf, parallel))) return null;
-  if (afterEntry.some((record) => record.type === parallel.records.enter)) return null;
+  if (entryEnded(definition, parallel, afterEntry, watch.enteredAt)) return null;
   const pending = watch.regionIds.filter((regionId) => {
     const region = definition.idMap.get(regionId);
     if (region === undefined) return false;
@@ -284,18 +302,55 @@ export function timeoutParallel(
     );
   });
   if (pending.length === 0) return null;
-  const transition = parallel.on.get('@timeout') ?? parallel.on.get('@fail');
+  return endParallel(definition, fresh, parallel, ['@timeout', '@fail'], options, {
+    type: regionTimeoutType(definition, parallel),
+    payload: { enteredAt: watch.enteredAt, pending, after: watch.timeoutSeconds },
+  });
+}
+
+/**
+ * A region job's last attempt failed with `error`: `null` when its work is no longer due
+ * (`regionStatus`), else the step that records `<m>.parallel.<state>.fail` and takes the
+ * parallel state's `@fail` transition (none: the record alone).
+ */
+export function failParallel(
+  definition: MachineDefinition,
+  fresh: MachineSnapshot,
+  afterEntry: readonly HistoryRecord[],
+  work: RegionWork,
+  error: { name: string; message: string },
+  options: StepOptions = {},
+): MacrostepResult | null {
+  if (regionStatus(definition, fresh, afterEntry, work) !== 'pending') return null;
+  const parallel = definition.idMap.get(work.parallelStateId) as StateNode;
+  return endParallel(definition, fresh, parallel, ['@fail'], options, {
+    type: parallelFailType(definition, parallel),
+    payload: { region: work.regionId, enteredAt: work.enteredAt, error },
+  });
+}
+
+/**
+ * Ends an entry of `parallel`: records `record`, then takes the first of its `eventTypes`
+ * transitions it has (none: the record alone, the state stays).
+ */
+function endParallel(
+  definition: MachineDefinition,
+  fresh: MachineSnapshot,
+  parallel: StateNode,
+  eventTypes: readonly [string, ...string[]],
+  options: StepOptions,
+  record: { type: string; payload: Record<string, unknown> },
+): MacrostepResult {
+  const transition = eventTypes
+    .map((eventType) => parallel.on.get(eventType))
+    .find((candidate) => candidate !== undefined);
   const macrostep = macrostepFromSnapshot(
     definition,
     fresh,
-    { type: transition?.eventType ?? '@timeout' },
+    { type: transition?.eventType ?? eventTypes[0] },
     options,
   );
-  macrostep.record(regionTimeoutType(definition, parallel), {
-    enteredAt: watch.enteredAt,
-    pending,
-    after: watch.timeoutSeconds,
-  });
+  macrostep.record(record.type, record.payload);
   if (transition !== undefined) {
     const prefix = `${definition.id}.transition.${parallel.route}.${transition.eventType}`;
     const handler: Handler = {

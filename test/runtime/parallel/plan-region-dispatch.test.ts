@@ -1,12 +1,14 @@
 /**
  * The pure rules of parallel dispatch: which entry actions are deferred, the effects and jobs a
- * step plans, the merge (conflict rule, `@done` once), idempotency and the watchdog.
+ * step plans, the merge (conflict rule, `@done` once), idempotency, the watchdog and a region
+ * job's failed last attempt.
  */
 import { describe, expect, it } from 'vitest';
 import { initialize, transition } from '../../../src/runtime/index.js';
 import type { DispatchRegionEffect } from '../../../src/runtime/interpreter/effects.js';
 import { planCommit } from '../../../src/runtime/interpreter/plan-commit.js';
 import {
+  failParallel,
   mergeRegion,
   regionStatus,
   runRegionEntry,
@@ -176,5 +178,31 @@ describe('parallel dispatch rules', () => {
       runRegionEntry(shipmentMachine, entered.snapshot, packing!),
     ).snapshot;
     expect(timeoutParallel(shipmentMachine, done, [], watch)).toBeNull();
+  });
+
+  it('should fail a parallel state whose region job failed for good, and make its siblings stale', () => {
+    const entered = enter();
+    const [billing, packing] = entered.effects.map((effect) =>
+      workOf(effect as DispatchRegionEffect),
+    );
+    const error = { name: 'Error', message: 'packing is out of stock' };
+    const failed = failParallel(shipmentMachine, entered.snapshot, [], packing!, error)!;
+    expect(failed.snapshot.value).toEqual(['shipment.failed']);
+    expect(failed.history[0]).toMatchObject({
+      type: 'shipment.parallel.working.fail',
+      payload: { region: 'shipment.working.packing', enteredAt: packing!.enteredAt, error },
+    });
+    expect(regionStatus(shipmentMachine, failed.snapshot, failed.history, billing!)).toBe('stale');
+    // A region whose work merged meanwhile fails nothing.
+    const merged = mergeRegion(
+      shipmentMachine,
+      entered.snapshot,
+      [],
+      packing!,
+      runRegionEntry(shipmentMachine, entered.snapshot, packing!),
+    );
+    expect(
+      failParallel(shipmentMachine, merged.snapshot, merged.history, packing!, error),
+    ).toBeNull();
   });
 });

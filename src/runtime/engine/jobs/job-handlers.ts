@@ -44,8 +44,8 @@ export const JOB_HANDLERS: JobHandlerTable = {
   // Parallel dispatch: named after MACHINE_PARALLEL_DISPATCH_QUEUE when set (jobName).
   'parallel.region': {
     name: JOB_NAMES['parallel.region'],
-    run: async (ctx, payload) => {
-      await runRegionJob(ctx, payload);
+    run: async (ctx, payload, info) => {
+      await runRegionJob(ctx, payload, info);
     },
   },
   'parallel.timeout': { name: JOB_NAMES['parallel.timeout'], run: timeoutRegions },

@@ -13,11 +13,15 @@
  * fenced out, fails the attempt (`MachineAlreadyRunningException`): the queue retries it. Exactly once: an attempt that died before its commit left nothing and runs again; an
  * attempt that committed left a `region.merged` record, which a later run of the same job finds
  * (it then commits nothing). While a region job holds the lock, the instance answers like any
- * locked one (HTTP 423, GET 200 with `isProcessing: true`).
+ * locked one (HTTP 423, GET 200 with `isProcessing: true`). An attempt that fails as the job's
+ * last routes the parallel state's `@fail` with a PARALLEL_FAIL record (`failParallel`), so a
+ * region that cannot run does not leave its instance in the parallel state for good.
  */
 import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { JobPayloads } from '../../interpreter/job-payloads.js';
+import type { JobInfo } from '../../jobs/job-queue.js';
 import {
+  failParallel,
   mergeRegion,
   regionStatus,
   runRegionEntry,
@@ -31,8 +35,25 @@ import { unknownMachine } from '../machine-registry.js';
 /** What a region job did (tests and logs). */
 export type RegionJobOutcome = 'merged' | 'already-merged' | 'stale' | 'unknown-instance';
 
-/** The `parallel.region` job: entry actions without the lock, then the merge under it. */
+/**
+ * The `parallel.region` job. A failed attempt is retried by the queue; the last one (`info`)
+ * fails the parallel state instead, then rethrows so the queue keeps the job as failed.
+ */
 export async function runRegionJob(
+  ctx: EngineContext,
+  work: JobPayloads['parallel.region'],
+  info: Pick<JobInfo, 'attempt' | 'maxAttempts'>,
+): Promise<RegionJobOutcome> {
+  try {
+    return await mergeRegionWork(ctx, work);
+  } catch (error) {
+    if (info.attempt >= (info.maxAttempts ?? 1)) await failRegion(ctx, work, error);
+    throw error;
+  }
+}
+
+/** Entry actions without the lock, then the merge under it. */
+async function mergeRegionWork(
   ctx: EngineContext,
   work: JobPayloads['parallel.region'],
 ): Promise<RegionJobOutcome> {
@@ -48,6 +69,24 @@ export async function runRegionJob(
     if (status !== 'pending') return { outcome: status === 'merged' ? 'already-merged' : 'stale' };
     const result = mergeRegion(definition, fresh, entered, work, entry, ctx.macrostepOptions);
     return { outcome: 'merged', result };
+  });
+}
+
+/** The parallel state of a region job that failed its last attempt takes its `@fail`. */
+async function failRegion(
+  ctx: EngineContext,
+  work: JobPayloads['parallel.region'],
+  error: unknown,
+): Promise<void> {
+  const definition = definitionOf(ctx, work.machineId);
+  const cause =
+    error instanceof Error
+      ? { name: error.name, message: error.message }
+      : { name: 'Error', message: String(error) };
+  await underLock(ctx, work.instanceId, `parallel-fail ${work.regionId}`, async (fresh) => {
+    const entered = await afterEntry(ctx, fresh.id, work);
+    const result = failParallel(definition, fresh, entered, work, cause, ctx.macrostepOptions);
+    return result === null ? { outcome: 'stale' } : { outcome: 'merged', result };
   });
 }
 
