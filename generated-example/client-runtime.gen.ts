@@ -53,6 +53,60 @@ export interface ClientOptions {
   throwOnError?: boolean | undefined;
   /** Retry 423 answers (`true`: the defaults of {@link RetryOnLocked}). Default false. */
   retryOnLocked?: boolean | RetryOnLocked | undefined;
+  /**
+   * Middleware of every request, run in order: `request` before each try (tracing headers,
+   * logging), `response` once its answer is read (logging, token refresh: answer `'retry'` to
+   * send the request once more). See {@link ClientInterceptor}.
+   */
+  interceptors?: readonly ClientInterceptor[] | undefined;
+}
+
+/** The request an interceptor sees: change `headers` (or `url`) in place to send something else. */
+export interface InterceptedRequest {
+  /** `METHOD /path/{param}` of the route, e.g. `POST /orders/{machineId}/submit`. */
+  readonly route: string;
+  readonly method: RouteSpec['method'];
+  /** The full URL, query included; may be replaced. */
+  url: URL;
+  /** Lower-cased header names; what is here when the last interceptor returns is sent. */
+  headers: Record<string, string>;
+  /** The JSON body, `undefined` for GET and create. */
+  readonly body: string | undefined;
+  /** 0 for the first try; 1 and more for retries (an interceptor's, or of a 423). */
+  readonly attempt: number;
+}
+
+/** A documented answer as an interceptor sees it, its body parsed. */
+export interface InterceptedResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: unknown;
+}
+
+/**
+ * Middleware of a client (`ClientOptions.interceptors`), e.g. a bearer token refreshed on 401:
+ *
+ * ```ts
+ * {
+ *   request: (request) => { request.headers['authorization'] = `Bearer ${token}`; },
+ *   response: async (response) => {
+ *     if (response.status !== 401) return;
+ *     token = await refreshToken();
+ *     return 'retry';
+ *   },
+ * }
+ * ```
+ *
+ * `response` runs for every answer with a JSON body (documented or not, before the client
+ * throws `UnexpectedResponseError` for an undocumented status); the first `'retry'` sends the
+ * request again, through every `request` interceptor, at most once per call.
+ */
+export interface ClientInterceptor {
+  request?(request: InterceptedRequest): void | Promise<void>;
+  response?(
+    response: InterceptedResponse,
+    request: InterceptedRequest,
+  ): void | 'retry' | Promise<void | 'retry'>;
 }
 
 /** Per-call options of a client method; each one set here wins over the client's. */
@@ -197,17 +251,90 @@ export class ClientResponseError<TStatus extends number = number, TBody = unknow
   }
 }
 
-/** The response errors a type declares; any response error when it declares none (`Error`). */
+/** The error statuses of HTTP (what an endpoint action may declare besides the runtime's). */
+export type HttpErrorStatus =
+  | 400
+  | 401
+  | 402
+  | 403
+  | 404
+  | 405
+  | 406
+  | 407
+  | 408
+  | 409
+  | 410
+  | 411
+  | 412
+  | 413
+  | 414
+  | 415
+  | 416
+  | 417
+  | 418
+  | 421
+  | 422
+  | 423
+  | 424
+  | 425
+  | 426
+  | 428
+  | 429
+  | 431
+  | 451
+  | 500
+  | 501
+  | 502
+  | 503
+  | 504
+  | 505
+  | 506
+  | 507
+  | 508
+  | 510
+  | 511;
+
+/** The body of every error answer but 422 and 423: the server's message. */
+export interface ErrorBody {
+  message: string;
+}
+
+/**
+ * The body of a 422: the message and the messages of each field (`payload.amount`, ...);
+ * without `errors` when no field is at fault (a scenario of another event, a child's contract).
+ */
+export interface ValidationErrorBody {
+  message: string;
+  errors?: { [field: string]: string[] };
+}
+
+/** The body of a 423: the instance's last committed state, which was processing another event. */
+export interface LockedBody {
+  data: { id: string; state: string[]; isProcessing: boolean; [key: string]: unknown };
+}
+
+/**
+ * Any {@link ClientResponseError}, its body typed by its status: what `isResponseError` gives
+ * a `catch` clause's `unknown`, so that `error.status === 422` narrows `error.body` to the field
+ * errors without a cast.
+ */
+export type AnyResponseError =
+  | ClientResponseError<Exclude<HttpErrorStatus, 422 | 423>, ErrorBody>
+  | ClientResponseError<422, ValidationErrorBody>
+  | ClientResponseError<423, LockedBody>;
+
+/** The response errors a type declares; any response error, typed by status, when it declares none. */
 type ResponseErrorIn<TError> = [Extract<TError, ClientResponseError<number, unknown>>] extends [
   never,
 ]
-  ? Extract<ClientResponseError, TError>
+  ? Extract<AnyResponseError, TError>
   : Extract<TError, ClientResponseError<number, unknown>>;
 
 /**
- * Whether `error` is a {@link ClientResponseError}, keeping the statuses and bodies its type
- * declares (an `instanceof` check on a union holding `Error` would lose them): then
- * `error.status === 422` narrows `error.body`.
+ * Whether `error` is a {@link ClientResponseError}. On a `catch` clause's `unknown` it gives
+ * {@link AnyResponseError}; on a route's `ResponseErrorOf<...>` (or a union with it) it keeps
+ * that route's statuses and bodies (an `instanceof` check on a union holding `Error` would lose
+ * them). Either way `error.status === 422` narrows `error.body`.
  */
 export function isResponseError<TError>(error: TError): error is ResponseErrorIn<TError> {
   return error instanceof ClientResponseError;
@@ -275,7 +402,19 @@ async function headersOf(init: HeadersInit | undefined): Promise<Record<string, 
  * client's `throwOnError`.
  */
 export function createRouteMethods<TThrow extends boolean = false>(options: ClientOptions) {
-  async function sendOnce(spec: RouteSpec, input: RouteInput, call: RequestOptions) {
+  const interceptors = options.interceptors ?? [];
+
+  /**
+   * One try: the answer, or `'retry'` when a response interceptor asked for another try and
+   * `mayRetry` (once per call: a refreshed token refused again is the answer).
+   */
+  async function sendOnce(
+    spec: RouteSpec,
+    input: RouteInput,
+    call: RequestOptions,
+    attempt: number,
+    mayRetry: boolean,
+  ): Promise<{ ok: boolean; status: number; body: unknown } | 'retry'> {
     // A relative base URL ('/api') resolves against the page in a browser.
     const page = (globalThis as { location?: { href: string } }).location?.href;
     const url = new URL(options.baseUrl.replace(/\/+$/, '') + fillPath(spec.path, input), page);
@@ -301,16 +440,25 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
       if (input.scenarioParams !== undefined) request['scenarioParams'] = input.scenarioParams;
       body = JSON.stringify(request);
     }
+    const request: InterceptedRequest = {
+      route: `${spec.method} ${spec.path}`,
+      method: spec.method,
+      url,
+      headers,
+      body,
+      attempt,
+    };
+    for (const interceptor of interceptors) await interceptor.request?.(request);
     // Only the fields that are set: under exactOptionalPropertyTypes (the @tsconfig/strictest
     // settings) RequestInit's optional fields do not accept `undefined`.
-    const init: RequestInit = { method: spec.method, headers };
+    const init: RequestInit = { method: spec.method, headers: request.headers };
     if (body !== undefined) init.body = body;
     if (call.signal !== undefined) init.signal = call.signal;
     const credentials = call.credentials ?? options.credentials;
     if (credentials !== undefined) init.credentials = credentials;
     // Looked up per request, so that a fetch installed after the client was made is used.
     const fetchImpl = call.fetch ?? options.fetch ?? globalThis.fetch;
-    const response = await fetchImpl(url, init);
+    const response = await fetchImpl(request.url, init);
     const text = await response.text();
     let parsed: unknown = null;
     try {
@@ -318,6 +466,16 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
     } catch {
       throw new UnexpectedResponseError(response.status, text);
     }
+    const seen: InterceptedResponse = {
+      status: response.status,
+      headers: response.headers,
+      body: parsed,
+    };
+    // Every interceptor sees the answer (a logger after a token refresher too).
+    let retry = false;
+    for (const interceptor of interceptors)
+      if ((await interceptor.response?.(seen, request)) === 'retry') retry = true;
+    if (retry && mayRetry) return 'retry';
     if (!spec.statuses.includes(response.status))
       throw new UnexpectedResponseError(response.status, parsed);
     return {
@@ -329,15 +487,22 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
 
   async function send(spec: RouteSpec, input: RouteInput, call: RequestOptions = {}) {
     const retry = retryPolicy(call.retryOnLocked ?? options.retryOnLocked);
+    let intercepted = false;
+    let locked = 0;
     for (let attempt = 0; ; attempt++) {
-      const answer = await sendOnce(spec, input, call);
+      const answer = await sendOnce(spec, input, call, attempt, !intercepted);
+      if (answer === 'retry') {
+        intercepted = true;
+        continue;
+      }
       if (
         answer.status === 423 &&
         retry !== null &&
-        attempt < retry.retries &&
+        locked < retry.retries &&
         isProcessing(answer.body)
       ) {
-        const ceiling = Math.min(retry.maxDelay, retry.delay * 2 ** attempt);
+        const ceiling = Math.min(retry.maxDelay, retry.delay * 2 ** locked);
+        locked += 1;
         await pause(ceiling / 2 + Math.random() * (ceiling / 2), call.signal);
         continue;
       }
@@ -362,13 +527,23 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
     Object.assign(headers, subscription.headers);
     if (subscription.lastEventId !== undefined)
       headers['last-event-id'] = String(subscription.lastEventId);
+    // Request interceptors only: a stream's answer is read event by event, not as one body.
+    const request: InterceptedRequest = {
+      route: `GET ${spec.path}`,
+      method: 'GET',
+      url: target,
+      headers,
+      body: undefined,
+      attempt: 0,
+    };
+    for (const interceptor of interceptors) await interceptor.request?.(request);
     let response: Response;
     try {
-      const init: RequestInit = { method: 'GET', headers };
+      const init: RequestInit = { method: 'GET', headers: request.headers };
       if (subscription.signal !== undefined) init.signal = subscription.signal;
       if (options.credentials !== undefined) init.credentials = options.credentials;
       const fetchImpl = options.fetch ?? globalThis.fetch;
-      response = await fetchImpl(target, init);
+      response = await fetchImpl(request.url, init);
     } catch (error) {
       if (subscription.signal?.aborted) return;
       throw error;

@@ -11,9 +11,13 @@ export {
   UnexpectedResponseError,
 } from './client-runtime.gen.js';
 export type {
+  AnyResponseError,
+  ClientInterceptor,
   ClientOptions,
   ClientResponse,
   Credentials,
+  InterceptedRequest,
+  InterceptedResponse,
   RequestOptions,
   ResponseErrorOf,
   RetryOnLocked,
