@@ -19,6 +19,7 @@ import {
   inSpan,
   SpanKind,
   startSpan,
+  type Span,
   type TraceCarrier,
 } from '../telemetry/tracing.js';
 import type { MachineEngine } from './context.js';
@@ -68,21 +69,10 @@ function timedStep(
   step: () => MacrostepResult,
 ): MacrostepResult {
   const started = performance.now();
-  const span = startSpan('machine_routes.transition', {
-    attributes: () => ({
-      [ATTR.machine]: definition.id,
-      [ATTR.eventType]: eventType,
-      ...(before === null
-        ? {}
-        : { [ATTR.instanceId]: before.id, [ATTR.source]: before.value.join(',') }),
-    }),
-  });
+  const span = stepSpan(definition, eventType, before);
   try {
     const result = step();
-    if (span.isRecording()) {
-      span.setAttribute(ATTR.target, result.snapshot.value.join(','));
-      if (before === null) span.setAttribute(ATTR.instanceId, result.snapshot.id);
-    }
+    stepDone(span, before, result);
     return result;
   } catch (error) {
     failSpan(span, error);
@@ -106,18 +96,10 @@ export async function completionStep(
   parent: MachineSnapshot,
   compute: () => MacrostepResult | null | Promise<MacrostepResult | null>,
 ): Promise<MacrostepResult | null> {
-  const span = startSpan('machine_routes.transition', {
-    attributes: () => ({
-      [ATTR.machine]: definition.id,
-      [ATTR.eventType]: cause,
-      [ATTR.instanceId]: parent.id,
-      [ATTR.source]: parent.value.join(','),
-    }),
-  });
+  const span = stepSpan(definition, cause, parent);
   try {
     const result = await compute();
-    if (result !== null && span.isRecording())
-      span.setAttribute(ATTR.target, result.snapshot.value.join(','));
+    if (result !== null) stepDone(span, parent, result);
     return result;
   } catch (error) {
     failSpan(span, error);
@@ -125,6 +107,30 @@ export async function completionStep(
   } finally {
     span.end();
   }
+}
+
+/** The `machine_routes.transition` span of a step from `before` (`null`: a start). */
+function stepSpan(
+  definition: MachineDefinition,
+  eventType: string,
+  before: MachineSnapshot | null,
+) {
+  return startSpan('machine_routes.transition', {
+    attributes: () => ({
+      [ATTR.machine]: definition.id,
+      [ATTR.eventType]: eventType,
+      ...(before === null
+        ? {}
+        : { [ATTR.instanceId]: before.id, [ATTR.source]: before.value.join(',') }),
+    }),
+  });
+}
+
+/** The step's target (and a started instance's id) on its span. */
+function stepDone(span: Span, before: MachineSnapshot | null, result: MacrostepResult): void {
+  if (!span.isRecording()) return;
+  span.setAttribute(ATTR.target, result.snapshot.value.join(','));
+  if (before === null) span.setAttribute(ATTR.instanceId, result.snapshot.id);
 }
 
 function typeOf(event: EventObject | string): string {
