@@ -101,6 +101,10 @@ describe('route answers', () => {
       '422',
       '423',
       '500',
+      // Every operation: the shutdown answer; and, with an endpoint action, what abort() or
+      // onException may answer beyond what the action declares (docs/http.md).
+      '503',
+      'default',
     ]);
     expect(publish.responses['403']!.description).toBe('The x-tenant header is missing.');
     const created = await send(server.url, 'POST', '/documents/create');
