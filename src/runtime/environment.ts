@@ -189,6 +189,24 @@ export type EnvironmentSettings = {
 /** Environment variables, as `process.env` holds them. */
 export type Environment = Record<string, string | undefined>;
 
+/**
+ * The environment a runtime reads its settings from: `env`'s variables over `process.env`'s
+ * (`base`). A variable `env` leaves out, or sets blank, is read from `base` (blank counts as
+ * unset, as everywhere); without `env`, `base` alone. So `open({ env: { MACHINE_JOB_TRIES: '7' } })`
+ * still sees the `MACHINE_DATABASE_URL` of the process, and options given in code win over both
+ * (`resolveSettings`, engine/config.ts).
+ */
+export function layeredEnvironment(
+  env: Environment | undefined,
+  base: Environment = process.env,
+): Environment {
+  if (env === undefined || env === base) return base;
+  const layered: Environment = { ...base };
+  for (const [name, value] of Object.entries(env))
+    if (value !== undefined && value.trim() !== '') layered[name] = value;
+  return layered;
+}
+
 /** The values of every setting, and every problem found: all variables are read in one pass. */
 export interface ParsedEnvironment {
   values: EnvironmentSettings;

@@ -13,6 +13,7 @@ export { ManualClock, systemClock, type Clock } from './clock.js';
 export {
   ENVIRONMENT_SETTINGS,
   parseEnvironment,
+  layeredEnvironment,
   readEnvironment,
   type Environment,
   type EnvironmentSettings,

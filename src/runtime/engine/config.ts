@@ -18,6 +18,7 @@ import type { JobQueueSettings } from '../jobs/types.js';
 import {
   checkOptions,
   ENVIRONMENT_SETTINGS,
+  layeredEnvironment,
   parseEnvironment,
   throwIfProblems,
   type Environment,
@@ -75,7 +76,10 @@ export function loadRuntimeConfig(
 
 /** Where `resolveSettings` reads: options given in code, and the environment. */
 export interface SettingsSource extends Partial<MachineRuntimeConfig> {
-  /** Environment to read settings from (default `process.env`). */
+  /**
+   * Environment variables over `process.env`'s (`layeredEnvironment`): a variable set here wins,
+   * one left out is read from `process.env`.
+   */
   env?: Environment | undefined;
   /** Job queue settings given in code (milliseconds where the environment takes seconds). */
   jobQueue?: Partial<JobQueueSettings> | undefined;
@@ -91,11 +95,12 @@ export interface ResolvedSettings {
 }
 
 /**
- * Resolves every setting of `open`: options given in code over `env` (default `process.env`)
- * over the defaults. Throws `InvalidSettingsException` naming every bad value.
+ * Resolves every setting of `open`: options given in code over `env` over `process.env` over
+ * the defaults, each setting on its own (a variable `env` leaves out is read from `process.env`).
+ * Throws `InvalidSettingsException` naming every bad value.
  */
 export function resolveSettings(options: SettingsSource = {}): ResolvedSettings {
-  const env = options.env ?? process.env;
+  const env = layeredEnvironment(options.env);
   const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
   return {
     runtime: loadRuntimeConfig(

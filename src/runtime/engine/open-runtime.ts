@@ -1,7 +1,7 @@
 /**
  * The composition root, the one way a runtime is started from settings: every setting is
- * resolved from one source (options given in code, over `env`, which defaults to
- * `process.env`, through the one schema of runtime/environment.ts), then the store is opened
+ * resolved from one source (options given in code, over `env`, over `process.env`, through
+ * the one schema of runtime/environment.ts), then the store is opened
  * (and migrated), then its durable job queue with the resolved queue settings, then the runtime,
  * then what runs in the background (the queue's worker, the timer sweep, the expired-row sweep).
  * `MachineRuntime.open`, `startWorker`, `machine-routes worker` / `timers` and the generated app

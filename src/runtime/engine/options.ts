@@ -80,7 +80,10 @@ export interface MachineRuntimeOptions {
 export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
   /** Run pending migrations on open (default: SQLite yes, PostgreSQL no; see `openStore`). */
   migrate?: boolean;
-  /** Environment to read settings from (default `process.env`). */
+  /**
+   * Environment variables to read settings from, over `process.env`'s: a variable set here wins,
+   * one left out (or blank) is read from `process.env`; options given in code win over both.
+   */
   env?: Record<string, string | undefined>;
   /**
    * See `MachineRuntimeOptions.jobs`. Default: the durable queue of the store

@@ -185,3 +185,51 @@ describe('MachineRuntime.open({ env }) job settings', () => {
     }
   });
 });
+
+describe('MachineRuntime.open({ env }) layered over process.env', () => {
+  it('should read a setting env leaves out from process.env, env over process.env, options over both', async () => {
+    // Only in process.env: seen although `env` is given (with other keys).
+    vi.stubEnv('MACHINE_LOCK_TTL', '7');
+    vi.stubEnv('MACHINE_DATABASE_URL', `sqlite:${dir}/layered.db`);
+    // In both: `env` wins.
+    vi.stubEnv('MACHINE_LOCK_TIMEOUT', '11');
+    vi.stubEnv('MACHINE_JOB_TRIES', '5');
+    // In all three: the option in code wins.
+    vi.stubEnv('MACHINE_MAX_TRANSITION_DEPTH', '40');
+    const runtime = await MachineRuntime.open({
+      worker: false,
+      env: {
+        MACHINE_LOCK_TIMEOUT: '4',
+        MACHINE_JOB_TRIES: '8',
+        MACHINE_MAX_TRANSITION_DEPTH: '41',
+        // Blank counts as unset: process.env's value stays.
+        MACHINE_JOB_BACKOFF: ' ',
+      },
+      maxTransitionDepth: 42,
+    });
+    try {
+      expect((runtime.store as SqliteStore).database.name).toBe(join(dir, 'layered.db'));
+      expect(runtime.context.settings.lockTtlMs).toBe(7000);
+      expect(runtime.context.settings.lockTimeoutMs).toBe(4000);
+      expect(runtime.settings!.jobQueue.maxAttempts).toBe(8);
+      expect(runtime.settings!.jobQueue.backoffMs).toBe(30_000);
+      expect(runtime.context.macrostepOptions.maxTransitionDepth).toBe(42);
+      // The stored job carries the layered attempts.
+      const { snapshot } = await runtime.create(loanMachine);
+      await runtime.send(loanMachine, snapshot.id, { type: 'APPLY' });
+      const jobs = (runtime.store as SqliteStore).database
+        .prepare('SELECT max_attempts FROM machine_jobs')
+        .all();
+      expect(jobs).toEqual([{ max_attempts: 8 }]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('should report a bad value of process.env although env is given', async () => {
+    vi.stubEnv('MACHINE_LOCK_TTL', 'soon');
+    await expect(
+      MachineRuntime.open({ worker: false, env: { MACHINE_DATABASE_URL: 'memory:' } }),
+    ).rejects.toThrow('MACHINE_LOCK_TTL is "soon"');
+  });
+});
