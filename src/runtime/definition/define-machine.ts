@@ -28,6 +28,7 @@ import type {
 } from './machine-definition.js';
 import { callerLocation } from './source-location.js';
 import { normalizeScenarios } from './scenarios.js';
+import { machineVersion } from './versions.js';
 import type { StateNode } from './state-node.js';
 import type {
   BehaviorConfig,
@@ -165,6 +166,7 @@ export function defineMachine<
     computed,
     scenarios: scenarios.scenarios,
     records: recordTypes(machineId),
+    version: machineVersion(tree.root, config as unknown as Record<string, unknown>),
     createContext,
     typedInput,
     typedFailure,

@@ -44,6 +44,11 @@ export interface MachineDefinition extends MachineDefinitionBase {
   /** Scenarios by slug (`defineMachine({ scenarios })`). */
   readonly scenarios: ReadonlyMap<string, ScenarioDefinition>;
   readonly records: MachineRecordTypes;
+  /**
+   * The version every instance this definition writes records: `config.version`, else a
+   * fingerprint of the states, transitions and context shape (definition/versions.ts).
+   */
+  readonly version: string;
   /** A fresh initial context (a copy of `config.context`, or the zod schema's defaults). */
   createContext(): Context;
   /** Root `input`: the typed input a parent must pass when it starts this machine (typed-contracts.ts). */

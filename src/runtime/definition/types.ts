@@ -280,7 +280,11 @@ export interface MachineConfig<TContext extends Context = Context> extends Omit<
   max_transition_depth?: number;
   /** `false`: never persisted on send (stateless use). Default true. */
   should_persist?: boolean;
-  version?: number;
+  /**
+   * The machine's version (docs/versioning.md): recorded on every instance it writes and named
+   * by migrations. Without it the version is a fingerprint of the machine's structure.
+   */
+  version?: string | number;
 }
 
 /**

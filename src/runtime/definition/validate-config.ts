@@ -105,6 +105,19 @@ export function validateRootOptions(config: Record<string, unknown>, issues: Iss
       'Try max_transition_depth: 100.',
     );
   }
+  const version = config.version;
+  if (
+    version !== undefined &&
+    !(typeof version === 'string' && version !== '') &&
+    !(typeof version === 'number' && Number.isFinite(version))
+  ) {
+    issues.add(
+      InvalidStateConfigException,
+      { ...root, key: 'version' },
+      `'version' must be a non-empty string or a number, got ${JSON.stringify(version)}.`,
+      "Try version: 'v2'.",
+    );
+  }
   if (persist !== undefined && typeof persist !== 'boolean') {
     issues.add(
       InvalidStateConfigException,

@@ -166,7 +166,11 @@ export function recordForwardedEvent(
   history.push(event.type, 'external', event.payload ?? null, snapshot.value, event);
   history.seal(snapshot.context);
   return {
-    snapshot: { ...snapshot, sequence: history.lastSequence },
+    snapshot: {
+      ...snapshot,
+      sequence: history.lastSequence,
+      ...(definition.version === undefined ? {} : { version: definition.version }),
+    },
     history: history.records,
     validationFailure: null,
     effects: [],

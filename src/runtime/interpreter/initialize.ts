@@ -80,7 +80,7 @@ function inertSnapshot(
   id: string,
   context: MachineSnapshot['context'],
 ): MachineSnapshot {
-  return {
+  const snapshot: MachineSnapshot = {
     machineId: definition.id,
     id,
     value: inert.value.slice(),
@@ -88,6 +88,8 @@ function inertSnapshot(
     status: 'active',
     sequence: inert.records,
   };
+  if (definition.version !== undefined) snapshot.version = definition.version;
+  return snapshot;
 }
 
 /**

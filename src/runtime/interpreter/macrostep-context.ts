@@ -258,6 +258,9 @@ export class Macrostep {
       sequence: this.history.lastSequence,
     };
     if (this.parent !== null) snapshot.parent = this.parent;
+    // The instance records the version of the definition that computed its last step.
+    const version = this.definition.version;
+    if (version !== undefined) snapshot.version = version;
     return snapshot;
   }
 }

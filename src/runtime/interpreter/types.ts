@@ -26,6 +26,11 @@ export interface MachineSnapshot {
    * `sendToParent` / `dispatchToParent` throw NoParentMachineException without it.
    */
   parent?: MachineTarget;
+  /**
+   * The version of the definition that last wrote the instance (`MachineDefinition.version`,
+   * docs/versioning.md). Absent on rows written before versions were recorded.
+   */
+  version?: string;
 }
 
 /**

@@ -282,6 +282,15 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     sqlite: `SELECT 1;`,
     postgres: HOLDER_GONE_FUNCTION_POSTGRES,
   },
+  // The version of the machine definition that last wrote each instance (docs/versioning.md):
+  // the lazy migration and the version fence read it with the instance, in the same row. NULL
+  // on rows written before: they count as the oldest version the machine names.
+  {
+    version: 11,
+    name: 'instance definition version',
+    sqlite: `ALTER TABLE machine_instances ADD COLUMN definition_version TEXT;`,
+    postgres: `ALTER TABLE machine_instances ADD COLUMN definition_version text;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

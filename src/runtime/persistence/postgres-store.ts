@@ -96,15 +96,16 @@ const LIVE_LOCK = `expires_at >= clock_timestamp() AND NOT ${GONE}`;
 // Every statement of this dialect. Names make pg prepare each once per connection.
 const SQL = {
   loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
-    parent_machine_id, parent_root_event_id
+    parent_machine_id, parent_root_event_id, definition_version
     FROM machine_instances WHERE root_event_id = $1`,
   insertInstance: `INSERT INTO machine_instances
     (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at,
-     parent_machine_id, parent_root_event_id)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
+     parent_machine_id, parent_root_event_id, definition_version)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)
     ON CONFLICT (root_event_id) DO NOTHING`,
   updateInstance: `UPDATE machine_instances
-    SET machine_value = $3, context = $4, status = $5, sequence_number = $6, updated_at = $7
+    SET machine_value = $3, context = $4, status = $5, sequence_number = $6, updated_at = $7,
+      definition_version = $9
     WHERE root_event_id = $1 AND machine_id = $2 AND sequence_number = $8`,
   // A state entered again (self-transition) restarts its entry time.
   insertStates: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
@@ -148,7 +149,7 @@ const SQL = {
   // data-modifying CTE runs whether or not it is read; its RETURNING says whether we got it.
   lockAndLoad: `WITH instance AS (
       SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
-        parent_machine_id, parent_root_event_id
+        parent_machine_id, parent_root_event_id, definition_version
       FROM machine_instances WHERE root_event_id = $1),
     taken AS (INSERT INTO machine_locks
         (root_event_id, owner_id, acquired_at, expires_at, context, holder_pid, holder_start)
@@ -167,7 +168,7 @@ const SQL = {
   loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
       i.sequence_number, i.parent_machine_id, i.parent_root_event_id,
       CASE WHEN l.holder_pid IS NOT NULL AND ${holderGoneCall('l.holder_pid', 'l.holder_start')} THEN l.acquired_at
-        ELSE l.expires_at END AS lock_expires_at
+        ELSE l.expires_at END AS lock_expires_at, i.definition_version
     FROM machine_instances i LEFT JOIN machine_locks l ON l.root_event_id = i.root_event_id
     WHERE i.root_event_id = $1`,
   sweepLocks: `DELETE FROM machine_locks WHERE expires_at < clock_timestamp() OR ${GONE}`,
@@ -227,7 +228,7 @@ const commitStatements = new Map<string, { name: string; text: string }>();
 /**
  * The one-statement commit of a shape, built once. Parameters: $1-$7 the instance (id,
  * machine, value, context, status, sequence, now), then the expected sequence (update) or the
- * parent's machine and id (create), then entered states, left states and the lock owner when
+ * parent's machine and id (create), then the definition version, then entered states, left states and the lock owner when
  * present, then the history rows' columns. A lock-free shape also answers `locked`: whether a
  * live lock row refused the update.
  */
@@ -235,7 +236,9 @@ function commitStatement(shape: CommitShape): { name: string; text: string } {
   const key = `${shape.create ? 'c' : 'u'}${shape.events}${shape.entered ? 'e' : ''}${shape.left ? 'l' : ''}${shape.release ? 'r' : ''}${shape.lockFree ? 'f' : ''}`;
   let statement = commitStatements.get(key);
   if (statement !== undefined) return statement;
-  let next = shape.create ? 10 : 9;
+  // The definition version follows the fixed parameters (after the parent or expected sequence).
+  const versionParam = shape.create ? 10 : 9;
+  let next = versionParam + 1;
   // A live lock row (the database clock decides, as for taking one) keeps the update out.
   const parts = shape.lockFree
     ? [
@@ -246,11 +249,12 @@ function commitStatement(shape: CommitShape): { name: string; text: string } {
     shape.create
       ? `w AS (INSERT INTO machine_instances
     (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at,
-     parent_machine_id, parent_root_event_id)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)
+     parent_machine_id, parent_root_event_id, definition_version)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $${versionParam})
     ON CONFLICT (root_event_id) DO NOTHING RETURNING 1)`
       : `w AS (UPDATE machine_instances
-    SET machine_value = $3, context = $4, status = $5, sequence_number = $6, updated_at = $7
+    SET machine_value = $3, context = $4, status = $5, sequence_number = $6, updated_at = $7,
+      definition_version = $${versionParam}
     WHERE root_event_id = $1 AND machine_id = $2 AND sequence_number = $8${shape.lockFree ? ' AND NOT (SELECT live FROM l)' : ''} RETURNING 1)`,
   );
   if (shape.entered) {
@@ -469,6 +473,7 @@ export class PostgresStore implements Store {
     if (expectedSequence === null)
       values.push(snapshot.parent?.machineId ?? null, snapshot.parent?.id ?? null);
     else values.push(expectedSequence);
+    values.push(snapshot.version ?? null);
     const shape: CommitShape = {
       create: expectedSequence === null,
       events: history.length,
@@ -513,10 +518,19 @@ export class PostgresStore implements Store {
       expectedSequence === null
         ? await this.#query(
             'insertInstance',
-            [...instance, snapshot.parent?.machineId ?? null, snapshot.parent?.id ?? null],
+            [
+              ...instance,
+              snapshot.parent?.machineId ?? null,
+              snapshot.parent?.id ?? null,
+              snapshot.version ?? null,
+            ],
             client,
           )
-        : await this.#query('updateInstance', [...instance, expectedSequence], client);
+        : await this.#query(
+            'updateInstance',
+            [...instance, expectedSequence, snapshot.version ?? null],
+            client,
+          );
     if (written.rowCount !== 1) throw new SequenceConflictError(snapshot.id, expectedSequence);
     for (let start = 0; start < history.length; start += EVENT_CHUNK) {
       const chunk = history.slice(start, start + EVENT_CHUNK);

@@ -47,6 +47,8 @@ export interface InstanceRow {
   sequence_number: number;
   parent_machine_id?: string | null;
   parent_root_event_id?: string | null;
+  /** The definition version that last wrote the instance (migration 11); NULL before. */
+  definition_version?: string | null;
 }
 
 export interface ChildDbRow {
@@ -144,6 +146,7 @@ export type ReadLoadValues = [
   parentMachineId: string | null,
   parentRootEventId: string | null,
   lockExpiresAt: string | null,
+  definitionVersion: string | null,
 ];
 
 /**
@@ -161,6 +164,7 @@ export function readLoadFromValues(values: ReadLoadValues): ReadLoad {
     parent_machine_id: values[6],
     parent_root_event_id: values[7],
     lock_expires_at: values[8],
+    definition_version: values[9],
   });
 }
 
@@ -175,6 +179,7 @@ export function snapshotFromRow(row: InstanceRow): MachineSnapshot {
   };
   if (row.parent_root_event_id && row.parent_machine_id)
     snapshot.parent = { machineId: row.parent_machine_id, id: row.parent_root_event_id };
+  if (typeof row.definition_version === 'string') snapshot.version = row.definition_version;
   return snapshot;
 }
 

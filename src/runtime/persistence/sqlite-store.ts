@@ -100,15 +100,16 @@ export const CHECKPOINT_WORKER_AFTER_COMMITS = 100;
 // Every statement of this dialect, prepared once per connection.
 const SQL = {
   loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
-    parent_machine_id, parent_root_event_id
+    parent_machine_id, parent_root_event_id, definition_version
     FROM machine_instances WHERE root_event_id = ?`,
   insertInstance: `INSERT INTO machine_instances
     (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at,
-     parent_machine_id, parent_root_event_id)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     parent_machine_id, parent_root_event_id, definition_version)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (root_event_id) DO NOTHING`,
   updateInstance: `UPDATE machine_instances
-    SET machine_value = ?, context = ?, status = ?, sequence_number = ?, updated_at = ?
+    SET machine_value = ?, context = ?, status = ?, sequence_number = ?, updated_at = ?,
+      definition_version = ?
     WHERE root_event_id = ? AND machine_id = ? AND sequence_number = ?`,
   insertEvent: `INSERT INTO machine_events
     (id, sequence_number, created_at, machine_id, root_event_id, source, type, payload, machine_value, context, version, actor)
@@ -164,7 +165,7 @@ const SQL = {
   loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
       i.sequence_number, i.parent_machine_id, i.parent_root_event_id,
       CASE WHEN l.holder IS NOT NULL AND ${HOLDER_GONE_SQL}(l.holder) THEN l.acquired_at
-        ELSE l.expires_at END AS lock_expires_at
+        ELSE l.expires_at END AS lock_expires_at, i.definition_version
     FROM machine_instances i LEFT JOIN machine_locks l ON l.root_event_id = i.root_event_id
     WHERE i.root_event_id = ?`,
   sweepLocks: `DELETE FROM machine_locks WHERE expires_at < ? OR ${HOLDER_GONE_SQL}(holder)`,
@@ -498,6 +499,7 @@ export class SqliteStore implements Store {
             now,
             snapshot.parent?.machineId ?? null,
             snapshot.parent?.id ?? null,
+            snapshot.version ?? null,
           )
         : sql.updateInstance.run(
             value,
@@ -505,6 +507,7 @@ export class SqliteStore implements Store {
             snapshot.status,
             snapshot.sequence,
             now,
+            snapshot.version ?? null,
             snapshot.id,
             snapshot.machineId,
             expectedSequence,

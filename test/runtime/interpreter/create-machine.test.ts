@@ -33,6 +33,7 @@ describe('createMachine', () => {
       context: { flips: 2 },
       status: 'active',
       sequence: snapshot.sequence,
+      version: toggle.version,
     });
     expect(actor.history.map((record) => record.sequence)).toEqual(
       actor.history.map((_, index) => index + 1),

@@ -61,6 +61,7 @@ describe('initialize', () => {
       context: { count: 0, log: [] },
       status: 'active',
       sequence: 2,
+      version: light.version,
     });
     expect(typesOf(history)).toEqual(['light.start', 'light.state.green.enter']);
     expect(validationFailure).toBeNull();
