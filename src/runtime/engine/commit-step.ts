@@ -24,6 +24,7 @@ import {
   type TimerFireClaim,
 } from '../persistence/store.js';
 import { chainHooks } from '../persistence/transaction.js';
+import { currentTraceCarrier } from '../telemetry/tracing.js';
 import type { CommitOptions, EngineContext } from './context.js';
 import { toJobRequest } from './jobs/job-requests.js';
 import { instrumentedCommit } from './instrumentation.js';
@@ -59,6 +60,9 @@ export function prepareCommit(
   ];
   if (hooks.length > 0) request.inTransaction = hooks.length === 1 ? hooks[0] : chainHooks(hooks);
   if (options.idempotency !== undefined) request.idempotency = options.idempotency;
+  // Kept on the states this step enters, for the timers they arm (undefined without an SDK).
+  const traceContext = currentTraceCarrier();
+  if (traceContext !== undefined) request.traceContext = traceContext;
   return { plan, request, jobs, outboxed: outbox !== null };
 }
 

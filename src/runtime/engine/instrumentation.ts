@@ -258,7 +258,15 @@ const timerAttributes = new AttributeCache((machine, key) => ({
  * minus due) in `machine_routes.timers.lag`.
  */
 export function instrumentedTimerFire<T>(
-  fire: { machineId: string; instanceId: string; key: string; dueAt: Date; now: Date },
+  fire: {
+    machineId: string;
+    instanceId: string;
+    key: string;
+    dueAt: Date;
+    now: Date;
+    /** The trace context of the step that entered the timer's state: the span's link. */
+    armedBy: TraceCarrier | null;
+  },
   deliver: () => Promise<T>,
 ): Promise<T> {
   instruments().timerLag.record(
@@ -269,6 +277,7 @@ export function instrumentedTimerFire<T>(
     `machine_routes.timer ${fire.key}`,
     {
       kind: SpanKind.CONSUMER,
+      links: [fire.armedBy],
       attributes: () => ({
         [ATTR.machine]: fire.machineId,
         [ATTR.instanceId]: fire.instanceId,

@@ -4,6 +4,7 @@
  * Values are cloned on the way in and out, as a database would, so callers cannot mutate what
  * is stored.
  */
+import type { TraceCarrier } from '../telemetry/tracing.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
@@ -83,7 +84,7 @@ export class MemoryStore implements Store {
     if (request.idempotency !== undefined && !this.idempotencyKeys.holds(request.idempotency))
       throw new IdempotencyClaimLostError(request.idempotency);
     for (const part of requests)
-      this.#apply(part, part === request ? request.releaseLockOwner : undefined);
+      this.#apply(part, part === request ? request.releaseLockOwner : undefined, request.traceContext);
     if (request.idempotency !== undefined) this.idempotencyKeys.completeSync(request.idempotency);
     if (request.timerFire !== undefined)
       this.#timerFires.set(fireKey(request.timerFire.next), { ...request.timerFire.next });
@@ -163,7 +164,11 @@ export class MemoryStore implements Store {
       .map((row) => ({ ...row }));
   }
 
-  #apply(request: InstanceWrite, releaseLockOwner: string | undefined): void {
+  #apply(
+    request: InstanceWrite,
+    releaseLockOwner: string | undefined,
+    traceContext: TraceCarrier | undefined,
+  ): void {
     const { snapshot, history } = request;
     const existing = this.#instances.get(snapshot.id);
     const entry: InstanceEntry = existing ?? { snapshot, history: [], states: new Map() };
@@ -182,6 +187,7 @@ export class MemoryStore implements Store {
         stateEnteredAt: request.now.toISOString(),
         scenarioClass: null,
         scenarioParams: null,
+        traceContext: traceContext ?? null,
       });
     }
     if (request.scenario !== undefined) {

@@ -291,6 +291,15 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     sqlite: `ALTER TABLE machine_instances ADD COLUMN definition_version TEXT;`,
     postgres: `ALTER TABLE machine_instances ADD COLUMN definition_version text;`,
   },
+  // The W3C trace context of the step that entered a state (JSON, null without a recording
+  // span), so a timer fire hours later links to the trace of the event that armed it
+  // (docs/operating.md). Written with the state row it belongs to: no extra statement.
+  {
+    version: 12,
+    name: 'state trace context',
+    sqlite: `ALTER TABLE machine_current_states ADD COLUMN trace_context TEXT;`,
+    postgres: `ALTER TABLE machine_current_states ADD COLUMN trace_context json;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

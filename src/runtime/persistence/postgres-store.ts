@@ -41,6 +41,7 @@ import {
   type ReadLoadRow,
   type TimerCandidateDbRow,
   type TimerFireDbRow,
+  traceContextColumn,
 } from './rows.js';
 import {
   InstanceLockedError,
@@ -108,9 +109,10 @@ const SQL = {
       definition_version = $9
     WHERE root_event_id = $1 AND machine_id = $2 AND sequence_number = $8`,
   // A state entered again (self-transition) restarts its entry time.
-  insertStates: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
-    SELECT $1, $2, unnest($3::text[]), $4
-    ON CONFLICT (root_event_id, state_id) DO UPDATE SET state_entered_at = excluded.state_entered_at`,
+  insertStates: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at, trace_context)
+    SELECT $1, $2, unnest($3::text[]), $4, $5::json
+    ON CONFLICT (root_event_id, state_id) DO UPDATE
+      SET state_entered_at = excluded.state_entered_at, trace_context = excluded.trace_context`,
   deleteStates: `DELETE FROM machine_current_states WHERE root_event_id = $1 AND state_id = ANY($2::text[])`,
   setScenario: `UPDATE machine_current_states SET scenario_class = $2, scenario_params = $3::json
     WHERE root_event_id = $1`,
@@ -425,9 +427,10 @@ export class PostgresStore implements Store {
       }
       // The instance writes of the request and its `also` requests, then their child rows.
       const requests = flattenCommit(request);
+      const traceContext = traceContextColumn(request);
       for (const part of requests) {
         const release = part === request ? request.releaseLockOwner : undefined;
-        await this.#writeInstance(part, release, client);
+        await this.#writeInstance(part, release, traceContext, client);
       }
       for (const part of requests)
         if (part.children) await this.#writeChildren(part.children, client);
@@ -502,6 +505,7 @@ export class PostgresStore implements Store {
   async #writeInstance(
     request: InstanceWrite,
     releaseLockOwner: string | undefined,
+    traceContext: string | null,
     client: pg.PoolClient,
   ): Promise<void> {
     const { snapshot, history, expectedSequence } = request;
@@ -545,7 +549,7 @@ export class PostgresStore implements Store {
     if (entered.length > 0) {
       await this.#query(
         'insertStates',
-        [snapshot.id, snapshot.machineId, entered, request.now],
+        [snapshot.id, snapshot.machineId, entered, request.now, traceContext],
         client,
       );
     }

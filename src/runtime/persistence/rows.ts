@@ -7,7 +7,9 @@ import type { Context } from '../definition/types.js';
 import type { ChildRow, ChildRowChange, ChildStatus } from '../interpreter/child-rows.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, HistorySource, MachineSnapshot } from '../interpreter/types.js';
+import type { TraceCarrier } from '../telemetry/tracing.js';
 import type {
+  CommitRequest,
   CurrentStateRow,
   InstanceInState,
   LockRow,
@@ -70,6 +72,7 @@ export interface CurrentStateDbRow {
   state_entered_at: TimeColumn;
   scenario_class: string | null;
   scenario_params: JsonColumn;
+  trace_context: JsonColumn;
 }
 
 export interface TimerFireDbRow {
@@ -291,7 +294,13 @@ export function currentStateFromRow(row: CurrentStateDbRow): CurrentStateRow {
     stateEnteredAt: toIso(row.state_entered_at),
     scenarioClass: row.scenario_class,
     scenarioParams: fromJson<Record<string, unknown>>(row.scenario_params),
+    traceContext: fromJson<TraceCarrier>(row.trace_context ?? null),
   };
+}
+
+/** The `trace_context` column of the states a commit enters: JSON, or null without a trace. */
+export function traceContextColumn(request: Pick<CommitRequest, 'traceContext'>): string | null {
+  return request.traceContext === undefined ? null : JSON.stringify(request.traceContext);
 }
 
 export function instanceInStateFromRow(

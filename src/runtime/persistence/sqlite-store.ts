@@ -50,6 +50,7 @@ import {
   type ReadLoadValues,
   type TimerCandidateDbRow,
   type TimerFireDbRow,
+  traceContextColumn,
 } from './rows.js';
 import {
   InstanceLockedError,
@@ -115,9 +116,10 @@ const SQL = {
     (id, sequence_number, created_at, machine_id, root_event_id, source, type, payload, machine_value, context, version, actor)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   // A state entered again (self-transition) restarts its entry time.
-  insertState: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
-    VALUES (?, ?, ?, ?)
-    ON CONFLICT (root_event_id, state_id) DO UPDATE SET state_entered_at = excluded.state_entered_at`,
+  insertState: `INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at, trace_context)
+    VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (root_event_id, state_id) DO UPDATE
+      SET state_entered_at = excluded.state_entered_at, trace_context = excluded.trace_context`,
   deleteState: `DELETE FROM machine_current_states WHERE root_event_id = ? AND state_id = ?`,
   setScenario: `UPDATE machine_current_states SET scenario_class = ?, scenario_params = ?
     WHERE root_event_id = ?`,
@@ -463,8 +465,13 @@ export class SqliteStore implements Store {
     )
       throw new InstanceLockedError(request.snapshot.id);
     const requests = flattenCommit(request);
+    const traceContext = traceContextColumn(request);
     for (const part of requests)
-      this.#applyInstance(part, part === request ? request.releaseLockOwner : undefined);
+      this.#applyInstance(
+        part,
+        part === request ? request.releaseLockOwner : undefined,
+        traceContext,
+      );
     for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
     if (request.timerFire !== undefined) this.#claimTimerFire(request.timerFire);
     if (
@@ -480,7 +487,11 @@ export class SqliteStore implements Store {
     }
   }
 
-  #applyInstance(request: InstanceWrite, releaseLockOwner: string | undefined): void {
+  #applyInstance(
+    request: InstanceWrite,
+    releaseLockOwner: string | undefined,
+    traceContext: string | null,
+  ): void {
     const { snapshot, history, expectedSequence } = request;
     const sql = this.#sql;
     const now = request.now.toISOString();
@@ -521,7 +532,7 @@ export class SqliteStore implements Store {
     const { entered, left } = currentStateChanges(request);
     for (const stateId of left) sql.deleteState.run(snapshot.id, stateId);
     for (const stateId of entered)
-      sql.insertState.run(snapshot.id, snapshot.machineId, stateId, now);
+      sql.insertState.run(snapshot.id, snapshot.machineId, stateId, now, traceContext);
     if (request.scenario !== undefined) {
       const { scenario } = request;
       sql.setScenario.run(

@@ -4,6 +4,7 @@
  * (lock, load, compute, commit) and the store only guarantees atomicity and fencing.
  */
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
+import type { TraceCarrier } from '../telemetry/tracing.js';
 import type { TimerFireStatus } from '../interpreter/due-timers.js';
 import type { ChildStore } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
@@ -54,6 +55,12 @@ export interface CommitRequest extends InstanceWrite {
    * Fails with `IdempotencyClaimLostError` when the request no longer holds the key.
    */
   idempotency?: IdempotencyCompletion;
+  /**
+   * The W3C trace context of the step (`undefined` without a recording span), stored on the
+   * `machine_current_states` rows the commit enters, so a timer fire of those states later links
+   * to the trace that armed it.
+   */
+  traceContext?: TraceCarrier;
 }
 
 export type { TimerFireStatus };
@@ -117,6 +124,8 @@ export interface CurrentStateRow {
   stateEnteredAt: string;
   scenarioClass: string | null;
   scenarioParams: Record<string, unknown> | null;
+  /** The trace context of the step that entered the state (`null` when none was recorded). */
+  traceContext: TraceCarrier | null;
 }
 
 /** Options of `findInstancesInState`. */

@@ -10,6 +10,7 @@
  */
 import {
   context,
+  isSpanContextValid,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -17,7 +18,9 @@ import {
   trace,
   type Attributes,
   type Context,
+  type Link,
   type Span,
+  type SpanOptions,
   type TextMapGetter,
 } from '@opentelemetry/api';
 
@@ -43,6 +46,8 @@ export interface StartSpanOptions {
   parent?: TraceCarrier | Context | null;
   /** Attributes, built only when the span records (an SDK is registered and samples it). */
   attributes?: () => Attributes;
+  /** Stored carriers of earlier steps this span follows from (span links, not parents). */
+  links?: readonly (TraceCarrier | null | undefined)[];
 }
 
 /**
@@ -51,11 +56,10 @@ export interface StartSpanOptions {
  */
 export function startSpan(name: string, options: StartSpanOptions = {}): Span {
   const parent = parentContext(options.parent);
-  const span = tracer().startSpan(
-    name,
-    options.kind === undefined ? {} : { kind: options.kind },
-    parent,
-  );
+  const spanOptions: SpanOptions = options.kind === undefined ? {} : { kind: options.kind };
+  const links = linksOf(options.links);
+  if (links.length > 0) spanOptions.links = links;
+  const span = tracer().startSpan(name, spanOptions, parent);
   if (options.attributes !== undefined && span.isRecording()) {
     span.setAttributes(options.attributes());
   }
@@ -143,6 +147,16 @@ function parentContext(parent: TraceCarrier | Context | null | undefined): Conte
   if (parent === undefined || parent === null) return context.active();
   if (isContext(parent)) return parent;
   return propagation.extract(ROOT_CONTEXT, parent);
+}
+
+function linksOf(carriers: StartSpanOptions['links']): Link[] {
+  const links: Link[] = [];
+  for (const carrier of carriers ?? []) {
+    if (carrier === null || carrier === undefined) continue;
+    const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, carrier));
+    if (linked !== undefined && isSpanContextValid(linked)) links.push({ context: linked });
+  }
+  return links;
 }
 
 function isContext(value: TraceCarrier | Context): value is Context {

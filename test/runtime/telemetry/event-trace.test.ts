@@ -4,7 +4,8 @@
  * worker), the job's completion step moves the instance into a state with a timer, and the
  * timer fires. The request, its transition and commit, the job run and the completion step's
  * transition and commit share the request's trace (the job carries the step's trace context);
- * the timer fire is a trace of its own naming the instance (docs/operating.md). The metrics of
+ * the timer fire is a trace of its own, linked to the step that entered its state
+ * (docs/operating.md). The metrics of
  * the run are read back from the SDK's reader.
  */
 import { z } from 'zod';
@@ -159,6 +160,11 @@ describe('one event through the engine, traced (SQLite file, durable queue)', ()
       'machine_routes.machine': 'traced_order',
       'machine_routes.instance.id': id,
     });
+    // A trace of its own, linked to the completion step that entered `paid` (in the request's
+    // trace): the link names one of that trace's spans.
+    expect(timer.spanContext().traceId).not.toBe(TRACE_ID);
+    expect(timer.links.map((link) => link.context.traceId)).toEqual([TRACE_ID]);
+    expect(inTrace.map((span) => span.spanContext().spanId)).toContain(timer.links[0]!.context.spanId);
   });
 
   it('should count transitions, commits, jobs and their failures, timer lag and 423s', async () => {

@@ -11,6 +11,7 @@
  * is a send under that lock (`{ held }` in engine/locked-step.ts) carrying the claim into its
  * commit.
  */
+import type { TraceCarrier } from '../../telemetry/tracing.js';
 import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { TimedTransition } from '../../definition/timed-transitions.js';
 import {
@@ -79,8 +80,9 @@ export async function deliverDueFires(
       let delivered = 0;
       let conflicts = 0;
       for (let round = 0; round < MAX_FIRES_PER_INSTANCE; round += 1) {
-        const fire = await nextDueFire(ctx.store, timers, id, now(), missed);
-        if (fire === null) break;
+        const due = await nextDueFire(ctx.store, timers, id, now(), missed);
+        if (due === null) break;
+        const { fire, armedBy } = due;
         const dueAt = nextFireAt(fire.timer, fire.stateEnteredAt, fire.expected);
         const result = await instrumentedTimerFire(
           {
@@ -89,6 +91,7 @@ export async function deliverDueFires(
             key: fire.timer.key,
             dueAt: dueAt ?? now(),
             now: now(),
+            armedBy,
           },
           () => deliverOne(ctx.store, instance, definition, id, fire),
         );
@@ -107,18 +110,22 @@ export async function deliverDueFires(
     : { ...outcome, locked: false };
 }
 
-// The first due fire of the instance as committed now (read under its lock).
+// The first due fire of the instance as committed now (read under its lock), with the trace
+// context of the step that entered its state.
 async function nextDueFire(
   store: Store,
   timers: readonly TimedTransition[],
   id: string,
   now: Date,
   missed: MissedFirePolicy,
-): Promise<DueFire | null> {
+): Promise<{ fire: DueFire; armedBy: TraceCarrier | null } | null> {
   const [states, fires] = await Promise.all([store.currentStates(id), store.timerFires(id)]);
   const stays = states.map((row) => ({ stateId: row.stateId, enteredAt: row.stateEnteredAt }));
   const byKey = new Map(fires.map((row) => [row.timerKey, row]));
-  return dueTimers(timers, stays, byKey, now, missed)[0] ?? null;
+  const fire = dueTimers(timers, stays, byKey, now, missed)[0];
+  if (fire === undefined) return null;
+  const state = states.find((row) => row.stateId === fire.timer.stateId);
+  return { fire, armedBy: state?.traceContext ?? null };
 }
 
 async function deliverOne(
