@@ -25,7 +25,7 @@ import { instrumentedInterpreter } from './instrumentation.js';
 export interface BuiltContext {
   context: EngineContext;
   dispatch: JobDispatch;
-  /** Stops the in-process queue if one was made, then the commit feed, then the store. */
+  /** Stops the in-process queue if one was made, then the commit feed, then the store (if its). */
   close(): Promise<void>;
 }
 
@@ -115,7 +115,7 @@ export function buildContext(options: MachineRuntimeOptions): BuiltContext {
     // Before the store: the feed's LISTEN connection and last NOTIFYs use the store's pool,
     // whose end() waits for every checked-out client and fails every later query.
     await feed.close();
-    await store.close();
+    if (options.closeStore !== false) await store.close();
   };
   return { context, dispatch, close };
 }

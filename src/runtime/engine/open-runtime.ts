@@ -44,13 +44,17 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
   // Read before anything is opened: a malformed setting fails the start.
   const settings = resolveSettings(options);
   const { runtime: config } = settings;
-  const store = await openStore(
-    config.databaseUrl,
-    options.migrate === undefined ? {} : { migrate: options.migrate },
-  );
+  const givenStore = options.store;
+  const store =
+    givenStore ??
+    (await openStore(
+      config.databaseUrl,
+      options.migrate === undefined ? {} : { migrate: options.migrate },
+    ));
+  const machineJobs = options.machineJobs !== false;
   let ownedJobs: DurableJobQueue | null = null;
   try {
-    if (options.migrate !== true) await assertMigrated(store);
+    if (options.migrate !== true && machineJobs) await assertMigrated(store);
     let jobs: JobQueue;
     if (options.jobs !== undefined) jobs = options.jobs;
     else {
@@ -62,7 +66,7 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
         // Resolved from `env`, not read again from `process.env` by the queue.
         ...settings.jobQueue,
       });
-      jobs = ownedJobs;
+      jobs = machineJobs ? ownedJobs : enqueueOnly(ownedJobs);
     }
     let timerWorker: TimerWorker | null = null;
     let sweeper: LockSweeper | null = null;
@@ -82,6 +86,7 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
     const runtime = build(
       {
         store,
+        ...(givenStore === undefined ? {} : { closeStore: false }),
         jobs,
         lockTtl: config.lockTtl,
         lockTimeout: config.lockTimeout,
@@ -97,6 +102,7 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
     );
     if (ownedJobs !== null && worker === true) {
       await runtime.ready();
+      await options.register?.(ownedJobs);
       await ownedJobs.start();
     }
     if (worker && timers.length > 0) {
@@ -125,9 +131,21 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
     return runtime;
   } catch (error) {
     await ownedJobs?.close({ timeoutMs: 0 }).catch(() => {});
-    await store.close().catch(() => {});
+    if (givenStore === undefined) await store.close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * The queue as a runtime that leaves its own jobs to other processes sees it: it enqueues
+ * (through the outbox too), but registers no handler, so this process claims none of them.
+ */
+function enqueueOnly(queue: DurableJobQueue): JobQueue {
+  return {
+    enqueue: (job) => queue.enqueue(job),
+    work: () => {},
+    outboxFor: (store) => queue.outboxFor?.(store) ?? null,
+  };
 }
 
 // Failed job attempts of the runtime's own queue, to the application's logger (the job is

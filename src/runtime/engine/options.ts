@@ -8,6 +8,7 @@ import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { TimerRegistration } from '../definition/timer-registration.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { OpenJobQueueOptions } from '../jobs/open-job-queue.js';
+import type { DurableJobQueue } from '../jobs/types.js';
 import type { CommitFeed } from '../persistence/commit-feed.js';
 import type { Store } from '../persistence/store.js';
 import type { Logger } from '../logger.js';
@@ -74,12 +75,31 @@ export interface MachineRuntimeOptions {
    * NOTIFY/LISTEN on PostgreSQL, in-process on the other stores.
    */
   commitFeed?: CommitFeed;
+  /** Close `store` with the runtime (default true); false leaves it open, the caller's. */
+  closeStore?: boolean;
 }
 
 /** Options of `MachineRuntime.open`. */
 export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
   /** Run pending migrations on open (default: SQLite yes, PostgreSQL no; see `openStore`). */
   migrate?: boolean;
+  /**
+   * An open store to run on instead of opening `databaseUrl`'s (`startWorker({ store })`); it
+   * stays open when the runtime closes.
+   */
+  store?: Store;
+  /**
+   * Registers handlers of your own on the default queue, after the engine's and before its
+   * worker starts (`startWorker`'s `handlers` and `register`).
+   */
+  register?: (queue: DurableJobQueue) => void | Promise<void>;
+  /**
+   * Whether the default queue runs the engine's own jobs (child starts, completions, job actors,
+   * sends, region jobs; default true). false: a worker of `register`'s jobs only
+   * (`startWorker` without `machines`), which leaves the engine's jobs to other processes and
+   * needs no migrated machine tables; the runtime still enqueues its own jobs.
+   */
+  machineJobs?: boolean;
   /**
    * Environment variables to read settings from, over `process.env`'s: a variable set here wins,
    * one left out (or blank) is read from `process.env`; options given in code win over both.

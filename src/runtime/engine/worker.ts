@@ -1,16 +1,17 @@
 /**
- * `startWorker`: a durable queue's worker with handlers of your own (`machine-routes worker`
- * opens a whole runtime instead: `MachineRuntime.open`). Opens the queue of a database with the
- * settings `MachineRuntime.open` would resolve (`resolveSettings`), registers the handlers and
- * runs them until stopped, and sweeps the store's expired lock rows (left by killed processes)
- * and Idempotency-Key records periodically.
+ * `startWorker`: a durable queue's worker with handlers of your own, and with `machines` the
+ * engine's jobs of those machines too. It starts its runtime through the composition root
+ * (`MachineRuntime.open`, engine/open-runtime.ts), so every setting resolves as everywhere else
+ * (options over `env` over `process.env`), registers the handlers and runs them until stopped,
+ * and sweeps the store's expired lock rows (left by killed processes) and Idempotency-Key
+ * records periodically.
  */
 import type { JobHandler } from '../jobs/job-queue.js';
 import { resolveSettings } from './config.js';
-import { assertMigrated, openStore, parseStoreUrl } from '../persistence/open-store.js';
+import type { MachineDefinition } from '../definition/machine-definition.js';
+import { assertMigrated, parseStoreUrl } from '../persistence/open-store.js';
 import type { Store } from '../persistence/store.js';
-import { LockSweeper } from './lock-sweeper.js';
-import { openJobQueue } from '../jobs/open-job-queue.js';
+import { MachineRuntime } from './machine-runtime.js';
 import type {
   DurableJobQueue,
   JobErrorListener,
@@ -40,13 +41,18 @@ export interface StartWorkerOptions extends Partial<JobQueueSettings> {
   onError?: JobErrorListener;
   /** Stop gracefully on SIGINT and SIGTERM (default true). */
   handleSignals?: boolean;
-  /** Environment read for defaults (default `process.env`). */
+  /** Environment variables over `process.env`'s, as in `MachineRuntime.open`. */
   env?: Record<string, string | undefined>;
+  /**
+   * Machines whose engine jobs (child starts, completions, job actors, sends, region jobs) this
+   * worker runs too. Without, it runs only `handlers` and `register`'s jobs and leaves the
+   * engine's to other processes.
+   */
+  machines?: readonly MachineDefinition[];
   /**
    * Pause in ms between two sweeps of expired lock rows and Idempotency-Key records (default
    * 60 000), or `false` for none.
-   * With `databaseUrl` the worker opens a store connection of its own for it (not for
-   * in-memory URLs, whose store would be a private one).
+   * Not for in-memory URLs, whose store is a private one.
    */
   lockSweepIntervalMs?: number | false;
 }
@@ -61,8 +67,9 @@ export interface RunningWorker {
 }
 
 /**
- * Opens the queue of `databaseUrl`, registers `handlers` (and whatever `register` adds) and starts
- * running jobs. Concurrency, attempts, backoff and timeout default to `loadJobQueueConfig`.
+ * Opens a runtime on `databaseUrl` (or `store`) through the composition root, registers
+ * `handlers` (and whatever `register` adds) on its queue and starts running jobs; with
+ * `machines`, the engine's own jobs too. Every setting resolves as in `MachineRuntime.open`.
  */
 export async function startWorker(options: StartWorkerOptions = {}): Promise<RunningWorker> {
   const {
@@ -73,43 +80,37 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Run
     jobSchema,
     onError = writeError,
     handleSignals = true,
-    env = process.env,
+    env,
     lockSweepIntervalMs,
+    machines,
     ...settings
   } = options;
-  // The same settings as `MachineRuntime.open`: options over `env` (default `process.env`).
-  const resolved = resolveSettings({ databaseUrl, env, jobQueue: settings });
-  const target = store ?? resolved.runtime.databaseUrl;
   // A machine store (as `machine-routes worker` passes) on an unmigrated PostgreSQL schema is
   // refused before any job is claimed; a queue opened from a URL alone may serve plain jobs.
   if (store !== undefined) await assertMigrated(store);
-  const queue = await openJobQueue(target, {
-    ...resolved.jobQueue,
-    onError,
-    ...(jobSchema !== undefined ? { jobSchema } : {}),
+  let queue: DurableJobQueue | null = null;
+  const runtime = await MachineRuntime.open({
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    ...(store === undefined ? {} : { store }),
+    ...(env === undefined ? {} : { env }),
+    jobQueue: { ...settings, onError, ...(jobSchema === undefined ? {} : { jobSchema }) },
+    // Without machines, only the handlers given here: the engine's jobs are other processes'.
+    ...(machines === undefined ? { machineJobs: false } : { machines }),
+    register: async (opened) => {
+      queue = opened;
+      for (const [name, handler] of Object.entries(handlers)) await opened.work(name, handler);
+      await register?.(opened);
+    },
+    // A worker process lives as long as its queue polls.
+    keepAlive: true,
+    // In-memory URLs: the store is a private one with nothing of anyone else's to sweep.
+    lockSweepIntervalMs: isPrivate(store, databaseUrl, env) ? false : lockSweepIntervalMs,
+    logger: { error: (fields) => onError(fields['err'] ?? fields, null) },
   });
-  let sweepStore: Store | null = null;
-  let sweeper: LockSweeper | null = null;
-  try {
-    for (const [name, handler] of Object.entries(handlers)) await queue.work(name, handler);
-    await register?.(queue);
-    await queue.start();
-    if (lockSweepIntervalMs !== false) {
-      if (typeof target !== 'string') sweepStore = target;
-      else if (!isPrivateStore(target)) sweepStore = await openStore(target);
-      if (sweepStore !== null) {
-        sweeper = new LockSweeper({
-          store: sweepStore,
-          ...(lockSweepIntervalMs !== undefined ? { intervalMs: lockSweepIntervalMs } : {}),
-          onError: (error) => onError(error, null),
-        });
-        sweeper.start();
-      }
-    }
-  } catch (error) {
-    await queue.close({ timeoutMs: 0 });
-    if (sweepStore !== null && sweepStore !== store) await sweepStore.close();
-    throw error;
+  const running = queue as DurableJobQueue | null;
+  if (running === null) {
+    await runtime.close();
+    throw new Error('machine-routes: startWorker opened no queue of its own.');
   }
 
   let resolveStopped!: () => void;
@@ -123,11 +124,11 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Run
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       try {
-        await sweeper?.stop();
-        await queue.close(stopOptions);
+        // The queue first, with the caller's wait (default: as long as handlers take); the
+        // runtime's close then finds it closed and stops the sweep, the feed and the store.
+        await running.close(stopOptions);
+        await runtime.close();
       } finally {
-        // A store opened for the sweep is the worker's own; a given one stays open.
-        if (sweepStore !== null && sweepStore !== store) await sweepStore.close();
         resolveStopped();
       }
     })();
@@ -137,11 +138,17 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Run
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
   }
-  return { queue, stop, stopped };
+  return { queue: running, stop, stopped };
 }
 
-/** In-memory URLs: a store opened for them would be a fresh, private one with nothing to sweep. */
-function isPrivateStore(url: string): boolean {
+/** In-memory URLs: a store opened for them is a fresh, private one with nothing to sweep. */
+function isPrivate(
+  store: Store | undefined,
+  databaseUrl: string | undefined,
+  env: Record<string, string | undefined> | undefined,
+): boolean {
+  if (store !== undefined) return false;
+  const url = databaseUrl ?? resolveSettings({ env }).runtime.databaseUrl;
   const location = parseStoreUrl(url);
   return (
     location.kind === 'memory' || (location.kind === 'sqlite' && location.filename === ':memory:')
