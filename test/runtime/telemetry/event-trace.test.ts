@@ -164,7 +164,9 @@ describe('one event through the engine, traced (SQLite file, durable queue)', ()
     // trace): the link names one of that trace's spans.
     expect(timer.spanContext().traceId).not.toBe(TRACE_ID);
     expect(timer.links.map((link) => link.context.traceId)).toEqual([TRACE_ID]);
-    expect(inTrace.map((span) => span.spanContext().spanId)).toContain(timer.links[0]!.context.spanId);
+    expect(inTrace.map((span) => span.spanContext().spanId)).toContain(
+      timer.links[0]!.context.spanId,
+    );
   });
 
   it('should count transitions, commits, jobs and their failures, timer lag and 423s', async () => {

@@ -1,0 +1,203 @@
+/**
+ * One business event traced across two processes, exported over OTLP/HTTP to a receiver this
+ * test runs on 127.0.0.1 (as a collector would receive it): the test process serves the HTTP
+ * event with `worker: false`; a separate `machine-routes worker` process, with the SDK set up as
+ * docs/operating.md shows, runs the job actor the event started, applies its outcome, and later
+ * fires the timer of the state the outcome entered. The request, its transition and commit (this
+ * process), the job run and its completion step (the worker) share the request's trace; the
+ * timer fire (the worker) is a trace of its own linked to the completion step. On a SQLite file
+ * and on PostgreSQL (pg-boss).
+ */
+import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
+import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
+import { startFixture, type FixtureProcess } from '../../support/child-process.js';
+import { queueBackends } from '../../support/queue-backends.js';
+import { send, startServer, type TestServer } from '../http/support/servers.js';
+import { installOtlp } from './fixtures/otlp-sdk.js';
+import { tracedOrder } from './fixtures/traced-machines.js';
+
+const CLI = fileURLToPath(new URL('./fixtures/traced-cli.ts', import.meta.url));
+const CONFIG = fileURLToPath(new URL('./fixtures/traced.config.ts', import.meta.url));
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
+
+/** A span as OTLP/HTTP JSON carries it (ids in hex), with the attributes flattened. */
+interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: Record<string, unknown>;
+  links: { traceId: string; spanId: string }[];
+}
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+  doubleValue?: number;
+}
+interface OtlpSpan extends Omit<ReceivedSpan, 'attributes' | 'links'> {
+  attributes?: { key: string; value: OtlpValue }[];
+  links?: { traceId: string; spanId: string }[];
+}
+interface OtlpRequest {
+  resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
+}
+
+/** An OTLP/HTTP trace receiver on 127.0.0.1 keeping every span it is sent. */
+async function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; server: Server }> {
+  const spans: ReceivedSpan[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      expect(request.url).toBe('/v1/traces');
+      expect(request.headers['content-type']).toBe('application/json');
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpRequest;
+      for (const resource of body.resourceSpans)
+        for (const scope of resource.scopeSpans)
+          for (const span of scope.spans) spans.push(flatten(span));
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return { url: `http://127.0.0.1:${port}/v1/traces`, spans, server };
+}
+
+function flatten(span: OtlpSpan): ReceivedSpan {
+  const attributes: Record<string, unknown> = {};
+  for (const { key, value } of span.attributes ?? []) {
+    attributes[key] =
+      value.stringValue ??
+      (value.intValue === undefined ? undefined : Number(value.intValue)) ??
+      value.boolValue ??
+      value.doubleValue;
+  }
+  return { ...span, attributes, links: span.links ?? [] };
+}
+
+const backends = await queueBackends('telemetry/otlp-worker');
+
+describe.each(backends)('one event traced across processes over OTLP/HTTP on $name', (backend) => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let uninstall: () => Promise<void>;
+  let runtime: MachineRuntime;
+  let server: TestServer;
+  let worker: FixtureProcess;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    uninstall = installOtlp(receiver.url);
+    const url = await backend.setUp();
+    runtime = await MachineRuntime.open({
+      databaseUrl: url,
+      worker: false,
+      machines: [tracedOrder],
+    });
+    const router = new MachineRouter({ runtime });
+    router.register(tracedOrder, { prefix: 'orders', create: true, machineIdFor: ['PAY'] });
+    server = await startServer('fastify', [router], { error: () => {} });
+    worker = startFixture(CLI, ['worker', '--config', CONFIG, '--database', url], {
+      OTLP_TRACES_URL: receiver.url,
+    });
+    await worker.waitForLine((line) => line.startsWith('Worker running'), 60_000);
+  }, 90_000);
+  afterAll(async () => {
+    worker?.child.kill('SIGTERM');
+    await worker?.exited;
+    await server?.close();
+    await runtime?.close();
+    await uninstall?.();
+    await new Promise((resolve) => receiver?.server.close(resolve));
+    await backend.tearDown();
+  });
+
+  it('should keep the request and the worker’s job run in one trace, and link the timer fire to it', async () => {
+    const created = await send(server.url, 'POST', '/orders/create');
+    const id = (created.body as { data: { id: string } }).data.id;
+    const paid = await send(server.url, 'POST', `/orders/${id}/pay`, {
+      headers: { traceparent: PARENT },
+    });
+    expect(paid.status).toBe(200);
+    await vi.waitFor(
+      async () =>
+        expect((await runtime.restore(tracedOrder, id)).value).toEqual(['otlp_order.archived']),
+      { timeout: 30_000, interval: 100 },
+    );
+    // Named by the timer's key: `<state id>:<event>:<seconds>`.
+    const timers = () =>
+      receiver.spans.filter(
+        (span) => span.name === 'machine_routes.timer otlp_order.paid:ARCHIVE:1',
+      );
+    await vi.waitFor(() => expect(timers()).toHaveLength(1), {
+      timeout: 10_000,
+    });
+
+    const inTrace = receiver.spans.filter((span) => span.traceId === TRACE_ID);
+    const request = inTrace.find((span) => span.name === 'POST /orders/{machineId}/pay')!;
+    expect(request.parentSpanId).toBe('00f067aa0ba902b7');
+    expect(request.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.response.status_code': 200,
+      'machine_routes.machine': 'otlp_order',
+      'machine_routes.instance.id': id,
+    });
+    const transitions = inTrace
+      .filter((span) => span.name === 'machine_routes.transition')
+      .map((span) => [
+        span.attributes['machine_routes.transition.source'],
+        span.attributes['machine_routes.transition.target'],
+      ]);
+    // The request's step (this process) and the job outcome's completion step (the worker).
+    expect(transitions).toEqual(
+      expect.arrayContaining([
+        ['otlp_order.idle', 'otlp_order.charging'],
+        ['otlp_order.charging', 'otlp_order.paid'],
+      ]),
+    );
+    expect(
+      inTrace.filter((span) => span.name === 'machine_routes.commit').length,
+    ).toBeGreaterThanOrEqual(2);
+    const job = inTrace.find((span) => span.name === 'machine_routes.job job.run')!;
+    expect(job.attributes).toMatchObject({
+      'messaging.system': 'machine_routes',
+      'messaging.operation.type': 'process',
+      'machine_routes.job.kind': 'job.run',
+      'machine_routes.job.attempt': 1,
+    });
+    // The worker's job span is the child of a span this process exported (the step that
+    // enqueued it), so the trace crosses the process boundary through the stored job payload.
+    const ids = new Set(inTrace.map((span) => span.spanId));
+    expect(ids.has(job.parentSpanId!)).toBe(true);
+    const completion = inTrace.find(
+      (span) =>
+        span.name === 'machine_routes.transition' &&
+        span.attributes['machine_routes.transition.target'] === 'otlp_order.paid',
+    )!;
+
+    // The timer fire: a trace of its own, linked to the completion step that entered `paid`.
+    const [timer] = timers();
+    expect(timer!.traceId).not.toBe(TRACE_ID);
+    expect(timer!.attributes).toMatchObject({
+      'machine_routes.machine': 'otlp_order',
+      'machine_routes.instance.id': id,
+      'machine_routes.timer.key': 'otlp_order.paid:ARCHIVE:1',
+    });
+    expect(timer!.links).toHaveLength(1);
+    expect(timer!.links[0]!.traceId).toBe(TRACE_ID);
+    expect(ids.has(timer!.links[0]!.spanId)).toBe(true);
+    // Its own transition and commit are its children.
+    const underTimer = receiver.spans.filter((span) => span.traceId === timer!.traceId);
+    expect(underTimer.map((span) => span.name)).toEqual(
+      expect.arrayContaining(['machine_routes.transition', 'machine_routes.commit']),
+    );
+    expect(completion.traceId).toBe(TRACE_ID);
+  }, 120_000);
+});
