@@ -93,8 +93,9 @@ export interface MachineRoutesConfig {
    */
   setup?: (store: Store) => void | Promise<void>;
   /**
-   * Store URL of the generated server: `sqlite:<file>`, `sqlite::memory:`, `postgres://...`.
-   * Default: `MACHINE_DATABASE_URL`, else the embedded SQLite file (the runtime's defaults).
+   * Store URL of the generated server and the commands: `sqlite:<file>`, `sqlite::memory:`,
+   * `postgres://...`. A `--database` flag, then `MACHINE_DATABASE_URL`, take precedence over it
+   * (`resolveStoreUrl`); without all three, the embedded SQLite file `./data/machines.db`.
    */
   store?: string;
   /**

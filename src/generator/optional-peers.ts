@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MissingPeerDependencyException } from '../runtime/errors.js';
+import { resolveStoreUrlSync } from '../runtime/store-url.js';
 import type { Issue } from './issues.js';
 import type { LoadedConfig } from './load-config.js';
 
@@ -59,7 +60,9 @@ function needsOf(loaded: LoadedConfig, env: NodeJS.ProcessEnv): PeerNeed[] {
       warning: false,
     });
   }
-  const store = config.store ?? env['MACHINE_DATABASE_URL'] ?? '';
+  // The store the server will open, in the order every command reads it (a bad URL is
+  // reported elsewhere; here it needs no driver).
+  const store = storeUrlOf(config.store, env);
   if (/^postgres(?:ql)?:/.test(store)) {
     needs.push({
       option: 'a PostgreSQL store',
@@ -115,4 +118,13 @@ export function missingPeers(
     (need.warning ? warnings : problems).push(issue);
   }
   return { problems, warnings };
+}
+
+/** The store URL by `resolveStoreUrlSync`'s order, '' when it is not a valid one. */
+function storeUrlOf(store: string | undefined, env: NodeJS.ProcessEnv): string {
+  try {
+    return resolveStoreUrlSync({ env, config: store }).url;
+  } catch {
+    return '';
+  }
 }

@@ -20,5 +20,14 @@ export {
   type ParsedEnvironment,
   type SettingKey,
 } from './environment.js';
-export { redactStoreUrl } from './store-url.js';
+export {
+  DEFAULT_STORE_URL,
+  describeStoreUrl,
+  redactStoreUrl,
+  resolveStoreUrl,
+  resolveStoreUrlSync,
+  type ResolvedStoreUrl,
+  type StoreUrlSources,
+  type StoreUrlSource,
+} from './store-url.js';
 export { stderrLogger, type Logger } from './logger.js';

@@ -24,48 +24,87 @@ export const ACCEPTED_STORE_URLS =
 /** The store of a server or command that names none: the embedded SQLite file. */
 export const DEFAULT_STORE_URL = 'sqlite:./data/machines.db';
 
+/** Where a store URL was read, from the strongest to the weakest. */
+export type StoreUrlSource = 'flag' | 'MACHINE_DATABASE_URL' | 'config' | 'default';
+
 /** A store URL and where it was read. */
 export interface ResolvedStoreUrl {
   url: string;
-  /** `--database`, `MACHINE_DATABASE_URL`, `config` (its `store`) or `default`. */
-  source: '--database' | 'MACHINE_DATABASE_URL' | 'config' | 'default';
+  /**
+   * `flag` (the command's `--database`, or the `databaseUrl` option of an app), the
+   * `MACHINE_DATABASE_URL` variable, `config` (its `store`) or `default`.
+   */
+  source: StoreUrlSource;
+  /** How the flag is named in {@link describeStoreUrl}; default `--database`. */
+  flagName?: string;
+}
+
+/** What the store URL is read from; every field optional. */
+export interface StoreUrlSources {
+  /** The command's `--database`, or an app's `databaseUrl` option. */
+  flag?: string | undefined;
+  /** How the flag is named in messages (default `--database`). */
+  flagName?: string;
+  /** Where `MACHINE_DATABASE_URL` is read; default `process.env`. */
+  env?: Record<string, string | undefined>;
 }
 
 /**
- * The store URL a command uses: its `--database` over `MACHINE_DATABASE_URL` over the config's
- * `store` over {@link DEFAULT_STORE_URL}. `config` is called only when neither of the first two
- * is set (reading it loads the config). The URL is parsed: a bad one throws
+ * The one order in which every command and the generated app read the store URL: an explicit
+ * flag (`--database`, an app's `databaseUrl` option) over `MACHINE_DATABASE_URL` over the
+ * config's `store` over {@link DEFAULT_STORE_URL}. The environment beats the config because the
+ * config is committed and the environment is the deployment's: one built app is pointed at each
+ * deployment's database without a rebuild. The URL is parsed: a bad one throws
  * `InvalidStoreUrlException` whichever place it came from.
  */
-export async function resolveStoreUrl(given: {
-  flag?: string | undefined;
-  env?: Record<string, string | undefined>;
-  config?: () => Promise<string | undefined>;
-}): Promise<ResolvedStoreUrl> {
-  const fromEnv = (given.env ?? process.env)['MACHINE_DATABASE_URL']?.trim();
+export function resolveStoreUrlSync(
+  given: StoreUrlSources & { config?: string | undefined },
+): ResolvedStoreUrl {
   const resolved: ResolvedStoreUrl =
-    given.flag !== undefined
-      ? { url: given.flag, source: '--database' }
-      : fromEnv !== undefined && fromEnv !== ''
-        ? { url: fromEnv, source: 'MACHINE_DATABASE_URL' }
-        : await fromConfig(given.config);
+    explicitStoreUrl(given) ??
+    (given.config === undefined
+      ? { url: DEFAULT_STORE_URL, source: 'default' }
+      : { url: given.config, source: 'config' });
   parseStoreUrl(resolved.url);
   return resolved;
 }
 
-async function fromConfig(
-  config: (() => Promise<string | undefined>) | undefined,
+/**
+ * {@link resolveStoreUrlSync} with a config read only when needed: `config` is called only when
+ * neither the flag nor `MACHINE_DATABASE_URL` is set (reading it may load the config file).
+ */
+export async function resolveStoreUrl(
+  given: StoreUrlSources & { config?: () => Promise<string | undefined> | string | undefined },
 ): Promise<ResolvedStoreUrl> {
-  const url = await config?.();
-  return url === undefined
-    ? { url: DEFAULT_STORE_URL, source: 'default' }
-    : { url, source: 'config' };
+  const config = explicitStoreUrl(given) === undefined ? await given.config?.() : undefined;
+  return resolveStoreUrlSync({ ...given, config });
+}
+
+/** The flag, else a non-empty `MACHINE_DATABASE_URL`, else undefined (the config decides). */
+function explicitStoreUrl(given: StoreUrlSources): ResolvedStoreUrl | undefined {
+  if (given.flag !== undefined) {
+    return {
+      url: given.flag,
+      source: 'flag',
+      ...(given.flagName === undefined ? {} : { flagName: given.flagName }),
+    };
+  }
+  const fromEnv = (given.env ?? process.env)['MACHINE_DATABASE_URL']?.trim();
+  return fromEnv !== undefined && fromEnv !== ''
+    ? { url: fromEnv, source: 'MACHINE_DATABASE_URL' }
+    : undefined;
 }
 
 /** `<url, password hidden> (from <source>)`, as commands say which store they use. */
-export function describeStoreUrl({ url, source }: ResolvedStoreUrl): string {
+export function describeStoreUrl({ url, source, flagName }: ResolvedStoreUrl): string {
   const from =
-    source === 'config' ? "the config's store" : source === 'default' ? 'the default' : source;
+    source === 'flag'
+      ? (flagName ?? '--database')
+      : source === 'config'
+        ? "the config's store"
+        : source === 'default'
+          ? 'the default'
+          : source;
   return `${redactStoreUrl(url)} (from ${from})`;
 }
 

@@ -9,6 +9,7 @@ import { MachineRuntime } from '../../src/runtime/engine/machine-runtime.js';
 import { orderMachine } from '../../fixtures/example/machines/order.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../support/stores.js';
 import { runCli } from '../../src/cli/main.js';
+import { redactStoreUrl } from '../../src/runtime/store-url.js';
 
 const CONFIG = 'fixtures/example/machine-routes.config.ts';
 const backends: StoreBackend[] = [sqliteFileBackend()];
@@ -31,6 +32,8 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
   let submitted: string[];
   let cancelled: string;
   const store = () => ['--config', CONFIG, '--database', backend.url()];
+  /** What every run says on stderr first: the store it opened. */
+  const storeLine = () => `Store: ${redactStoreUrl(backend.url())} (from --database)`;
 
   beforeAll(async () => {
     await backend.setUp();
@@ -66,7 +69,7 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
       '--json',
       ...store(),
     ]);
-    expect(first.stderr).toBe('');
+    expect(first.stderr).toBe(storeLine());
     expect(first.code).toBe(0);
     const page = JSON.parse(first.stdout) as { items: { id: string }[]; nextCursor: string };
     expect(page.items.map((item) => item.id)).toEqual([submitted[0]]);
@@ -140,7 +143,7 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
       code: 1,
       stdout: '',
       stderr: expect.stringMatching(
-        /^InvalidOperationQueryException \[MR_INVALID_OPERATION_QUERY\] Machine 'order' has no state 'shipped': filter by one of draft, submitted, /,
+        /^Store: [^\n]*\nInvalidOperationQueryException \[MR_INVALID_OPERATION_QUERY\] Machine 'order' has no state 'shipped': filter by one of draft, submitted, /,
       ),
     });
     const missing = await run([
@@ -151,7 +154,9 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
       ...store(),
     ]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/^MachineNotFoundException \[MR_MACHINE_NOT_FOUND\]/);
+    expect(missing.stderr).toMatch(
+      /^Store: [^\n]*\nMachineNotFoundException \[MR_MACHINE_NOT_FOUND\]/,
+    );
     const source = await run([
       'instances',
       'history',
@@ -163,7 +168,7 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
     ]);
     expect(source).toMatchObject({
       code: 1,
-      stderr: "--source must be one of external, internal, got 'mine'.",
+      stderr: `${storeLine()}\n--source must be one of external, internal, got 'mine'.`,
     });
   });
 
@@ -190,7 +195,7 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
     expect(quote).toEqual({
       code: 0,
       stdout: `Machine '${id}' is now in order.submitted (active).`,
-      stderr: '',
+      stderr: storeLine(),
     });
     const cancel = await run([
       'instances',
@@ -204,7 +209,7 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
     expect(cancel).toEqual({
       code: 0,
       stdout: `Machine '${id}' is now in order.cancelled (done).`,
-      stderr: '',
+      stderr: storeLine(),
     });
     const history = await run([
       'instances',
@@ -225,6 +230,10 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
       ['CANCEL', 'operator:ops-1'],
     ]);
     const release = await run(['instances', 'release', 'order', id, ...operator]);
-    expect(release).toEqual({ code: 0, stdout: `Machine '${id}' holds no lock.`, stderr: '' });
+    expect(release).toEqual({
+      code: 0,
+      stdout: `Machine '${id}' holds no lock.`,
+      stderr: storeLine(),
+    });
   });
 });

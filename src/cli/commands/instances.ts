@@ -14,7 +14,9 @@ import type { LoadedConfig } from '../../generator/load-config.js';
 import type { MachineOperations } from '../../runtime/engine/operations/machine-operations.js';
 import type { InstanceListOptions } from '../../runtime/engine/operations/instance-reads.js';
 import { isMachineRoutesError } from '../../generator/issues.js';
+import { describeStoreUrl } from '../../runtime/store-url.js';
 import { printIssues, type CliIo } from '../io.js';
+import { databaseOption, storeOfLoadedConfig } from '../store-option.js';
 import { formatTable } from '../table.js';
 import { printInstance, printPage } from './instances-output.js';
 
@@ -49,13 +51,9 @@ export function registerInstances(program: Command, io: CliIo, exit: (code: numb
     .command('instances')
     .description('find and inspect machine instances in the store (docs/operations.md)');
   const storeOptions = (command: Command): Command =>
-    command
-      .option('-c, --config <path>', 'config file (default: machine-routes.config.ts)')
-      .option(
-        '-d, --database <url>',
-        "store URL (default: the config's store, else MACHINE_DATABASE_URL, else the SQLite file)",
-      )
-      .option('--json', 'print the result as JSON');
+    databaseOption(
+      command.option('-c, --config <path>', 'config file (default: machine-routes.config.ts)'),
+    ).option('--json', 'print the result as JSON');
 
   storeOptions(
     instances
@@ -272,10 +270,12 @@ async function withOperations(
   const loaded: LoadedConfig = report.loaded;
   const runtime = loaded.runtime;
   const machines = [...collectMachineDefinitions(loaded.config.registrations).values()];
-  const databaseUrl = options.database ?? loaded.config.store;
   try {
+    const store = storeOfLoadedConfig(options.database, loaded.config);
+    // On stderr: stdout is the result (a table, or JSON a script parses).
+    io.stderr(`Store: ${describeStoreUrl(store)}`);
     const host = await runtime.MachineRuntime.open({
-      ...(databaseUrl === undefined ? {} : { databaseUrl }),
+      databaseUrl: store.url,
       worker: false,
       machines,
     });

@@ -14,6 +14,7 @@ import {
   type ResolvedStoreUrl,
 } from '../../runtime/store-url.js';
 import type { CliIo } from '../io.js';
+import { databaseOption } from '../store-option.js';
 
 interface MigrateOptions {
   database?: string;
@@ -72,15 +73,10 @@ export function registerMigrate(program: Command, io: CliIo, exit: (code: number
 
 /** `--database` and `--config`, on `migrate` and `migrate status` alike. */
 function storeOptions(command: Command): Command {
-  return command
-    .option(
-      '-d, --database <url>',
-      "store URL (default: MACHINE_DATABASE_URL, else the config's store, else sqlite:./data/machines.db)",
-    )
-    .option(
-      '-c, --config <path>',
-      `config file whose store to read (default: ${DEFAULT_CONFIG_FILE})`,
-    );
+  return databaseOption(command).option(
+    '-c, --config <path>',
+    `config file whose store to read (default: ${DEFAULT_CONFIG_FILE})`,
+  );
 }
 
 /** The store URL of a run: the config is loaded only when neither flag nor variable names one. */

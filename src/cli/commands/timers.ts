@@ -9,7 +9,9 @@ import { checkProject } from '../../generator/generate.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
 import type { OpenRuntimeOptions } from '../../runtime/engine/options.js';
 import type { SweepReport } from '../../runtime/engine/timers/timer-sweep.js';
+import { describeStoreUrl } from '../../runtime/store-url.js';
 import { printIssues, type CliIo } from '../io.js';
+import { databaseOption, storeOfLoadedConfig } from '../store-option.js';
 
 interface TimersOptions {
   config?: string;
@@ -20,14 +22,12 @@ interface TimersOptions {
 
 /** Adds the command; `exit` receives its exit code. */
 export function registerTimers(program: Command, io: CliIo, exit: (code: number) => void): void {
-  program
-    .command('timers')
-    .description('fire due timers (after/every) of the machines registered under `timers`')
-    .option('-c, --config <path>', 'config file (default: machine-routes.config.ts)')
-    .option(
-      '-d, --database <url>',
-      "store URL (default: the config's store, else MACHINE_DATABASE_URL, else the SQLite file)",
-    )
+  databaseOption(
+    program
+      .command('timers')
+      .description('fire due timers (after/every) of the machines registered under `timers`')
+      .option('-c, --config <path>', 'config file (default: machine-routes.config.ts)'),
+  )
     .option('--once', 'run one sweep and exit (exit code 1 when a delivery failed)')
     .option('--interval <ms>', 'pause between sweeps without --once (default 500)')
     .action(async (options: TimersOptions) => {
@@ -66,8 +66,10 @@ async function runTimers(
       io.stderr(`${message}: ${error instanceof Error ? error.message : String(error)}`);
     },
   };
+  const store = storeOfLoadedConfig(options.database, loaded.config);
+  io.stdout(`Store: ${describeStoreUrl(store)}`);
   const host = await runtime.MachineRuntime.open({
-    ...timersRuntimeOptions(loaded.config, options, intervalMs),
+    ...timersRuntimeOptions(loaded.config, { ...options, database: store.url }, intervalMs),
     logger,
   });
   try {
@@ -97,9 +99,9 @@ async function runTimers(
 }
 
 /**
- * The options the sweep opens its runtime with: the config's timers, the store of `--database`,
- * else the config's, else `MACHINE_DATABASE_URL`; every other setting from the environment, as
- * in the server. The store's durable queue is not run here: jobs a fire causes (a child start,
+ * The options the sweep opens its runtime with: the config's timers, the store at `database`
+ * (resolved by `storeOfLoadedConfig`; without it, the runtime's `MACHINE_DATABASE_URL` or
+ * default); every other setting from the environment, as in the server. The store's durable queue is not run here: jobs a fire causes (a child start,
  * ...) are written with its commit and run by a worker.
  */
 export function timersRuntimeOptions(
@@ -107,7 +109,7 @@ export function timersRuntimeOptions(
   options: { database?: string | undefined; once?: boolean | undefined },
   intervalMs: number,
 ): OpenRuntimeOptions {
-  const databaseUrl = options.database ?? config.store;
+  const databaseUrl = options.database;
   return {
     ...(databaseUrl === undefined ? {} : { databaseUrl }),
     worker: options.once === true ? false : 'timers',

@@ -9,7 +9,9 @@ import { checkProject } from '../../generator/generate.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
 import type { MachineDefinition } from '../../runtime/definition/machine-definition.js';
 import type { OpenRuntimeOptions } from '../../runtime/engine/options.js';
+import { describeStoreUrl, type ResolvedStoreUrl } from '../../runtime/store-url.js';
 import { printIssues, type CliIo } from '../io.js';
+import { databaseOption, storeOfLoadedConfig } from '../store-option.js';
 
 interface WorkerOptions {
   config?: string;
@@ -19,16 +21,14 @@ interface WorkerOptions {
 
 /** Adds the command; `exit` receives its exit code (once the worker has stopped). */
 export function registerWorker(program: Command, io: CliIo, exit: (code: number) => void): void {
-  program
-    .command('worker')
-    .description(
-      'run child, completion, timeout and send jobs and the timer sweep until SIGINT/SIGTERM',
-    )
-    .option('-c, --config <path>', 'config file (default: machine-routes.config.ts)')
-    .option(
-      '-d, --database <url>',
-      "store URL (default: the config's store, else MACHINE_DATABASE_URL, else the SQLite file)",
-    )
+  databaseOption(
+    program
+      .command('worker')
+      .description(
+        'run child, completion, timeout and send jobs and the timer sweep until SIGINT/SIGTERM',
+      )
+      .option('-c, --config <path>', 'config file (default: machine-routes.config.ts)'),
+  )
     .option('--concurrency <n>', 'jobs run at the same time (default: MACHINE_JOB_CONCURRENCY, 4)')
     .action(async (options: WorkerOptions) => {
       const concurrency = parseConcurrency(options.concurrency);
@@ -42,7 +42,8 @@ export function registerWorker(program: Command, io: CliIo, exit: (code: number)
         printIssues(io, report.issues);
         return exit(1);
       }
-      exit(await runWorker(report.loaded, io, options.database, concurrency));
+      const store = storeOfLoadedConfig(options.database, report.loaded.config);
+      exit(await runWorker(report.loaded, io, store, concurrency));
     });
 }
 
@@ -50,14 +51,14 @@ export function registerWorker(program: Command, io: CliIo, exit: (code: number)
 async function runWorker(
   loaded: LoadedConfig,
   io: CliIo,
-  database: string | undefined,
+  store: ResolvedStoreUrl,
   concurrency: number | undefined,
 ): Promise<number> {
   // The config's own runtime instance: its machines were defined with it, and the store, queue
   // and runtime must agree with them (and with each other's classes). Every other setting
   // (MACHINE_LOCK_TTL, MACHINE_JOB_*, ...) comes from the environment, as in the server.
   const runtime = loaded.runtime;
-  const options = workerRuntimeOptions(loaded.config, database, concurrency);
+  const options = workerRuntimeOptions(loaded.config, store.url, concurrency);
   const machines = options.machines;
   const settings = runtime.resolveSettings(options);
   // Registers the child, completion, timeout and send handlers on the store's queue, starts
@@ -69,7 +70,7 @@ async function runWorker(
   });
   io.stdout(
     `Worker running: ${machines.length} machine${machines.length === 1 ? '' : 's'}, jobs of ` +
-      `${redact(settings.runtime.databaseUrl)}, concurrency ${settings.jobQueue.concurrency}. SIGINT or SIGTERM stops it.`,
+      `${describeStoreUrl(store)}, concurrency ${settings.jobQueue.concurrency}. SIGINT or SIGTERM stops it.`,
   );
   try {
     await stop;
@@ -81,16 +82,15 @@ async function runWorker(
 }
 
 /**
- * The options the worker opens its runtime with: the config's machines and timers, the store of
- * `--database`, else the config's, else `MACHINE_DATABASE_URL`; every other setting from the
- * environment, as in the server.
+ * The options the worker opens its runtime with: the config's machines and timers, the store at
+ * `databaseUrl` (resolved by `storeOfLoadedConfig`; without it, the runtime's
+ * `MACHINE_DATABASE_URL` or default); every other setting from the environment, as in the server.
  */
 export function workerRuntimeOptions(
   config: LoadedConfig['config'],
-  database: string | undefined,
+  databaseUrl: string | undefined,
   concurrency: number | undefined,
 ): OpenRuntimeOptions & { machines: MachineDefinition[] } {
-  const databaseUrl = database ?? config.store;
   return {
     ...(databaseUrl === undefined ? {} : { databaseUrl }),
     machines: uniqueMachines(config),
@@ -112,9 +112,4 @@ function parseConcurrency(value: string | undefined): number | undefined | null 
   if (value === undefined) return undefined;
   const parsed = Number(value);
   return Number.isInteger(parsed) && parsed >= 1 ? parsed : null;
-}
-
-/** The URL without its password, fit for a terminal. */
-function redact(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 }

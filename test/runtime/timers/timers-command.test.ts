@@ -48,6 +48,7 @@ describe('machine-routes timers', () => {
     expect(result).toEqual({
       code: 0,
       stdout:
+        `Store: ${url} (from --database)\n` +
         'Timer sweep: 1 fire delivered, 0 instances locked (retried next sweep), 0 delivered elsewhere first, 0 failed; 1 candidate read in 1 query.',
       stderr: '',
     });
@@ -59,7 +60,7 @@ describe('machine-routes timers', () => {
       await runtime.close();
     }
     expect((await run(['timers', '--once', '--config', CONFIG, '--database', url])).stdout).toMatch(
-      /^Timer sweep: 0 fires delivered/,
+      /^Store: .*\nTimer sweep: 0 fires delivered/,
     );
   });
 
