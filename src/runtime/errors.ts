@@ -70,6 +70,36 @@ export class StateNotInDefinitionException extends MachineRoutesError {
   override readonly statusCode = 409;
 }
 
+/**
+ * A machine's `migrations` are inconsistent (docs/versioning.md): a step without `from`/`to`, two
+ * steps from one version, a chain that never reaches the machine's version, a state mapped to a
+ * state the machine does not have.
+ */
+export class InvalidMigrationDefinitionException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_MIGRATION_DEFINITION';
+}
+
+/**
+ * The version fence (docs/versioning.md): the instance was last written by a version of its
+ * machine this process does not know (a newer deploy migrated it, or an unknown one wrote it), so
+ * this process must not write it: HTTP 409. Like the sequence fence, it keeps old code from
+ * overwriting what new code wrote; the instance is served by processes running its version.
+ */
+export class VersionFenceException extends MachineRoutesError {
+  readonly code = 'MR_VERSION_FENCE';
+  override readonly statusCode = 409;
+}
+
+/**
+ * Migrating an instance to the machine's version failed (docs/versioning.md): its context
+ * function threw, its output failed the context schema, or a state it maps to is not a state of
+ * the machine. Nothing was written; HTTP 409 naming the instance and the step.
+ */
+export class InstanceMigrationFailedException extends MachineRoutesError {
+  readonly code = 'MR_INSTANCE_MIGRATION_FAILED';
+  override readonly statusCode = 409;
+}
+
 /** `check --database`: live instances sit in a state the definitions no longer have (blocking). */
 export class RemovedStateInUseException extends MachineRoutesError {
   readonly code = 'MR_REMOVED_STATE_IN_USE';

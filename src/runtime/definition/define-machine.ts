@@ -29,6 +29,7 @@ import type {
 import { callerLocation } from './source-location.js';
 import { normalizeScenarios } from './scenarios.js';
 import { machineVersion } from './versions.js';
+import { normalizeMigrations } from './migrations.js';
 import type { StateNode } from './state-node.js';
 import type {
   BehaviorConfig,
@@ -149,6 +150,9 @@ export function defineMachine<
   });
   issues.merge(scenarios.issues);
 
+  const version = machineVersion(tree.root, config as unknown as Record<string, unknown>);
+  const migrations = normalizeMigrations(input?.migrations, version, tree.idMap, machineId, issues);
+
   const definition: MachineDefinition = {
     kind: 'machine',
     id: machineId,
@@ -166,7 +170,8 @@ export function defineMachine<
     computed,
     scenarios: scenarios.scenarios,
     records: recordTypes(machineId),
-    version: machineVersion(tree.root, config as unknown as Record<string, unknown>),
+    version,
+    migrations,
     createContext,
     typedInput,
     typedFailure,

@@ -77,3 +77,10 @@ export {
   type InvocationRecordTypes,
   type ChildInputMapper,
 } from './invocation.js';
+export {
+  defineMigration,
+  type MigrationConfig,
+  type MigrationDefinition,
+  type MigrationInfo,
+} from './migrations.js';
+export { FINGERPRINT_PREFIX } from './versions.js';

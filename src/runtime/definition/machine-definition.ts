@@ -3,6 +3,7 @@
  */
 import type { ZodType } from 'zod';
 import type { ResolvedBehavior } from './behavior-registry.js';
+import type { MigrationDefinition } from './migrations.js';
 import type { ScenarioDefinition } from './scenarios.js';
 import type { StateNode } from './state-node.js';
 import type { ComputedFunction, Context, MachineDefinitionBase } from './types.js';
@@ -49,6 +50,8 @@ export interface MachineDefinition extends MachineDefinitionBase {
    * fingerprint of the states, transitions and context shape (definition/versions.ts).
    */
   readonly version: string;
+  /** Migration steps by the version they start at (`defineMachine({ migrations })`). */
+  readonly migrations: ReadonlyMap<string, MigrationDefinition>;
   /** A fresh initial context (a copy of `config.context`, or the zod schema's defaults). */
   createContext(): Context;
   /** Root `input`: the typed input a parent must pass when it starts this machine (typed-contracts.ts). */

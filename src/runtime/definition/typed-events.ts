@@ -14,6 +14,7 @@
  * what `defineMachine` accepts, is here because its type parameters are what this file reads.
  */
 import type { output, ZodType } from 'zod';
+import type { MigrationConfig } from './migrations.js';
 import type { ScenarioEntry } from './scenarios.js';
 import type {
   ActionEntry,
@@ -223,4 +224,10 @@ export interface MachineInput<
    * `MACHINE_SCENARIOS_ENABLED` is true. See docs/scenarios.md.
    */
   scenarios?: readonly ScenarioEntry[];
+  /**
+   * Steps from older versions of this machine to its own (`defineMigration`): instances of an
+   * older version are migrated on their next load, or by `machine-routes instances migrate`.
+   * See docs/versioning.md.
+   */
+  migrations?: readonly MigrationConfig<never, Context>[];
 }

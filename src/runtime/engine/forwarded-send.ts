@@ -70,6 +70,7 @@ export async function sendForwarded(
       id: childId,
       lock: 'try',
       context: 'forward',
+      definition: target.child,
       compute: async (child) => {
         if (child === null || !childAccepts(target.child, child, target.childEventType)) {
           throw new ForwardTargetUnavailableException(

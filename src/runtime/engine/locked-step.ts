@@ -21,10 +21,11 @@
  * | lock-free commit met a lock row (`InstanceLockedError`) | read now |
  * | database busy past its timeout (`StoreBusyError`), at lock or commit | read now, `null` if that fails too |
  */
+import type { MachineDefinition } from '../definition/machine-definition.js';
 import { MachineAlreadyRunningException, MachineNotFoundException } from '../errors.js';
 import { isInstanceId } from '../ids.js';
 import type { CommitInput } from '../interpreter/plan-commit.js';
-import { isSnapshot, type MachineSnapshot } from '../interpreter/types.js';
+import { isSnapshot, type MacrostepResult, type MachineSnapshot } from '../interpreter/types.js';
 import type { LockHandle } from '../persistence/locks.js';
 import {
   InstanceLockedError,
@@ -34,6 +35,7 @@ import {
 import { finishCommit, writeCommit, type PreparedCommit } from './commit-step.js';
 import type { CommitOptions, EngineContext } from './context.js';
 import { countContention, recordLockWait } from './instrumentation.js';
+import { definitionOf, versionStep } from './versioning/instance-versions.js';
 
 /**
  * How the step holds the instance:
@@ -68,6 +70,12 @@ export interface LockedRun<T> {
   context: string;
   /** The machine named by a contention answer. */
   machineId?: string;
+  /**
+   * The definition the step runs (its version decides whether a loaded snapshot is migrated
+   * first or fenced out, docs/versioning.md); default: the runtime's definition of the
+   * snapshot's machine.
+   */
+  definition?: MachineDefinition;
   /** The lock's lifetime in ms (default: the runtime's `MACHINE_LOCK_TTL`). */
   ttlMs?: number;
   /**
@@ -141,6 +149,9 @@ async function runWithLock<T>(ctx: EngineContext, run: LockedRun<T>, waitMs: num
     let snapshot = loaded!.snapshot!;
     for (let attempt = 1; ; attempt += 1) {
       try {
+        const migration = versionStep(ctx, definitionOf(ctx, snapshot, run.definition), snapshot);
+        if (migration !== null)
+          snapshot = await writeMigration(ctx, run, snapshot, migration, false);
         outcome = await writeStep(ctx, run, snapshot, lock, null);
         break;
       } catch (error) {
@@ -171,7 +182,10 @@ async function runHeld<T>(ctx: EngineContext, run: LockedRun<T>): Promise<T> {
   const snapshot = run.loaded ?? (isInstanceId(run.id) ? await ctx.store.load(run.id) : null);
   run.check?.(snapshot);
   if (snapshot === null) return (await run.compute(null, null)).value;
-  const { value, prepared } = await writeStep(ctx, run, snapshot, null, null);
+  const migration = versionStep(ctx, definitionOf(ctx, snapshot, run.definition), snapshot);
+  const current =
+    migration === null ? snapshot : await writeMigration(ctx, run, snapshot, migration, false);
+  const { value, prepared } = await writeStep(ctx, run, current, null, null);
   if (prepared !== null) await finishCommit(ctx, prepared);
   return value;
 }
@@ -199,12 +213,52 @@ async function runInSlot<T>(ctx: EngineContext, run: LockedRun<T>): Promise<T> {
       release();
       return await runWithLock(ctx, run, 0);
     }
-    const { value, prepared } = await writeStep(ctx, run, loaded.snapshot, null, release);
+    // No await on the common path (no migration): the step computes in the same tick as before.
+    const migration = versionStep(
+      ctx,
+      definitionOf(ctx, loaded.snapshot, run.definition),
+      loaded.snapshot,
+    );
+    const current =
+      migration === null
+        ? loaded.snapshot
+        : await writeMigration(ctx, run, loaded.snapshot, migration, true);
+    const { value, prepared } = await writeStep(ctx, run, current, null, release);
     if (prepared !== null) await finishCommit(ctx, prepared);
     return value;
   } finally {
     release();
   }
+}
+
+/**
+ * Writes the migration `versionStep` planned for a loaded snapshot (docs/versioning.md) and
+ * returns the migrated snapshot the step computes on: through the commit step, under the lock
+ * this run holds (kept held for the step), fenced on the loaded sequence like any commit.
+ */
+async function writeMigration<T>(
+  ctx: EngineContext,
+  run: LockedRun<T>,
+  snapshot: MachineSnapshot,
+  migration: MacrostepResult,
+  lockFree: boolean,
+): Promise<MachineSnapshot> {
+  let prepared: PreparedCommit;
+  try {
+    prepared = await writeCommit(
+      ctx,
+      { main: { result: migration, from: snapshot }, at: ctx.now() },
+      lockFree ? { lockFree: true } : {},
+    );
+  } catch (error) {
+    if (error instanceof SequenceConflictError || error instanceof InstanceLockedError)
+      throw await contention(ctx, run, 'now');
+    if (error instanceof StoreBusyError) throw await contention(ctx, run, 'busy');
+    throw error;
+  }
+  // Commit notices only: a migration causes no jobs and no sends.
+  await finishCommit(ctx, prepared);
+  return migration.snapshot;
 }
 
 /**

@@ -19,6 +19,7 @@ import type { FindInStateOptions, HistoryQuery, InstanceInState } from '../persi
 import type { AvailableEventsReadOptions, InstanceRead } from '../persistence/types.js';
 import { availableEventsWithChildren, forwardedChild } from './child-reads.js';
 import type { EngineContext } from './context.js';
+import { readView } from './versioning/instance-versions.js';
 
 /** The last committed snapshot; `MachineNotFoundException` for unknown or foreign ids. */
 export async function restore(
@@ -30,15 +31,20 @@ export async function restore(
   return checked(definition, id, snapshot);
 }
 
-/** The snapshot of instance `id` of `definition` as read: 404 when it is not one, 409 for a removed state. */
+/**
+ * The snapshot of instance `id` of `definition` as read: 404 when it is not one, 409 for a
+ * removed state; an instance of an older version with a migration as migrated (not written).
+ */
 export function checked(
   definition: MachineDefinition,
   id: string,
   snapshot: MachineSnapshot | null,
 ): MachineSnapshot {
   if (!snapshot || snapshot.machineId !== definition.id) throw notFound(definition, id);
-  assertKnownStates(definition, snapshot);
-  return snapshot;
+  // An instance of an older version reads as migrated before its migration is written.
+  const view = readView(definition, snapshot);
+  assertKnownStates(definition, view);
+  return view;
 }
 
 /** The last committed snapshot and whether a live lock is held; one statement, no write. */

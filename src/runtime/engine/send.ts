@@ -82,6 +82,7 @@ async function runSend(
     lock,
     context: 'send',
     machineId: definition.id,
+    definition,
     check: (snapshot) => checked(definition, id, snapshot),
     compute: (snapshot, own) => sendStep(ctx, definition, snapshot!, event, own, extras),
   });

@@ -16,6 +16,8 @@ import {
   ScenarioFailedException,
   ScenarioNotFoundException,
   StateNotInDefinitionException,
+  VersionFenceException,
+  InstanceMigrationFailedException,
   type FieldErrors,
 } from '../errors.js';
 import type { ScenarioSummary } from '../interpreter/scenarios.js';
@@ -206,7 +208,9 @@ export function errorToResponse(
   if (
     error instanceof IdempotencyKeyInFlightException ||
     error instanceof IdempotencyKeyReusedException ||
-    error instanceof StateNotInDefinitionException
+    error instanceof StateNotInDefinitionException ||
+    error instanceof VersionFenceException ||
+    error instanceof InstanceMigrationFailedException
   )
     return errorResponse(error.statusCode, error.message);
   // Typed contracts broken by the values requests put in the context (docs/delegation.md).

@@ -3,6 +3,8 @@
  * persisted histories, and stored contexts. Read-only aggregate queries for
  * `machine-routes check --database` (engine/deploy-check.ts compares them with definitions).
  */
+import type { MachineSnapshot } from '../interpreter/types.js';
+import { snapshotFromRow, type InstanceRow } from './rows.js';
 import type { Store } from './store.js';
 import type { SqliteStore } from './sqlite-store.js';
 import type { PostgresStore } from './postgres-store.js';
@@ -103,4 +105,84 @@ export async function readLiveInstances(
       .map((row) => ({ machineId: row.machine_id, type: row.type, count: Number(row.count) })),
     contexts,
   };
+}
+
+/** Instances of a machine by the version that last wrote them (`null`: written before versions were recorded). */
+export interface VersionCount {
+  machineId: string;
+  version: string | null;
+  active: number;
+  done: number;
+}
+
+const VERSIONS = `SELECT machine_id, definition_version,
+    SUM(CASE WHEN status = 'active' THEN 1 ELSE 0 END) AS active,
+    SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS done
+  FROM machine_instances GROUP BY machine_id, definition_version
+  ORDER BY machine_id, definition_version`;
+
+/** How many instances of each of `machineIds` each version last wrote. */
+export async function readVersionCounts(
+  store: Store,
+  machineIds: readonly string[],
+): Promise<VersionCount[]> {
+  type Row = {
+    machine_id: string;
+    definition_version: string | null;
+    active: number | string;
+    done: number | string;
+  };
+  const wanted = new Set(machineIds);
+  let rows: Row[];
+  if (store.kind === 'sqlite')
+    rows = (store as SqliteStore).database.prepare(VERSIONS).all() as Row[];
+  else if (store.kind === 'postgres')
+    rows = (await (store as PostgresStore).pool.query<Row>(VERSIONS)).rows;
+  else throw new Error('Instance versions are read from a SQLite or PostgreSQL store.');
+  return rows
+    .filter((row) => wanted.has(row.machine_id))
+    .map((row) => ({
+      machineId: row.machine_id,
+      version: row.definition_version,
+      active: Number(row.active),
+      done: Number(row.done),
+    }));
+}
+
+/** Options of {@link readInstancePage}. */
+export interface InstancePageQuery {
+  machineId: string;
+  /** Only instances with a greater id (keyset paging in id order). */
+  afterId?: string;
+  limit: number;
+}
+
+/**
+ * A page of a machine's stored snapshots in id order (the primary key), for the eager
+ * migration (`machine-routes instances migrate`) and the deploy check's dry run.
+ */
+export async function readInstancePage(
+  store: Store,
+  query: InstancePageQuery,
+): Promise<MachineSnapshot[]> {
+  const columns = `root_event_id, machine_id, machine_value, context, status, sequence_number,
+    parent_machine_id, parent_root_event_id, definition_version`;
+  if (store.kind === 'sqlite') {
+    const rows = (store as SqliteStore).database
+      .prepare(
+        `SELECT ${columns} FROM machine_instances WHERE machine_id = ? AND root_event_id > ?
+          ORDER BY root_event_id LIMIT ?`,
+      )
+      .all(query.machineId, query.afterId ?? '', query.limit) as InstanceRow[];
+    return rows.map(snapshotFromRow);
+  }
+  if (store.kind === 'postgres') {
+    const result = await (store as PostgresStore).pool.query<InstanceRow>(
+      `SELECT ${columns} FROM machine_instances WHERE machine_id = $1 AND root_event_id COLLATE "C" > $2
+        ORDER BY root_event_id COLLATE "C" LIMIT $3`,
+      [query.machineId, query.afterId ?? '', query.limit],
+    );
+    return result.rows.map(snapshotFromRow);
+  }
+  throw new Error('Instances are paged from a SQLite or PostgreSQL store.');
 }

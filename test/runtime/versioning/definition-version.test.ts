@@ -69,7 +69,10 @@ describe('machine versions', () => {
   it('reads a zod context schema as JSON Schema: a key changing type changes the version', () => {
     const withSchema = (amount: z.ZodType) =>
       defineMachine({
-        config: { ...config(), context: z.object({ amount: amount.default(0 as never), note: z.string().default('') }) },
+        config: {
+          ...config(),
+          context: z.object({ amount: amount.default(0 as never), note: z.string().default('') }),
+        },
         behavior,
       }).version;
     expect(withSchema(z.number())).toBe(withSchema(z.number()));

@@ -15,9 +15,14 @@ const counter = (version?: string) =>
       initial: 'counting',
       context: { count: 0 },
       ...(version === undefined ? {} : { version }),
-      states: { counting: { on: { INC: { actions: 'inc' }, STOP: 'stopped' } }, stopped: { type: 'final' } },
+      states: {
+        counting: { on: { INC: { actions: 'inc' }, STOP: 'stopped' } },
+        stopped: { type: 'final' },
+      },
     },
-    behavior: { actions: { inc: ({ context }) => void (context.count = Number(context.count) + 1) } },
+    behavior: {
+      actions: { inc: ({ context }) => void (context.count = Number(context.count) + 1) },
+    },
   });
 
 const backends = [sqliteFileBackend(), await postgresBackend('instance-version')].filter(

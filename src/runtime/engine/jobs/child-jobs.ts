@@ -212,6 +212,7 @@ export async function applyToParent(ctx: EngineContext, step: ParentStep): Promi
       lock: { waitMs: ctx.settings.lockTimeoutMs },
       context: step.context,
       machineId: step.definition.id,
+      definition: step.definition,
       compute: async (parent) => {
         if (parent === null || parent.machineId !== step.definition.id) return { value: null };
         const result = await completionStep(step.definition, step.context, parent, () =>
