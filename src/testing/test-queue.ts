@@ -6,7 +6,7 @@
  */
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
 // The engine's public surface only (its barrel): its modules move, its exports stay.
-import { JOB_HANDLERS, type EngineContext } from '../runtime/engine/index.js';
+import { commitChildRows, JOB_HANDLERS, type EngineContext } from '../runtime/engine/index.js';
 import { resolveJobOutcome } from '../runtime/interpreter/complete-child.js';
 import { ACTIVE_CHILD_STATUSES } from '../runtime/interpreter/child-rows.js';
 import { describeError } from '../runtime/interpreter/invoke-child.js';
@@ -106,7 +106,7 @@ export class TestJobQueue implements JobQueue {
         : { outcome: 'fail', jobId: run.jobId, error: outcome.error },
     );
     if (run.fireAndForget) {
-      await this.#host.store.updateChildren([
+      await commitChildRows(this.#host.engine, [
         {
           kind: 'setStatus',
           childId: run.jobId,
@@ -141,7 +141,7 @@ export class TestJobQueue implements JobQueue {
   }
 
   async #failChild(start: JobPayloads['child.start'], error: Error, info: JobInfo): Promise<void> {
-    await this.#host.store.updateChildren([
+    await commitChildRows(this.#host.engine, [
       {
         kind: 'setStatus',
         childId: start.childId,

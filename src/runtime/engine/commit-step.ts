@@ -11,8 +11,10 @@
  * together behind the caller's back. `writeCommit` + `finishCommit` split the protocol for
  * callers that hold a lock until the write is done and run the follow-up after releasing it:
  * only the locked step (engine/locked-step.ts) does; everyone else calls `commitStep`.
- * `commitTimerClaim` records a timer fire no state accepted (its claim alone, no step).
+ * `commitTimerClaim` records a timer fire no state accepted (its claim alone, no step);
+ * `commitChildRows` child-row changes that belong to no step.
  */
+import type { ChildRowChange } from '../interpreter/child-rows.js';
 import type { PlannedJob } from '../interpreter/job-payloads.js';
 import { planCommit, type CommitInput, type CommitPlan } from '../interpreter/plan-commit.js';
 import type { JobRequest } from '../jobs/job-queue.js';
@@ -112,6 +114,21 @@ export async function commitStep(
   const prepared = await writeCommit(ctx, input, options);
   await finishCommit(ctx, prepared);
   return prepared.plan;
+}
+
+/**
+ * Writes `machine_children` row changes that belong to no instance's step: a child start that
+ * finds its child already created or cannot create it, a job actor moving to `running`, a
+ * fire-and-forget job's outcome (nobody's state changes with them). Every other row change rides
+ * in a step's commit (`CommitInput.children`). With `commitStep`, the only writer of those rows
+ * outside the stores (test/runtime/engine/commit-protocol.test.ts).
+ */
+export async function commitChildRows(
+  ctx: Pick<EngineContext, 'store'>,
+  changes: readonly ChildRowChange[],
+): Promise<void> {
+  if (changes.length === 0) return;
+  await ctx.store.updateChildren(changes);
 }
 
 /**

@@ -13,7 +13,7 @@ import type { JobPayloads } from '../../interpreter/job-payloads.js';
 import { resolveOutput } from '../../interpreter/output.js';
 import { completionJob } from '../../interpreter/plan-commit.js';
 import type { MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
-import { commitStep } from '../commit-step.js';
+import { commitChildRows, commitStep } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
 import { completionStep } from '../instrumentation.js';
 import { runLocked } from '../locked-step.js';
@@ -41,7 +41,7 @@ export async function startChild(
     if (child === undefined) throw unknownMachine(start.childMachineId);
     // Created by an earlier run that died before the row was updated: only the row is left.
     if ((await store.load(start.childId)) !== null) {
-      await store.updateChildren([
+      await commitChildRows(ctx, [
         { kind: 'setStatus', childId: start.childId, from: ['pending'], status: 'running', at },
       ]);
       return;
@@ -53,7 +53,7 @@ export async function startChild(
       parent: { machineId: start.parentMachineId, id: start.parentId },
     });
   } catch (error) {
-    await store.updateChildren([
+    await commitChildRows(ctx, [
       { kind: 'setStatus', childId: start.childId, from: ['pending'], status: 'failed', at },
     ]);
     if (!start.fireAndForget)

@@ -34,6 +34,7 @@ import {
 import type { JobOutcome } from '../../interpreter/invoke-child.js';
 import type { JobPayloads } from '../../interpreter/job-payloads.js';
 import type { JobInfo } from '../../jobs/job-queue.js';
+import { commitChildRows } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
 import { countJobFailure } from '../instrumentation.js';
 import { applyToParent } from './child-jobs.js';
@@ -62,7 +63,7 @@ export async function runJobActor(
     );
   }
   if (row.status === 'pending') {
-    await store.updateChildren([
+    await commitChildRows(ctx, [
       {
         kind: 'setStatus',
         childId: payload.jobId,
@@ -77,7 +78,7 @@ export async function runJobActor(
   if (reported === null) return;
   const outcome = resolveJobOutcome(invocation, reported);
   if (payload.fireAndForget) {
-    await store.updateChildren([terminal(ctx, payload.jobId, outcome)]);
+    await commitChildRows(ctx, [terminal(ctx, payload.jobId, outcome)]);
     if (outcome.outcome === 'fail')
       ctx.onError(
         new Error(outcome.error.message),
