@@ -10,6 +10,8 @@
  * | `lockTimeout` | `MACHINE_LOCK_TIMEOUT` | seconds >= 0 | 30 |
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | integer >= 1 | 100 |
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` | `true`/`false`/`1`/`0` | false |
+ * | `timerTries` | `MACHINE_TIMER_TRIES` | integer >= 1 | 3 |
+ * | `timerBackoff` | `MACHINE_TIMER_BACKOFF` | seconds >= 0 | 1 |
  * | `jobTries` | `MACHINE_JOB_TRIES` | integer >= 1 | 3 |
  * | `jobBackoff` | `MACHINE_JOB_BACKOFF` | seconds >= 0 | 30 |
  * | `jobTimeout` | `MACHINE_JOB_TIMEOUT` | seconds > 0 | 300 |
@@ -127,6 +129,11 @@ export const ENVIRONMENT_SETTINGS = {
   // Engine.
   maxTransitionDepth: named(['MACHINE_MAX_TRANSITION_DEPTH'], count(1, 100)),
   scenariosEnabled: named(['MACHINE_SCENARIOS_ENABLED'], flag(false)),
+
+  // Timer fires (engine/timers/timer-failures.ts): a fire whose behavior throws is tried this
+  // many times, the wait before each retry doubling from timerBackoff, then given up (recorded).
+  timerTries: named(['MACHINE_TIMER_TRIES'], count(1, 3)),
+  timerBackoff: named(['MACHINE_TIMER_BACKOFF'], seconds('nonnegative', 1)),
 
   // Durable job queues (jobs/config.ts turns the seconds into milliseconds).
   jobTries: named(['MACHINE_JOB_TRIES'], count(1, 3)),

@@ -279,6 +279,21 @@ export class MaxTransitionDepthExceededException extends MachineRoutesError {
   readonly code = 'MR_MAX_TRANSITION_DEPTH_EXCEEDED';
 }
 
+/**
+ * A timer fire's event made a behavior throw (`cause`): the fire is tried again after
+ * `MACHINE_TIMER_BACKOFF`, or, its `MACHINE_TIMER_TRIES` used up (`details.givenUp`), given up
+ * with a TRANSITION_FAIL record. Reported to the timer sweep's error handler (the log), never to
+ * a request.
+ */
+export class TimerFireFailedException extends MachineRoutesError {
+  readonly code = 'MR_TIMER_FIRE_FAILED';
+
+  constructor(message: string, details: ErrorDetails, cause: unknown) {
+    super(message, details);
+    this.cause = cause;
+  }
+}
+
 /** An instance id is unknown, or belongs to another machine definition. */
 export class MachineNotFoundException extends MachineRoutesError {
   readonly code = 'MR_MACHINE_NOT_FOUND';

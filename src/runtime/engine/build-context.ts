@@ -42,6 +42,8 @@ export function buildContext(options: MachineRuntimeOptions): BuiltContext {
     lockTtlMs: (options.lockTtl ?? 60) * 1000,
     lockTimeoutMs: (options.lockTimeout ?? 30) * 1000,
     scenariosEnabled: options.scenarios === true,
+    timerTries: options.timerTries ?? 3,
+    timerBackoffMs: (options.timerBackoff ?? 1) * 1000,
     parallelDispatch,
     sendRetry: {
       tries: options.sendRetry?.tries ?? 25,

@@ -9,6 +9,8 @@
  * | `lockTimeout` (seconds) | `MACHINE_LOCK_TIMEOUT` | 30 |
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | 100 |
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` (`true`/`false`/`1`/`0`) | false |
+ * | `timerTries` | `MACHINE_TIMER_TRIES` | 3 |
+ * | `timerBackoff` (seconds) | `MACHINE_TIMER_BACKOFF` | 1 |
  *
  * The spec's `MACHINE_PARALLEL_DISPATCH_LOCK_*` are not aliases of these: they are region jobs'
  * own (engine/parallel-dispatch-config.ts).
@@ -43,6 +45,10 @@ export interface MachineRuntimeConfig {
    * (docs/scenarios.md). Off by default: scenarios are for tests and demos.
    */
   scenariosEnabled: boolean;
+  /** Attempts at a timer fire whose behavior throws before it is given up and recorded. */
+  timerTries: number;
+  /** Seconds before a failed timer fire's first retry, doubled at each further one. */
+  timerBackoff: number;
 }
 
 const KEYS = [
@@ -51,6 +57,8 @@ const KEYS = [
   'lockTimeout',
   'maxTransitionDepth',
   'scenariosEnabled',
+  'timerTries',
+  'timerBackoff',
 ] as const satisfies readonly (keyof MachineRuntimeConfig)[];
 
 /** Defaults of every setting. */
@@ -102,9 +110,18 @@ export interface ResolvedSettings {
 export function resolveSettings(options: SettingsSource = {}): ResolvedSettings {
   const env = layeredEnvironment(options.env);
   const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
+  const { timerTries, timerBackoff } = options;
   return {
     runtime: loadRuntimeConfig(
-      { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled },
+      {
+        databaseUrl,
+        lockTtl,
+        lockTimeout,
+        maxTransitionDepth,
+        scenariosEnabled,
+        timerTries,
+        timerBackoff,
+      },
       env,
     ),
     jobQueue: loadJobQueueConfig(options.jobQueue, env),

@@ -51,6 +51,10 @@ export interface EngineSettings {
   readonly lockTimeoutMs: number;
   /** Scenarios play (`MACHINE_SCENARIOS_ENABLED`). */
   readonly scenariosEnabled: boolean;
+  /** Attempts at a timer fire whose behavior throws (`MACHINE_TIMER_TRIES`). */
+  readonly timerTries: number;
+  /** Wait before a failed timer fire's first retry, in ms, doubled each time (`MACHINE_TIMER_BACKOFF`). */
+  readonly timerBackoffMs: number;
   /** Parallel dispatch (`MACHINE_PARALLEL_DISPATCH_*`). */
   readonly parallelDispatch: Readonly<ParallelDispatchSettings>;
   readonly sendRetry: Readonly<SendRetry>;

@@ -92,6 +92,8 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
         lockTimeout: config.lockTimeout,
         maxTransitionDepth: config.maxTransitionDepth,
         scenarios: config.scenariosEnabled,
+        timerTries: config.timerTries,
+        timerBackoff: config.timerBackoff,
         parallelDispatch: settings.parallelDispatch,
         machines: [...(options.machines ?? []), ...timers.map((timer) => timer.machine)],
         ...(options.jobAbortPollMs === undefined ? {} : { jobAbortPollMs: options.jobAbortPollMs }),

@@ -56,6 +56,13 @@ export interface MachineRuntimeOptions {
   lockTtl?: number;
   /** Seconds `withLock` waits for a busy lock by default (default 30). */
   lockTimeout?: number;
+  /**
+   * Attempts at a timer fire whose behavior throws (default 3): after the last, the fire is
+   * given up with a `...transition.<state>.<EVENT>.fail` record (docs/timers.md).
+   */
+  timerTries?: number;
+  /** Seconds before a failed timer fire's first retry, doubled at each further one (default 1). */
+  timerBackoff?: number;
   /** Clock for history times and state entry times (tests). */
   now?: () => Date;
   engine?: MachineEngine;

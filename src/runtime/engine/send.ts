@@ -28,6 +28,8 @@ interface SendExtras {
   scenarioRequest?: ScenarioRequest | undefined;
   timerFire?: TimerFireClaim | undefined;
   idempotency?: IdempotentSend | undefined;
+  /** Told of an error the step's computation threw (a behavior), before it propagates. */
+  onStepError?: ((error: unknown) => void) | undefined;
 }
 
 /**
@@ -55,7 +57,9 @@ export async function send(
 
 /**
  * A send under a lock the caller holds (`withLock`, a timer delivery): the lock stays held.
- * `timerFire`: the timer fire this event delivers, claimed in the same transaction.
+ * `timerFire`: the timer fire this event delivers, claimed in the same transaction;
+ * `onStepError`: told when computing the step threw (a behavior, not the store), so a timer
+ * delivery can count its failed attempts.
  */
 export function sendHeld(
   ctx: EngineContext,
@@ -63,9 +67,9 @@ export function sendHeld(
   id: string,
   event: EventObject,
   lock: LockHandle,
-  timerFire?: TimerFireClaim,
+  extras: Pick<SendExtras, 'timerFire' | 'onStepError'> = {},
 ): Promise<InstanceResult> {
-  return runSend(ctx, definition, id, event, { held: lock }, { timerFire });
+  return runSend(ctx, definition, id, event, { held: lock }, extras);
 }
 
 async function runSend(
@@ -126,10 +130,16 @@ async function sendStep(
       )
     : null;
   const started = performance.now();
-  const result = ctx.interpreter.transition(definition, snapshot, event, {
-    ...ctx.macrostepOptions,
-    scenario: scenario?.step.active ?? null,
-  });
+  let result;
+  try {
+    result = ctx.interpreter.transition(definition, snapshot, event, {
+      ...ctx.macrostepOptions,
+      scenario: scenario?.step.active ?? null,
+    });
+  } catch (error) {
+    extras.onStepError?.(error);
+    throw error;
+  }
   // Whether the next event of this type may skip the lock row (a slow one announces itself).
   ctx.speeds.record(definition, event.type, performance.now() - started);
   const keptNow = scenario === null ? undefined : keptAfter(scenario.kept, scenario.step);

@@ -30,12 +30,13 @@ export interface LockedInstance {
   restore(definition: MachineDefinition): Promise<MachineSnapshot>;
   /**
    * `send` without taking the lock again (it is held); same persistence and errors otherwise.
-   * `options.timerFire`: the timer fire this event delivers, claimed in the same transaction.
+   * `options.timerFire`: the timer fire this event delivers, claimed in the same transaction;
+   * `options.onStepError`: told when computing the step threw (a behavior, not the store).
    */
   send(
     definition: MachineDefinition,
     event: EventObject,
-    options?: { timerFire?: TimerFireClaim },
+    options?: { timerFire?: TimerFireClaim; onStepError?: (error: unknown) => void },
   ): Promise<InstanceResult>;
 }
 
@@ -80,7 +81,7 @@ export function lockedInstance(ctx: EngineContext, id: string, lock: LockHandle)
     send: async (definition, event, sendOptions = {}) => {
       if (lock.released)
         throw new Error(`The lock of machine '${id}' was released: send through the runtime.`);
-      return sendHeld(ctx, definition, id, event, lock, sendOptions.timerFire);
+      return sendHeld(ctx, definition, id, event, lock, sendOptions);
     },
   };
 }

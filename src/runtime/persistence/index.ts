@@ -45,6 +45,7 @@ export {
   type IdempotencyRecord,
   type StoredResponse,
 } from './idempotency.js';
+export type { TimerFailureRow, TimerFailureStore } from './timer-failures.js';
 export { keptScenario } from './kept-scenarios.js';
 export { MemoryStore } from './memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';

@@ -19,6 +19,7 @@
 import { HOLDER_GONE_FUNCTION_POSTGRES } from './holders.js';
 import { IDEMPOTENCY_TABLE_POSTGRES, IDEMPOTENCY_TABLE_SQLITE } from './idempotency.js';
 import { JOBS_LEASE_HOLDER_SQLITE, JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
+import { TIMER_FAILURES_TABLE_POSTGRES, TIMER_FAILURES_TABLE_SQLITE } from './timer-failures.js';
 
 /** One schema version. */
 export interface Migration {
@@ -299,6 +300,16 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     name: 'state trace context',
     sqlite: `ALTER TABLE machine_current_states ADD COLUMN trace_context TEXT;`,
     postgres: `ALTER TABLE machine_current_states ADD COLUMN trace_context json;`,
+  },
+  // The failed attempts at a timer fire whose behavior threw (timer-failures.ts): the sweep
+  // waits between tries and gives the fire up after MACHINE_TIMER_TRIES of them, instead of
+  // trying it at every sweep forever. A table of its own: a stay's first fire has no row in
+  // machine_timer_fires to count on.
+  {
+    version: 13,
+    name: 'timer failures',
+    sqlite: TIMER_FAILURES_TABLE_SQLITE,
+    postgres: TIMER_FAILURES_TABLE_POSTGRES,
   },
 ];
 

@@ -11,6 +11,7 @@
  */
 import pg from 'pg';
 import { IdempotencyClaimLostError, PostgresIdempotencyKeys } from './idempotency.js';
+import { PostgresTimerFailures } from './timer-failures.js';
 import { holderGoneCall } from './holders.js';
 import { holderConnection, type HolderConnection } from './postgres-holder.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
@@ -308,6 +309,7 @@ export class PostgresStore implements Store {
   readonly connectionString: string;
   readonly #pool: pg.Pool;
   readonly idempotencyKeys: PostgresIdempotencyKeys;
+  readonly timerFailures: PostgresTimerFailures;
   /** This process's holder connection: the backend its lock rows and key claims name. */
   readonly #holder: HolderConnection;
   readonly queries: InstanceQueries;
@@ -332,6 +334,7 @@ export class PostgresStore implements Store {
     this.#holder = holderConnection(options.connectionString);
     this.idempotencyKeys = new PostgresIdempotencyKeys(this.#pool, () => this.#holder.current());
     this.queries = postgresInstanceQueries(this.#pool);
+    this.timerFailures = new PostgresTimerFailures(this.#pool);
   }
 
   /** The pool, for tools and the benchmark's hand-written baseline. */

@@ -19,6 +19,7 @@ import { dirname } from 'node:path';
 import { setImmediate as afterIo } from 'node:timers';
 import type Database from 'better-sqlite3';
 import { IdempotencyClaimLostError, SqliteIdempotencyKeys } from './idempotency.js';
+import { SqliteTimerFailures } from './timer-failures.js';
 import { CheckpointWorker } from './sqlite-checkpoints.js';
 import { HOLDER_GONE_SQL, processHolder, registerHolderFunction } from './holders.js';
 import { sqliteDriver } from './sqlite-driver.js';
@@ -238,6 +239,7 @@ export class SqliteStore implements Store {
   readonly filename: string;
   readonly #db: Database.Database;
   readonly idempotencyKeys: SqliteIdempotencyKeys;
+  readonly timerFailures: SqliteTimerFailures;
   readonly queries: InstanceQueries;
   #statements: Statements | undefined;
   /** History INSERTs by row count (1..EVENT_CHUNK), prepared on first use. */
@@ -269,6 +271,7 @@ export class SqliteStore implements Store {
     this.#db.pragma('foreign_keys = ON');
     registerHolderFunction(this.#db);
     this.idempotencyKeys = new SqliteIdempotencyKeys(this.#db);
+    this.timerFailures = new SqliteTimerFailures(this.#db);
     this.queries = sqliteInstanceQueries(this.#db);
     if (options.migrate !== false) this.migrateSync();
     const commit = this.#db.transaction((request: CommitRequest) => this.#applyCommit(request));
@@ -336,6 +339,7 @@ export class SqliteStore implements Store {
     this.#statements = undefined;
     this.#insertEvents = new Map();
     this.idempotencyKeys.reset();
+    this.timerFailures.reset();
   }
 
   /** Versions recorded in `schema_migrations`. */

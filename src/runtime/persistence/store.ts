@@ -11,6 +11,7 @@ import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { TransactionHook } from './transaction.js';
 import type { InstanceQueries } from './instance-queries.js';
 import type { IdempotencyCompletion, IdempotencyKeyStore } from './idempotency.js';
+import type { TimerFailureStore } from './timer-failures.js';
 
 /** Which backend a store is. */
 export type StoreKind = 'memory' | 'sqlite' | 'postgres';
@@ -253,6 +254,8 @@ export interface Store extends ChildStore {
   sweepExpiredLocks(): Promise<number>;
   /** `machine_idempotency_keys`: Idempotency-Key records of command endpoints. */
   readonly idempotencyKeys: IdempotencyKeyStore;
+  /** `machine_timer_failures`: failed attempts at timer fires whose behavior threw. */
+  readonly timerFailures: TimerFailureStore;
   /** The operator's reads: instances by state, time or key, history pages (docs/operations.md). */
   readonly queries: InstanceQueries;
   /** Releases connections / file handles. */

@@ -101,6 +101,7 @@ describe('migrate', () => {
       'machine_instances',
       'machine_jobs',
       'machine_locks',
+      'machine_timer_failures',
       'machine_timer_fires',
       'schema_migrations',
     ]);

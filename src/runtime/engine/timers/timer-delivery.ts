@@ -10,6 +10,9 @@
  * The instance's lock is taken without waiting (`holdLock`) and held across its fires; each fire
  * is a send under that lock (`{ held }` in engine/locked-step.ts) carrying the claim into its
  * commit.
+ *
+ * A fire whose behavior throws is tried again at later sweeps, a bounded number of times with a
+ * growing wait in between, then given up with a TRANSITION_FAIL record (timer-failures.ts).
  */
 import type { TraceCarrier } from '../../telemetry/tracing.js';
 import type { MachineDefinition } from '../../definition/machine-definition.js';
@@ -19,7 +22,11 @@ import {
   type MissedFirePolicy,
   type TimerRegistration,
 } from '../../definition/timer-registration.js';
-import { MachineValidationException, NoTransitionDefinitionFoundException } from '../../errors.js';
+import {
+  MachineValidationException,
+  NoTransitionDefinitionFoundException,
+  TimerFireFailedException,
+} from '../../errors.js';
 import { dueTimers, nextFireAt, type DueFire } from '../../interpreter/due-timers.js';
 import { instrumentedTimerFire } from '../instrumentation.js';
 import {
@@ -27,9 +34,13 @@ import {
   type Store,
   type TimerFireClaim,
 } from '../../persistence/store.js';
+import type { LockHandle } from '../../persistence/locks.js';
+import type { TimerFailureRow } from '../../persistence/timer-failures.js';
 import { commitTimerClaim } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
-import { tryWithLock, type LockedInstance } from '../with-lock.js';
+import { holdLock } from '../locked-step.js';
+import { lockedInstance, type LockedInstance } from '../with-lock.js';
+import { isBackingOff, recordFailedAttempt } from './timer-failures.js';
 
 /** Outcome of one instance's delivery. */
 export interface DeliveryResult {
@@ -73,71 +84,96 @@ export async function deliverDueFires(
   const definition = registration.machine;
   const timers = registrationTimers(registration);
   const missed = registration.missed ?? 'once';
-  const outcome = await tryWithLock(
-    ctx,
-    id,
-    async (instance) => {
-      let delivered = 0;
-      let conflicts = 0;
-      for (let round = 0; round < MAX_FIRES_PER_INSTANCE; round += 1) {
-        const due = await nextDueFire(ctx.store, timers, id, now(), missed);
-        if (due === null) break;
-        const { fire, armedBy } = due;
-        const dueAt = nextFireAt(fire.timer, fire.stateEnteredAt, fire.expected);
-        const result = await instrumentedTimerFire(
-          {
-            machineId: definition.id,
-            instanceId: id,
-            key: fire.timer.key,
-            dueAt: dueAt ?? now(),
-            now: now(),
-            armedBy,
-          },
-          () => deliverOne(ctx.store, instance, definition, id, fire),
-        );
-        if (result === 'conflict') {
-          conflicts += 1;
-          break;
-        }
-        delivered += 1;
+  const outcome = await holdLock(ctx, { id, lock: 'try', context: 'timer' }, async (lock) => {
+    const instance = lockedInstance(ctx, id, lock);
+    let delivered = 0;
+    let conflicts = 0;
+    for (let round = 0; round < MAX_FIRES_PER_INSTANCE; round += 1) {
+      const due = await nextDueFire(ctx.store, timers, id, now(), missed);
+      if (due === null) break;
+      const { fire, failure, armedBy } = due;
+      const dueAt = nextFireAt(fire.timer, fire.stateEnteredAt, fire.expected);
+      const result = await instrumentedTimerFire(
+        {
+          machineId: definition.id,
+          instanceId: id,
+          key: fire.timer.key,
+          dueAt: dueAt ?? now(),
+          now: now(),
+          armedBy,
+        },
+        () => deliverOne(ctx, { instance, lock, definition, id, fire, failure }, now),
+      );
+      if (result === 'conflict') {
+        conflicts += 1;
+        break;
       }
-      return { delivered, conflicts };
-    },
-    { context: 'timer' },
-  );
+      delivered += 1;
+    }
+    return { delivered, conflicts };
+  });
   return outcome === null
     ? { delivered: 0, locked: true, conflicts: 0 }
-    : { ...outcome, locked: false };
+    : { ...outcome.value, locked: false };
 }
 
-// The first due fire of the instance as committed now (read under its lock), with the trace
-// context of the step that entered its state.
+// The first due fire of the instance as committed now (read under its lock), leaving out fires
+// waiting for their next try, with its failed attempts so far and the trace context of the
+// step that entered its state.
 async function nextDueFire(
   store: Store,
   timers: readonly TimedTransition[],
   id: string,
   now: Date,
   missed: MissedFirePolicy,
-): Promise<{ fire: DueFire; armedBy: TraceCarrier | null } | null> {
-  const [states, fires] = await Promise.all([store.currentStates(id), store.timerFires(id)]);
+): Promise<{
+  fire: DueFire;
+  failure: TimerFailureRow | undefined;
+  armedBy: TraceCarrier | null;
+} | null> {
+  const [states, fires, failures] = await Promise.all([
+    store.currentStates(id),
+    store.timerFires(id),
+    store.timerFailures.list(id),
+  ]);
   const stays = states.map((row) => ({ stateId: row.stateId, enteredAt: row.stateEnteredAt }));
   const byKey = new Map(fires.map((row) => [row.timerKey, row]));
-  const fire = dueTimers(timers, stays, byKey, now, missed)[0];
-  if (fire === undefined) return null;
-  const state = states.find((row) => row.stateId === fire.timer.stateId);
-  return { fire, armedBy: state?.traceContext ?? null };
+  const failed = new Map(failures.map((row) => [row.timerKey, row]));
+  for (const fire of dueTimers(timers, stays, byKey, now, missed)) {
+    const failure = failed.get(fire.timer.key);
+    if (isBackingOff(failure, fire, now)) continue;
+    const state = states.find((row) => row.stateId === fire.timer.stateId);
+    return { fire, failure, armedBy: state?.traceContext ?? null };
+  }
+  return null;
+}
+
+/** One fire's delivery under the instance lock. */
+interface Delivery {
+  instance: LockedInstance;
+  lock: LockHandle;
+  definition: MachineDefinition;
+  id: string;
+  fire: DueFire;
+  /** Its failed attempts so far, if any (possibly of an earlier fire). */
+  failure: TimerFailureRow | undefined;
 }
 
 async function deliverOne(
-  store: Store,
-  instance: LockedInstance,
-  definition: MachineDefinition,
-  id: string,
-  fire: DueFire,
+  ctx: EngineContext,
+  delivery: Delivery,
+  now: () => Date,
 ): Promise<'delivered' | 'conflict'> {
+  const { instance, definition, id, fire } = delivery;
+  const store = ctx.store;
   const timerFire = claimOf(id, fire);
+  let stepFailed = false;
   try {
-    await instance.send(definition, { type: fire.eventType }, { timerFire });
+    await instance.send(
+      definition,
+      { type: fire.eventType },
+      { timerFire, onStepError: () => (stepFailed = true) },
+    );
     return 'delivered';
   } catch (error) {
     if (error instanceof TimerFireConflictError) return 'conflict';
@@ -154,6 +190,29 @@ async function deliverOne(
         throw claimError;
       }
       return 'delivered';
+    }
+    // A behavior threw (not the store): counted, and given up after the last try.
+    if (stepFailed) {
+      const outcome = await recordFailedAttempt(ctx, {
+        definition,
+        id,
+        lock: delivery.lock,
+        fire,
+        claim: timerFire,
+        previous: delivery.failure,
+        error,
+        now: now(),
+      });
+      if (outcome === 'conflict') return 'conflict';
+      const givenUp = outcome === 'given-up';
+      throw new TimerFireFailedException(
+        `Timer '${fire.timer.key}' of ${definition.id} instance ${id}: its event's behavior threw` +
+          (givenUp
+            ? `; its MACHINE_TIMER_TRIES are used up, the fire is given up (TRANSITION_FAIL recorded).`
+            : `; it is tried again after MACHINE_TIMER_BACKOFF.`),
+        { machine: definition.id, key: fire.timer.key, instance: id, givenUp },
+        error,
+      );
     }
     throw error;
   }
