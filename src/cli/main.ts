@@ -11,6 +11,7 @@ import { registerDiagram } from './commands/diagram.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerInit } from './commands/init.js';
 import { registerInstances } from './commands/instances.js';
+import { registerInstancesMigrate } from './commands/instances-migrate.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerPaths } from './commands/paths.js';
 import { registerRoutes } from './commands/routes.js';
@@ -43,6 +44,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   registerCoverage(program, io, exit);
   registerTimers(program, io, exit);
   registerInstances(program, io, exit);
+  registerInstancesMigrate(program, io, exit);
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {

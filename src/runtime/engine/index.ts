@@ -61,3 +61,10 @@ export type {
   Page,
 } from './operations/instance-reads.js';
 export type { OperatorOptions, ReleasedLock } from './operations/repairs.js';
+export {
+  migrateInstances,
+  type EagerMigrationOptions,
+  type EagerMigrationReport,
+  type FailedInstance,
+  type MigratedInstance,
+} from './versioning/eager-migration.js';
