@@ -12,3 +12,13 @@ export {
   type ExpressMountOptions,
 } from './runtime/http/adapters/express.js';
 export type { MountOptions, MountSource } from './runtime/http/adapters/shared.js';
+export { buildExpressApp, type ExpressApp, type ExpressAppOptions } from './app/express-app.js';
+export type {
+  AppConfig,
+  AppOptions,
+  BuiltApp,
+  CloseOptions,
+  CloseReport,
+  GeneratedApp,
+} from './app/app-parts.js';
+export { serve, type ServeOptions, type Served } from './app/serve.js';

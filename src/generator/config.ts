@@ -8,6 +8,7 @@
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
 import type { TimerRegistration } from '../runtime/definition/timer-registration.js';
 import type { MiddlewareRegistry } from '../runtime/http/middleware-registry.js';
+import type { HealthOptions } from '../runtime/http/health.js';
 import type { ServerOptions } from '../runtime/http/server-options.js';
 import type { ModelBinder, RegistrationOptions } from '../runtime/http/types.js';
 import type { Store } from '../runtime/persistence/store.js';
@@ -119,6 +120,12 @@ export interface MachineRoutesConfig {
   scenarios?: boolean;
   /** The API reference the generated app serves (`/openapi.json`, `/docs`); off by default. */
   docs?: DocsConfig;
+  /**
+   * Liveness and readiness routes of the generated app (`GET /health/live`, `GET /health/ready`
+   * with `{ enabled: true }`; `path` moves them; docs/operating.md "Health"). Off by default, and
+   * never in the OpenAPI document: they describe the process, not the API.
+   */
+  health?: HealthOptions;
 }
 
 /**
@@ -172,6 +179,7 @@ true satisfies ExactKeys<OpenApiConfig, typeof KNOWN_KEYS.openapi>;
 true satisfies ExactKeys<ClientConfig, typeof KNOWN_KEYS.client>;
 true satisfies ExactKeys<DocsConfig, typeof KNOWN_KEYS.docs>;
 true satisfies ExactKeys<ServerOptions, typeof KNOWN_KEYS.server>;
+true satisfies ExactKeys<HealthOptions, typeof KNOWN_KEYS.health>;
 
 /**
  * Declares the config with its types checked; returns it unchanged.

@@ -22,6 +22,7 @@ const SECTIONS = [
   'client',
   'server',
   'docs',
+  'health',
 ] as const satisfies readonly KeySection[];
 
 /** Problems of the config as a whole; empty when there are none. */

@@ -17,6 +17,7 @@
  * | `jobTimeout` | `MACHINE_JOB_TIMEOUT` | seconds > 0 | 300 |
  * | `jobConcurrency` | `MACHINE_JOB_CONCURRENCY` | integer >= 1 | 4 |
  * | `jobPollInterval` | `MACHINE_JOB_POLL_INTERVAL` | seconds > 0 | 1 |
+ * | `shutdownTimeout` | `MACHINE_SHUTDOWN_TIMEOUT` | seconds >= 0 | 10 |
  * | `parallelDispatchEnabled` | `MACHINE_PARALLEL_DISPATCH_ENABLED` | `true`/`false`/`1`/`0` | false |
  * | `parallelDispatchQueue` | `MACHINE_PARALLEL_DISPATCH_QUEUE` | a queue name (letters, digits, `_ . -`) | none |
  * | `parallelDispatchLockTimeout` | `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | seconds >= 0 | 30 |
@@ -141,6 +142,10 @@ export const ENVIRONMENT_SETTINGS = {
   jobTimeout: named(['MACHINE_JOB_TIMEOUT'], seconds('positive', 300)),
   jobConcurrency: named(['MACHINE_JOB_CONCURRENCY'], count(1, 4)),
   jobPollInterval: named(['MACHINE_JOB_POLL_INTERVAL'], seconds('positive', 1)),
+
+  // Shutdown (SIGTERM, `runtime.close()`): how long requests in flight and running jobs may take
+  // to finish before they are cut (docs/operating.md "Shutdown").
+  shutdownTimeout: named(['MACHINE_SHUTDOWN_TIMEOUT'], seconds('nonnegative', 10)),
 
   // Parallel dispatch (spec: "Parallel dispatch settings", prefix MACHINE_PARALLEL_DISPATCH_):
   // region jobs' own settings; child and send jobs keep the ones above

@@ -45,6 +45,7 @@ export const KNOWN_KEYS = {
     'scenarios',
     'docs',
     'timers',
+    'health',
   ],
   /** `output` of the config. */
   output: ['dir', 'framework', 'kinds'],
@@ -52,6 +53,8 @@ export const KNOWN_KEYS = {
   openapi: ['title', 'version', 'description', 'bearerAuthDescription', 'servers', 'license'],
   /** `docs` of the config (the served API reference). */
   docs: ['enabled', 'prefix'],
+  /** `health` of the config (liveness and readiness routes). */
+  health: ['enabled', 'path', 'timeoutMs'],
   /** `client` of the config. */
   client: ['baseUrl', 'tanstackQuery'],
   /** `server` of the config and of the generated `buildApp`. */

@@ -112,12 +112,13 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
     ),
     0,
   );
+  // Inside the app's `mount: (router) => { ... }` (templates/app.hbs).
   const mounts = setAsideFlatLines(
     registrations.map(
-      ({ view }) => `  router.mount(machineOf(${view.machineIdLiteral}), ${view.routesName});`,
+      ({ view }) => `    router.mount(machineOf(${view.machineIdLiteral}), ${view.routesName});`,
     ),
     imports.blocks.length,
-    2,
+    4,
   );
   return [
     ...registrations.map(({ registration, file, view }) => ({
@@ -151,6 +152,12 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
       }),
       verbatim: [...imports.blocks, ...mounts.blocks],
     },
-    { path: 'server.gen.ts', contents: renderTemplate('server', { tryRoute: tryRoute(manifest) }) },
+    {
+      path: 'server.gen.ts',
+      contents: renderTemplate('server', {
+        framework: options.framework,
+        tryRoute: tryRoute(manifest),
+      }),
+    },
   ];
 }

@@ -11,6 +11,7 @@
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` (`true`/`false`/`1`/`0`) | false |
  * | `timerTries` | `MACHINE_TIMER_TRIES` | 3 |
  * | `timerBackoff` (seconds) | `MACHINE_TIMER_BACKOFF` | 1 |
+ * | `shutdownTimeout` (seconds) | `MACHINE_SHUTDOWN_TIMEOUT` | 10 |
  *
  * The spec's `MACHINE_PARALLEL_DISPATCH_LOCK_*` are not aliases of these: they are region jobs'
  * own (engine/parallel-dispatch-config.ts).
@@ -49,6 +50,11 @@ export interface MachineRuntimeConfig {
   timerTries: number;
   /** Seconds before a failed timer fire's first retry, doubled at each further one. */
   timerBackoff: number;
+  /**
+   * Seconds a shutdown waits for requests in flight and running jobs before cutting them: the
+   * generated server's SIGTERM drain, and `close()`'s default job wait.
+   */
+  shutdownTimeout: number;
 }
 
 const KEYS = [
@@ -59,6 +65,7 @@ const KEYS = [
   'scenariosEnabled',
   'timerTries',
   'timerBackoff',
+  'shutdownTimeout',
 ] as const satisfies readonly (keyof MachineRuntimeConfig)[];
 
 /** Defaults of every setting. */
@@ -110,7 +117,7 @@ export interface ResolvedSettings {
 export function resolveSettings(options: SettingsSource = {}): ResolvedSettings {
   const env = layeredEnvironment(options.env);
   const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
-  const { timerTries, timerBackoff } = options;
+  const { timerTries, timerBackoff, shutdownTimeout } = options;
   return {
     runtime: loadRuntimeConfig(
       {
@@ -121,6 +128,7 @@ export function resolveSettings(options: SettingsSource = {}): ResolvedSettings 
         scenariosEnabled,
         timerTries,
         timerBackoff,
+        shutdownTimeout,
       },
       env,
     ),

@@ -231,11 +231,12 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     return this.store.sweepExpiredLocks();
   }
 
-  /** Stops what `open` started (queue: `jobTimeoutMs`, 10 s), the feed, the store; idempotent. */
+  /** Stops what `open` started (queue: `jobTimeoutMs`, `MACHINE_SHUTDOWN_TIMEOUT`), the store; idempotent. */
   close(options: { jobTimeoutMs?: number } = {}): Promise<void> {
     // Idempotent: a second close (a test's afterEach, a server's and a worker's shutdown hooks)
     // waits for the first instead of ending the store's pool twice.
-    this.#closing ??= this.#close(options.jobTimeoutMs ?? 10_000);
+    const bound = (this.#opened?.settings.runtime.shutdownTimeout ?? 10) * 1000;
+    this.#closing ??= this.#close(options.jobTimeoutMs ?? bound);
     return this.#closing;
   }
 

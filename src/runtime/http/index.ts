@@ -81,3 +81,15 @@ export {
   type ApiReferenceOptions,
   type ApiReferenceRoute,
 } from './api-reference.js';
+export {
+  DEFAULT_HEALTH_PATH,
+  DEFAULT_HEALTH_TIMEOUT_MS,
+  healthRoutes,
+  readiness,
+  type HealthCheck,
+  type HealthOptions,
+  type HealthRoute,
+  type ReadinessBody,
+  type ReadinessSource,
+} from './health.js';
+export { ServerDrain, type DrainResult } from './server-drain.js';

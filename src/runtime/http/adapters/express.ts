@@ -38,6 +38,7 @@ import {
   endpointRequest,
   rawQuery,
   sourceRoutes,
+  trackStream,
   type MountOptions,
   type MountSource,
 } from './shared.js';
@@ -348,6 +349,8 @@ function sendResponse(response: Response, result: EndpointResponse): void {
   if (body instanceof Readable) {
     // A stream (server-sent events): written as it comes, destroyed when the client leaves.
     response.flushHeaders();
+    // Ended when the server shuts down (ServerDrain), like the Fastify adapter's.
+    trackStream((response.req.socket as { server?: object } | null)?.server, body);
     pipeline(body, response, () => {});
     return;
   }

@@ -31,10 +31,12 @@ import { toColonPath } from '../../definition/uri.js';
 import { maxParamLength, MethodTable, routesLikeTable } from './method-not-allowed.js';
 import {
   allowHeader,
+  endStreams,
   methodsByPath,
   endpointRequest,
   rawQuery,
   sourceRoutes,
+  trackStream,
   type MountOptions,
   type MountSource,
 } from './shared.js';
@@ -176,13 +178,11 @@ function registerRoutes(
   notFoundAnswer?: (request: FastifyRequest) => EndpointResponse,
 ): void {
   const { routes, bodyLimit } = sourceRoutes(source);
-  if (!openStreams.has(scope.server)) {
+  if (!closingStreams.has(scope.server)) {
     // Open state streams end when the app closes: else close() would wait for their clients.
-    const streams = new Set<Readable>();
-    openStreams.set(scope.server, streams);
-    scope.addHook('preClose', async () => {
-      for (const stream of streams) stream.destroy();
-    });
+    closingStreams.add(scope.server);
+    const server = scope.server;
+    scope.addHook('preClose', async () => endStreams(server));
   }
   // Encapsulated: these parsers and this error handler apply to the routes below only.
   // A body they cannot read is handed on as an UnreadableBody rather than refused here: route
@@ -345,8 +345,8 @@ function sendResponse(reply: FastifyReply, response: EndpointResponse): FastifyR
   return reply.send(response.body);
 }
 
-/** Open state streams by HTTP server (shared by an app and its plugin scopes), ended on close. */
-const openStreams = new WeakMap<object, Set<Readable>>();
+/** HTTP servers whose streams end on close (an app and its plugin scopes share one). */
+const closingStreams = new WeakSet<object>();
 
 /**
  * A stream body (server-sent events) that ends early, because the client left or the app
@@ -354,11 +354,9 @@ const openStreams = new WeakMap<object, Set<Readable>>();
  * left open would keep `app.close()` waiting.
  */
 function followStream(reply: FastifyReply, body: Readable): void {
-  const streams = openStreams.get(reply.server.server);
-  streams?.add(body);
+  trackStream(reply.server.server, body);
   const raw = reply.raw;
   body.once('close', () => {
-    streams?.delete(body);
     if (!raw.writableEnded) raw.destroy();
   });
 }

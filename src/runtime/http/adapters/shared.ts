@@ -2,6 +2,7 @@
  * What both adapters share: the mounted-route source, 405 bookkeeping and the conversion of
  * a neutral response into status, headers and body.
  */
+import type { Readable } from 'node:stream';
 import type { HttpMethod } from '../../definition/types.js';
 import type { MachineRouter, MountedRoute } from '../machine-router.js';
 import type { EndpointRequest, HttpLogger } from '../types.js';
@@ -197,3 +198,23 @@ export function rawQuery(url: string | undefined): string {
  * every operation of the OpenAPI document lists 404 (reads list no 400).
  */
 export const MALFORMED_URL_MESSAGE = 'Not Found: the URL is not valid percent-encoded UTF-8.';
+
+/** Open state streams (server-sent events) by HTTP server, whichever adapter answers them. */
+const openStreams = new WeakMap<object, Set<Readable>>();
+
+/**
+ * Records a stream answered on `server` until it closes: {@link endStreams} ends it when the
+ * server shuts down (else a client following an instance would hold its connection open).
+ */
+export function trackStream(server: object | undefined | null, stream: Readable): void {
+  if (server === undefined || server === null) return;
+  let streams = openStreams.get(server);
+  if (streams === undefined) openStreams.set(server, (streams = new Set()));
+  streams.add(stream);
+  stream.once('close', () => streams.delete(stream));
+}
+
+/** Ends every open stream of `server` (its clients reconnect, with `Last-Event-ID`, elsewhere). */
+export function endStreams(server: object): void {
+  for (const stream of openStreams.get(server) ?? []) stream.destroy();
+}
