@@ -12,7 +12,8 @@ import { stderrLogger } from '../logger.js';
 import { CommitListeners } from './commit-events.js';
 import type { EngineContext, EngineSettings } from './context.js';
 import { JobDispatch } from './jobs/job-dispatch.js';
-import { registerJobHandlers } from './jobs/job-handlers.js';
+import { jobNames, registerJobHandlers } from './jobs/job-handlers.js';
+import { observeJobDepth } from '../telemetry/metrics.js';
 import { RunningJobs } from './jobs/running-jobs.js';
 import { TransitionSpeeds } from './lock-free-sends.js';
 import { MachineRegistry } from './machine-registry.js';
@@ -112,7 +113,10 @@ export function buildContext(options: MachineRuntimeOptions): BuiltContext {
     onError,
     send: (definition, id, event) => send(context, definition, id, event),
   };
+  const names = jobNames(context);
+  const stopDepth = observeJobDepth(() => dispatch.depth(names));
   const close = async () => {
+    stopDepth();
     await dispatch.close();
     // Before the store: the feed's LISTEN connection and last NOTIFYs use the store's pool,
     // whose end() waits for every checked-out client and fails every later query.

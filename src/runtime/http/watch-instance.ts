@@ -5,6 +5,8 @@
 import type { MachineDefinitionBase } from '../definition/types.js';
 import type { MachineInstances } from '../engine/machine-instances.js';
 import type { InstanceRead } from '../persistence/types.js';
+import { ATTR } from '../telemetry/attributes.js';
+import { instruments } from '../telemetry/metrics.js';
 
 /** A started watch: the first read, and how to stop. */
 export interface InstanceWatch {
@@ -43,11 +45,16 @@ export async function watchInstance<D extends MachineDefinitionBase>(
     if (notice.sequence > last) refresh();
   });
   refresh();
+  const subscribers = instruments().liveSubscribers;
+  const attributes = { [ATTR.machine]: definition.id };
+  subscribers.add(1, attributes);
   return {
     first,
     stop: () => {
+      if (stopped) return;
       stopped = true;
       unsubscribe();
+      subscribers.add(-1, attributes);
     },
   };
 }

@@ -61,6 +61,11 @@ export interface JobQueue {
    * live in that store's database (then jobs are enqueued after the commit).
    */
   outboxFor?(store: unknown): JobOutbox | null;
+  /**
+   * Jobs named `name` not finished yet (waiting, delayed or running), for the queue depth
+   * gauge; queues that cannot count leave it out.
+   */
+  unfinished?(name: string): Promise<number>;
 }
 
 /** Writes jobs inside a store commit (see `JobQueue.outboxFor`). */
@@ -132,6 +137,10 @@ export class InMemoryJobQueue implements JobQueue {
   work(name: string, handler: JobHandler): void {
     this.#handlers.set(name, handler);
     this.#wake();
+  }
+
+  async unfinished(name: string): Promise<number> {
+    return this.#jobs.filter((job) => job.name === name).length;
   }
 
   /** Jobs not finished yet (waiting or running), in run order. */

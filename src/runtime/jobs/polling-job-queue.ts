@@ -158,6 +158,11 @@ export class PollingJobQueue implements DurableJobQueue {
     await this.#waitUntilNone('all', options);
   }
 
+  async unfinished(name: string): Promise<number> {
+    this.#assertOpen();
+    return this.#backend.count([name], 'all');
+  }
+
   async failedJobs(name?: string): Promise<FailedJob[]> {
     this.#assertOpen();
     return this.#backend.failed(name);

@@ -14,7 +14,9 @@ import {
   type Counter,
   type Histogram,
   type MeterProvider,
+  type UpDownCounter,
 } from '@opentelemetry/api';
+import { ATTR } from './attributes.js';
 import { INSTRUMENTATION_SCOPE } from './tracing.js';
 
 /** Instrument names: the one list docs/operating.md documents. */
@@ -28,6 +30,8 @@ export const METRIC = {
   jobAttempts: 'machine_routes.jobs.attempts',
   jobFailures: 'machine_routes.jobs.failures',
   timerLag: 'machine_routes.timers.lag',
+  jobDepth: 'machine_routes.jobs.depth',
+  liveSubscribers: 'machine_routes.live.subscribers',
 } as const;
 
 /** The instruments of the package, bound to one MeterProvider. */
@@ -50,6 +54,22 @@ export interface Instruments {
   readonly jobFailures: Counter;
   /** Delay from a timer's due time to its fire, seconds. */
   readonly timerLag: Histogram;
+  /** Live-state watchers (SSE streams and waiting reads) of this process, by machine. */
+  readonly liveSubscribers: UpDownCounter;
+}
+
+/** Unfinished jobs per job kind of one queue this process works (`machine_routes.jobs.depth`). */
+export type JobDepthSource = () => Promise<ReadonlyMap<string, number>>;
+
+const depthSources = new Set<JobDepthSource>();
+
+/**
+ * Reports `source` through the `machine_routes.jobs.depth` gauge at every collection, whichever
+ * MeterProvider is registered then; the returned function stops it (the runtime's close).
+ */
+export function observeJobDepth(source: JobDepthSource): () => void {
+  depthSources.add(source);
+  return () => depthSources.delete(source);
 }
 
 let bound: { provider: MeterProvider; instruments: Instruments } | undefined;
@@ -77,7 +97,7 @@ function make(provider: MeterProvider): Instruments {
   const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
   const seconds = (name: string, description: string) =>
     meter.createHistogram(name, { unit: 's', description, valueType: ValueType.DOUBLE });
-  return {
+  const instruments: Instruments = {
     events: meter.createCounter(METRIC.events, {
       unit: '{event}',
       description: 'Events answered over HTTP, by machine, event type and outcome.',
@@ -102,5 +122,22 @@ function make(provider: MeterProvider): Instruments {
       description: 'Job runs that failed, by kind; machine_routes.job.final when it gave up.',
     }),
     timerLag: seconds(METRIC.timerLag, 'Delay from a timer being due to its fire.'),
+    liveSubscribers: meter.createUpDownCounter(METRIC.liveSubscribers, {
+      unit: '{subscriber}',
+      description: 'Live-state watchers (SSE streams, waiting reads) of this process, by machine.',
+    }),
   };
+  const depth = meter.createObservableGauge(METRIC.jobDepth, {
+    unit: '{job}',
+    description: 'Jobs not finished (waiting, delayed or running), by kind.',
+  });
+  depth.addCallback(async (result) => {
+    for (const source of depthSources) {
+      // A store that cannot answer now (closing, unreachable) skips one collection.
+      const counts = await source().catch(() => new Map<string, number>());
+      for (const [kind, count] of counts) result.observe(count, { [ATTR.jobKind]: kind });
+    }
+  });
+  return instruments;
 }
+

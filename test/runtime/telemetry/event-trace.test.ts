@@ -8,6 +8,7 @@
  * (docs/operating.md). The metrics of
  * the run are read back from the SDK's reader.
  */
+import { get, type ClientRequest } from 'node:http';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../src/runtime/clock.js';
@@ -23,10 +24,13 @@ const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const PARENT = `00-${TRACE_ID}-b7ad6b7169203331-01`;
 
 let failNext = false;
+/** While set, the charge job waits for it (a job running, for the depth gauge). */
+let gate: Promise<void> | null = null;
 const charge = defineJob({
   name: 'charge',
   input: z.object({ amount: z.number() }),
   run: async (input) => {
+    if (gate !== null) await gate;
     if (failNext) {
       failNext = false;
       throw new Error('card declined');
@@ -75,7 +79,12 @@ describe('one event through the engine, traced (SQLite file, durable queue)', ()
       env: { MACHINE_JOB_TRIES: '1' },
     });
     const router = new MachineRouter({ runtime });
-    router.register(order, { prefix: 'orders', create: true, machineIdFor: ['PAY'] });
+    router.register(order, {
+      prefix: 'orders',
+      create: true,
+      machineIdFor: ['PAY'],
+      stream: true,
+    });
     server = await startServer('fastify', [router], { error: () => {} });
   });
   afterAll(async () => {
@@ -210,5 +219,50 @@ describe('one event through the engine, traced (SQLite file, durable queue)', ()
         }),
       );
     });
+  });
+
+  it('should gauge the unfinished jobs by kind and count live-state subscribers', async () => {
+    const point = async (name: string, key: string, value: string) =>
+      (await telemetry.collect()).find(
+        (found) => found.name === name && found.attributes[key] === value,
+      )?.value;
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    const id = await created();
+    await send(server.url, 'POST', `/orders/${id}/pay`);
+    // The charge job runs and waits: one unfinished job.run.
+    await vi.waitFor(async () =>
+      expect(await point('machine_routes.jobs.depth', 'machine_routes.job.kind', 'job.run')).toBe(
+        1,
+      ),
+    );
+    gate = null;
+    open();
+    await vi.waitFor(async () => expect(await stateOf(id)).toEqual(['traced_order.paid']));
+    await vi.waitFor(async () =>
+      expect(await point('machine_routes.jobs.depth', 'machine_routes.job.kind', 'job.run')).toBe(
+        0,
+      ),
+    );
+
+    const subscribers = () =>
+      point('machine_routes.live.subscribers', 'machine_routes.machine', 'traced_order');
+    const before = (await subscribers()) ?? 0;
+    // Two clients of the state stream, on sockets of their own, then gone.
+    const streams = await Promise.all(
+      [1, 2].map(
+        () =>
+          new Promise<ClientRequest>((resolve, reject) => {
+            const request = get(`${server.url}/orders/${id}/events`, (response) => {
+              expect(response.statusCode).toBe(200);
+              resolve(request);
+            });
+            request.on('error', reject);
+          }),
+      ),
+    );
+    await vi.waitFor(async () => expect(await subscribers()).toBe(before + 2));
+    for (const stream of streams) stream.destroy();
+    await vi.waitFor(async () => expect(await subscribers()).toBe(before));
   });
 });

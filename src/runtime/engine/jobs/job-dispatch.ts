@@ -51,6 +51,19 @@ export class JobDispatch implements EngineJobs {
     for (const job of jobs) await queue.enqueue(job);
   }
 
+  /**
+   * Unfinished jobs per kind on the queue this process works (handlers registered), for the
+   * `machine_routes.jobs.depth` gauge; empty before then or when the queue cannot count.
+   */
+  async depth(names: ReadonlyMap<string, string>): Promise<Map<string, number>> {
+    const queue = this.#queue;
+    const counts = new Map<string, number>();
+    if (this.#registered === null || queue?.unfinished === undefined) return counts;
+    await this.#registered;
+    for (const [kind, name] of names) counts.set(kind, await queue.unfinished(name));
+    return counts;
+  }
+
   async failedJobs(): Promise<FailedJob[]> {
     const queue = this.#queue as Partial<DurableJobQueue> | undefined;
     return typeof queue?.failedJobs === 'function' ? queue.failedJobs() : [];

@@ -53,10 +53,14 @@ export const JOB_HANDLERS: JobHandlerTable = {
 
 /** Registers every handler of the table on `queue`, bound to `ctx`. */
 export async function registerJobHandlers(queue: JobQueue, ctx: EngineContext): Promise<void> {
-  for (const kind of Object.keys(JOB_HANDLERS) as JobKind[]) {
-    const name = jobName(kind, ctx.settings.parallelDispatch);
+  for (const [kind, name] of jobNames(ctx))
     await queue.work(name, (payload, info) => runJob(ctx, kind, payload, info));
-  }
+}
+
+/** The queue name of every job kind, as `registerJobHandlers` registers them. */
+export function jobNames(ctx: EngineContext): Map<JobKind, string> {
+  const kinds = Object.keys(JOB_HANDLERS) as JobKind[];
+  return new Map(kinds.map((kind) => [kind, jobName(kind, ctx.settings.parallelDispatch)]));
 }
 
 function runJob<K extends JobKind>(
