@@ -16,34 +16,21 @@
  * document order is kept, whichever merged first: the value a run without dispatch (regions
  * entered one after the other, in document order) would leave.
  *
- * The watchdog (`timeoutParallel`, `region_timeout`): a parallel state whose regions have not
- * all merged in time gets a `<m>.parallel.<state>.region.timeout` record and takes its
- * `@timeout` transition, else its `@fail`; without either the record is all. Region jobs of
- * an entry that was left (or timed out) merge nothing.
- *
- * A region job that fails its last attempt (`failParallel`) ends its entry the same way: a
- * `<m>.parallel.<state>.fail` record (PARALLEL_FAIL) and the state's `@fail` transition (none:
- * the record alone); the other region jobs of that entry then merge nothing.
+ * The end of an entry is in parallel-entry-end.ts: whether a job's work is still due
+ * (`regionStatus`), the watchdog (`timeoutParallel`, `region_timeout`): a parallel state whose
+ * regions have not all merged in time gets a `<m>.parallel.<state>.region.timeout` record and
+ * takes its `@timeout` transition, else its `@fail`; and a region job that fails its last
+ * attempt (`failParallel`): a `<m>.parallel.<state>.fail` record (PARALLEL_FAIL) and the
+ * state's `@fail` transition. Region jobs of an entry that was left, timed out or failed
+ * merge nothing.
  */
-import {
-  isDescendantOrSelf,
-  isLeaf,
-  type Handler,
-  type StateNode,
-} from '../definition/state-node.js';
+import { isDescendantOrSelf, isLeaf, type StateNode } from '../definition/state-node.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { Context, EventObject } from '../definition/types.js';
 import type { DispatchRegionEffect, MacrostepEffect } from './effects.js';
-import type { JobPayloads, ParallelTimeoutPayload } from './job-payloads.js';
+import type { JobPayloads } from './job-payloads.js';
 import { finishMacrostep, settle } from './macrostep.js';
-import {
-  leavesOf,
-  macrostepFromSnapshot,
-  type Macrostep,
-  type RegionDeferral,
-} from './macrostep-context.js';
-import { runMicrostep } from './microstep.js';
-import { selectCompletion } from './select-transitions.js';
+import { macrostepFromSnapshot, type Macrostep, type RegionDeferral } from './macrostep-context.js';
 import type { HistoryRecord, MacrostepOptions, MacrostepResult, MachineSnapshot } from './types.js';
 
 /** A region job's work (the `parallel.region` job payload). */
@@ -61,10 +48,8 @@ export interface RegionEntryRun {
   changes: Map<string, unknown>;
 }
 
-/** Whether a region job still has work: `merged` and `stale` jobs commit nothing. */
-export type RegionStatus = 'pending' | 'merged' | 'stale';
-
-type StepOptions = Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'> & {
+/** Options of the region steps (a subset of the macrostep's). */
+export type StepOptions = Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'> & {
   parallelDispatch?: MacrostepOptions['parallelDispatch'];
 };
 
@@ -140,16 +125,6 @@ export function contextConflictType(definition: MachineDefinition, region: State
   return `${definition.id}.parallel.${region.route}.context.conflict`;
 }
 
-/** The record of the watchdog firing on a parallel state. */
-export function regionTimeoutType(definition: MachineDefinition, parallel: StateNode): string {
-  return `${definition.id}.parallel.${parallel.route}.region.timeout`;
-}
-
-/** The record of a region job that failed its last attempt (PARALLEL_FAIL). */
-export function parallelFailType(definition: MachineDefinition, parallel: StateNode): string {
-  return `${definition.id}.parallel.${parallel.route}.fail`;
-}
-
 /**
  * Step 1 of a region job, without the lock: runs the region's deferred entry actions on
  * `base` (the last committed snapshot) and returns what they did. Behaviors are synchronous,
@@ -179,52 +154,6 @@ export function runRegionEntry(
     effects: [...macrostep.effects],
     changes: changedKeys(base.context, macrostep.context),
   };
-}
-
-/**
- * Whether the work of `work` is still to merge into `fresh`, given the history recorded after
- * the parallel state was entered (`afterEntry`: records with a sequence above `enteredAt`).
- * `merged`: an earlier attempt committed it (the job ran again after a crash). `stale`: the
- * instance finished, left the parallel state, entered it again, or the watchdog timed it out.
- */
-export function regionStatus(
-  definition: MachineDefinition,
-  fresh: MachineSnapshot,
-  afterEntry: readonly HistoryRecord[],
-  work: RegionWork,
-): RegionStatus {
-  const region = definition.idMap.get(work.regionId);
-  const parallel = definition.idMap.get(work.parallelStateId);
-  if (region === undefined || parallel === undefined) return 'stale';
-  const mergedType = regionMergedType(definition, region);
-  if (
-    afterEntry.some(
-      (record) => record.type === mergedType && record.payload?.enteredAt === work.enteredAt,
-    )
-  )
-    return 'merged';
-  if (fresh.status === 'done') return 'stale';
-  const leaves = leavesOf(definition, fresh.value);
-  if (!leaves.some((leaf) => isDescendantOrSelf(leaf, region))) return 'stale';
-  return entryEnded(definition, parallel, afterEntry, work.enteredAt) ? 'stale' : 'pending';
-}
-
-/**
- * Whether the entry of `parallel` made at `enteredAt` is over: the state was entered again, or
- * the watchdog or a failed region job ended it.
- */
-function entryEnded(
-  definition: MachineDefinition,
-  parallel: StateNode,
-  afterEntry: readonly HistoryRecord[],
-  enteredAt: number,
-): boolean {
-  const ends = [regionTimeoutType(definition, parallel), parallelFailType(definition, parallel)];
-  return afterEntry.some(
-    (record) =>
-      record.type === parallel.records.enter ||
-      (ends.includes(record.type) && record.payload?.enteredAt === enteredAt),
-  );
 }
 
 /**
@@ -273,97 +202,6 @@ export function mergeRegion(
   macrostep.raised.push(...run.raised);
   macrostep.effects.push(...run.effects);
   settle(macrostep);
-  return finishMacrostep(macrostep, fresh);
-}
-
-/**
- * The watchdog: `null` when the entry of the parallel state is over (left, entered again, the
- * instance finished) or every region merged; else the step that records `region.timeout` and
- * takes the state's `@timeout`, else `@fail`, transition (none: the record alone).
- */
-export function timeoutParallel(
-  definition: MachineDefinition,
-  fresh: MachineSnapshot,
-  afterEntry: readonly HistoryRecord[],
-  watch: ParallelTimeoutPayload,
-  options: StepOptions = {},
-): MacrostepResult | null {
-  const parallel = definition.idMap.get(watch.parallelStateId);
-  if (parallel === undefined || fresh.status === 'done') return null;
-  const leaves = leavesOf(definition, fresh.value);
-  if (!leaves.some((leaf) => isDescendantOrSelf(leaf, parallel))) return null;
-  if (entryEnded(definition, parallel, afterEntry, watch.enteredAt)) return null;
-  const pending = watch.regionIds.filter((regionId) => {
-    const region = definition.idMap.get(regionId);
-    if (region === undefined) return false;
-    const mergedType = regionMergedType(definition, region);
-    return !afterEntry.some(
-      (record) => record.type === mergedType && record.payload?.enteredAt === watch.enteredAt,
-    );
-  });
-  if (pending.length === 0) return null;
-  return endParallel(definition, fresh, parallel, ['@timeout', '@fail'], options, {
-    type: regionTimeoutType(definition, parallel),
-    payload: { enteredAt: watch.enteredAt, pending, after: watch.timeoutSeconds },
-  });
-}
-
-/**
- * A region job's last attempt failed with `error`: `null` when its work is no longer due
- * (`regionStatus`), else the step that records `<m>.parallel.<state>.fail` and takes the
- * parallel state's `@fail` transition (none: the record alone).
- */
-export function failParallel(
-  definition: MachineDefinition,
-  fresh: MachineSnapshot,
-  afterEntry: readonly HistoryRecord[],
-  work: RegionWork,
-  error: { name: string; message: string },
-  options: StepOptions = {},
-): MacrostepResult | null {
-  if (regionStatus(definition, fresh, afterEntry, work) !== 'pending') return null;
-  const parallel = definition.idMap.get(work.parallelStateId) as StateNode;
-  return endParallel(definition, fresh, parallel, ['@fail'], options, {
-    type: parallelFailType(definition, parallel),
-    payload: { region: work.regionId, enteredAt: work.enteredAt, error },
-  });
-}
-
-/**
- * Ends an entry of `parallel`: records `record`, then takes the first of its `eventTypes`
- * transitions it has (none: the record alone, the state stays).
- */
-function endParallel(
-  definition: MachineDefinition,
-  fresh: MachineSnapshot,
-  parallel: StateNode,
-  eventTypes: readonly [string, ...string[]],
-  options: StepOptions,
-  record: { type: string; payload: Record<string, unknown> },
-): MacrostepResult {
-  const transition = eventTypes
-    .map((eventType) => parallel.on.get(eventType))
-    .find((candidate) => candidate !== undefined);
-  const macrostep = macrostepFromSnapshot(
-    definition,
-    fresh,
-    { type: transition?.eventType ?? eventTypes[0] },
-    options,
-  );
-  macrostep.record(record.type, record.payload);
-  if (transition !== undefined) {
-    const prefix = `${definition.id}.transition.${parallel.route}.${transition.eventType}`;
-    const handler: Handler = {
-      transition,
-      startType: `${prefix}.start`,
-      finishType: `${prefix}.finish`,
-      failType: `${prefix}.fail`,
-    };
-    const selection = selectCompletion(macrostep, handler);
-    if (selection.kind === 'selected' && selection.selected.length > 0)
-      runMicrostep(macrostep, selection.selected);
-    settle(macrostep);
-  }
   return finishMacrostep(macrostep, fresh);
 }
 

@@ -8,13 +8,15 @@ import { initialize, transition } from '../../../src/runtime/index.js';
 import type { DispatchRegionEffect } from '../../../src/runtime/interpreter/effects.js';
 import { planCommit } from '../../../src/runtime/interpreter/plan-commit.js';
 import {
-  failParallel,
   mergeRegion,
-  regionStatus,
   runRegionEntry,
-  timeoutParallel,
   type RegionWork,
 } from '../../../src/runtime/interpreter/plan-region-dispatch.js';
+import {
+  failParallel,
+  regionStatus,
+  timeoutParallel,
+} from '../../../src/runtime/interpreter/parallel-entry-end.js';
 import type { HistoryRecord, MachineSnapshot } from '../../../src/runtime/interpreter/types.js';
 import { shipmentMachine } from './fixtures/machines.js';
 

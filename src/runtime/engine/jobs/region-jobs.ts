@@ -20,13 +20,12 @@
 import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { JobPayloads } from '../../interpreter/job-payloads.js';
 import type { JobInfo } from '../../jobs/job-queue.js';
+import { mergeRegion, runRegionEntry } from '../../interpreter/plan-region-dispatch.js';
 import {
   failParallel,
-  mergeRegion,
   regionStatus,
-  runRegionEntry,
   timeoutParallel,
-} from '../../interpreter/plan-region-dispatch.js';
+} from '../../interpreter/parallel-entry-end.js';
 import type { MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
 import type { EngineContext } from '../context.js';
 import { runLocked } from '../locked-step.js';
