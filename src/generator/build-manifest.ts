@@ -18,7 +18,8 @@ import type {
   ManifestRoute,
   RouteManifest,
 } from './manifest.js';
-import { describeMachine } from './describe-machine.js';
+import { analyzeMachine, describeMachine, type MachineAnalysis } from './describe-machine.js';
+import { routeExample } from './example-runs.js';
 import { compareCodeUnits, sortBy } from './naming.js';
 import { validateConfig } from './validate-config.js';
 
@@ -141,7 +142,10 @@ function defaultOutputSchema(loaded: LoadedConfig, machine: MachineInfo): JsonSc
   return machine.hasStateOutput ? ANY_OBJECT : contextSchema(loaded, machine.definition);
 }
 
-type ManifestRouteBase = Omit<ManifestRoute, 'payloadSchema' | 'outputSchema' | 'scenarios'>;
+type ManifestRouteBase = Omit<
+  ManifestRoute,
+  'payloadSchema' | 'outputSchema' | 'scenarios' | 'example'
+>;
 
 function payloadSchema(
   loaded: LoadedConfig,
@@ -193,6 +197,16 @@ export function buildManifest(options: BuildManifestOptions): ManifestResult {
     models: Object.keys(loaded.config.models ?? {}),
   };
   const machines = collectMachines(loaded.config.registrations);
+  // Each machine's graph and example runs, once: routes and machine docs read them.
+  const analyses = new Map<string, MachineAnalysis>();
+  const analysisOf = (definition: MachineDefinition): MachineAnalysis => {
+    let analysis = analyses.get(definition.id);
+    if (analysis === undefined) {
+      analysis = analyzeMachine(definition, (schema) => toJsonSchema(loaded, schema, 'input'));
+      analyses.set(definition.id, analysis);
+    }
+    return analysis;
+  };
   issues.push(
     ...loaded.runtime.checkTimerRegistrations(
       [...machines.values()].map((info) => info.definition),
@@ -218,6 +232,7 @@ export function buildManifest(options: BuildManifestOptions): ManifestResult {
         route.eventType !== null &&
         route.handler !== 'create' &&
         route.childMachineId === null,
+      example: routeExample(machine, route, analysisOf(machine).runs),
     }));
     registrations.push({
       name: registrationName(registration),
@@ -241,7 +256,7 @@ export function buildManifest(options: BuildManifestOptions): ManifestResult {
     hasRegions: info.hasRegions,
     scenarioSlugs: [...info.definition.scenarios.keys()].sort(compareCodeUnits),
     outputSchema: defaultOutputSchema(loaded, info),
-    ...describeMachine(info.definition),
+    ...describeMachine(info.definition, analysisOf(info.definition)),
   }));
   const configModule = path
     .relative(options.outputDir, loaded.file)

@@ -4,8 +4,10 @@
  * (the state an instance is created in, a state each event really reaches, computed from the
  * reachable-state graph). Plain data for the manifest.
  */
+import type { ZodType } from 'zod';
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
 import { availableEvents } from '../runtime/interpreter/available-events.js';
+import { responseContext } from '../runtime/interpreter/output.js';
 import { buildStateGraph, type StateGraph } from './analysis/state-graph.js';
 import { machineDiagram } from './analysis/mermaid.js';
 import type {
@@ -15,6 +17,8 @@ import type {
   ManifestTransition,
 } from './manifest.js';
 import { compareCodeUnits } from './naming.js';
+import { runExamples, type ExampleRuns } from './example-runs.js';
+import type { JsonSchema } from './manifest.js';
 
 /** The transitions of `eventType`, in document order of the states declaring them. */
 function transitionsOf(definition: MachineDefinition, eventType: string): ManifestTransition[] {
@@ -93,12 +97,22 @@ function refusingState(
   return { state: node.value, done: node.final, accepts: [...accepts] };
 }
 
-/** The default output of a new instance: its initial context plus computed values. */
-function initialOutput(definition: MachineDefinition): { [key: string]: JsonValue } {
+/**
+ * The default output of a new instance: its context (once its entry actions ran, when the run
+ * could start it) plus computed values.
+ */
+function initialOutput(
+  definition: MachineDefinition,
+  runs: ExampleRuns,
+): { [key: string]: JsonValue } {
   try {
-    const context = definition.createContext();
-    const output: Record<string, unknown> = { ...context };
-    for (const [key, compute] of definition.computed) output[key] = compute({ context });
+    let output: Record<string, unknown>;
+    if (runs.initial !== null) output = responseContext(definition, runs.initial);
+    else {
+      const context = definition.createContext();
+      output = { ...context };
+      for (const [key, compute] of definition.computed) output[key] = compute({ context });
+    }
     return JSON.parse(JSON.stringify(output)) as { [key: string]: JsonValue };
   } catch {
     // A context that does not serialize (or a computed value that throws) has no example.
@@ -106,10 +120,40 @@ function initialOutput(definition: MachineDefinition): { [key: string]: JsonValu
   }
 }
 
-/** Documentation facts of one machine. */
-export function describeMachine(definition: MachineDefinition): ManifestMachineDocs {
+/** What the documentation of a machine is computed from: its graph and its example runs. */
+export interface MachineAnalysis {
+  graph: StateGraph;
+  examples: Map<string, ManifestEvent['example']>;
+  runs: ExampleRuns;
+}
+
+/**
+ * The reachable-state graph, each event's example edge, and the examples run through the
+ * machine. `jsonSchema` (JSON Schema of a payload schema) lets events with a payload run;
+ * without it only events without one do.
+ */
+export function analyzeMachine(
+  definition: MachineDefinition,
+  jsonSchema: (schema: ZodType) => JsonSchema = () => {
+    throw new Error('no JSON Schema conversion');
+  },
+): MachineAnalysis {
   const graph = buildStateGraph(definition);
   const examples = eventExamples(definition, graph);
+  const edges = new Map(
+    [...examples].flatMap(([type, example]) =>
+      example === null ? [] : [[type, example] as const],
+    ),
+  );
+  return { graph, examples, runs: runExamples(definition, graph, edges, jsonSchema) };
+}
+
+/** Documentation facts of one machine. */
+export function describeMachine(
+  definition: MachineDefinition,
+  analysis: MachineAnalysis = analyzeMachine(definition),
+): ManifestMachineDocs {
+  const { graph, examples, runs } = analysis;
   const stateDescriptions: Record<string, string> = {};
   for (const node of definition.idMap.values()) {
     const description = node.config.description;
@@ -142,7 +186,7 @@ export function describeMachine(definition: MachineDefinition): ManifestMachineD
     ),
     initialState,
     initialAvailableEvents: availableAt(definition, initialState),
-    initialOutput: initialOutput(definition),
+    initialOutput: initialOutput(definition, runs),
     events,
     flow: [...examples.keys()],
     forwardStates: Object.fromEntries(

@@ -30,6 +30,23 @@ export interface ManifestRoute extends PlannedRoute {
    * an event of its own machine (not create, not a forward).
    */
   scenarios: boolean;
+  /**
+   * The route's example, run through the machine at generate time (example-runs.ts): the
+   * payload sent and the `data.output` the runtime answers before and after it. `null` when no
+   * run could be made (the document then shows the graph's states and the initial output) and
+   * on forwarded and read routes.
+   */
+  example: ManifestRouteExample | null;
+}
+
+/** A route's example, run in memory from a new instance along the shortest path. */
+export interface ManifestRouteExample {
+  /** The request's `payload`; `null` for an event without a payload schema (and create). */
+  payload: JsonValue | null;
+  /** `data.output` in the state the event is sent in (a 423 shows it); `null` on create. */
+  outputBefore: JsonValue | null;
+  /** `data.output` of the answer: after the event (on create, of the new instance). */
+  outputAfter: JsonValue;
 }
 
 /** One transition of an event: the state declaring it, its target, the guards of the branch. */

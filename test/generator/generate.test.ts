@@ -103,8 +103,13 @@ describe('buildManifest', () => {
     );
     const generated = manifest!.registrations.flatMap((registration) =>
       registration.routes.map(
-        ({ payloadSchema: _payload, outputSchema: _output, scenarios: _scenarios, ...route }) =>
-          route,
+        ({
+          payloadSchema: _payload,
+          outputSchema: _output,
+          scenarios: _scenarios,
+          example: _example,
+          ...route
+        }) => route,
       ),
     );
     const byName = (routes: Array<{ name: string }>) =>

@@ -180,10 +180,18 @@ describe('emitOpenApi', () => {
           minimum: 1,
           maximum: 9007199254740991,
           description: 'Order total in cents.',
+          examples: [2500],
         },
         note: { type: 'string', maxLength: 200, description: 'A note for the approver.' },
       },
       required: ['amount'],
+    });
+    // The request of the example run: the schema's example amount, which the answer shows.
+    expect(
+      (submit.requestBody!.content['application/json'] as { example?: unknown }).example,
+    ).toEqual({
+      type: 'SUBMIT',
+      payload: { amount: 2500 },
     });
     expect(submit.parameters).toEqual([
       {
@@ -216,7 +224,10 @@ describe('emitOpenApi', () => {
           minimum: 1,
           maximum: 9007199254740991,
           description: 'How many items to price (25 each).',
+          examples: [4],
         },
+        // The value of the example run, whose answer shows lastQuote 100.
+        example: 4,
       },
     ]);
   });
@@ -345,7 +356,7 @@ describe('emitOpenApi', () => {
         'application/json': {
           schema: { $ref: '#/components/schemas/OrderResponse' },
           // SUBMIT really reaches `submitted`, where APPROVE, CANCEL, QUOTE and the timer's
-          // EXPIRE are accepted.
+          // EXPIRE are accepted; its action stored the example payload's amount (2500).
           example: {
             data: {
               id: expect.any(String),
@@ -356,7 +367,7 @@ describe('emitOpenApi', () => {
                 { type: 'QUOTE', source: 'parent' },
                 { type: 'EXPIRE', source: 'parent' },
               ],
-              output: { total: 0, note: null, lastQuote: null },
+              output: { total: 2500, note: null, lastQuote: null },
               isProcessing: false,
             },
           },

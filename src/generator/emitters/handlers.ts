@@ -41,12 +41,13 @@ const ROUTE_KEY_ORDER = [
   'output',
 ];
 
-/** The planned route alone (schemas are for emitters), as a one-line literal. */
+/** The planned route alone (schemas and examples are for emitters), as a one-line literal. */
 function plannedRouteLiteral(route: ManifestRoute): string {
   const {
     payloadSchema: _payload,
     outputSchema: _output,
     scenarios: _scenarios,
+    example: _example,
     ...planned
   } = route;
   return printLiteral(planned, ROUTE_KEY_ORDER);

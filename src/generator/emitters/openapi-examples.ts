@@ -2,7 +2,9 @@
  * Examples of the OpenAPI document that are true of the machine: a create answers the state a
  * new instance is in, an event answers a state that event really reaches (the manifest's
  * examples, computed from the reachable-state graph), a 423 shows a state in which the event is
- * accepted, and each error status shows the message the runtime writes. Pure.
+ * accepted, and each error status shows the message the runtime writes. The outputs are those
+ * of the route's example run (example-runs.ts: the machine run in memory with example payloads,
+ * so an action's changes show); without a run, the initial output. Pure.
  */
 import type { JsonValue, ManifestMachine, ManifestRoute } from '../manifest.js';
 import type { SharedStatus } from './openapi.js';
@@ -12,15 +14,27 @@ export type MachinesById = ReadonlyMap<string, ManifestMachine>;
 
 type JsonObject = { [key: string]: JsonValue };
 
-/** An instance id as the runtime makes them (a ULID). */
-const EXAMPLE_ID = '01JCZ8Q4M7X9V2K5N3P6R8T0WY';
+/** An instance id as the runtime makes them (a ULID); the example runs use it too. */
+export const EXAMPLE_ID = '01JCZ8Q4M7X9V2K5N3P6R8T0WY';
 
 function pick(output: JsonObject, keys: readonly string[]): JsonObject {
   return Object.fromEntries(keys.filter((key) => key in output).map((key) => [key, output[key]!]));
 }
 
-/** `data.output` of the route's own machine: the initial output, filtered as the route says. */
-function outputExample(route: ManifestRoute, machine: ManifestMachine): JsonObject {
+/**
+ * `data.output` of the route's own machine: the example run's, before or after the event; without
+ * a run, the initial output, filtered as the route says.
+ */
+function outputExample(
+  route: ManifestRoute,
+  machine: ManifestMachine,
+  moment: 'before' | 'after' = 'after',
+): JsonValue {
+  const run = route.example;
+  if (run !== null) {
+    const output = moment === 'before' ? run.outputBefore : run.outputAfter;
+    if (output !== null) return output;
+  }
   if (route.output.kind === 'behavior') return {};
   return route.output.kind === 'keys'
     ? pick(machine.initialOutput, route.output.keys)
@@ -60,7 +74,13 @@ function envelope(
         (moment === 'before' ? example?.availableEventsBefore : example?.availableEventsAfter) ??
           machine.initialAvailableEvents,
       );
-    data['output'] = outputExample(route, machine);
+    // The run's before/after belong to its states: without a run example, the graph's states
+    // and the initial output.
+    data['output'] = outputExample(
+      route,
+      machine,
+      example === null || route.example === null ? 'after' : moment,
+    );
   } else {
     const child = machines.get(route.childMachineId)!;
     data['state'] = machine.forwardStates[route.eventType ?? ''] ?? machine.initialState;

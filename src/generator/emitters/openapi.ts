@@ -509,8 +509,21 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
   if (usesQuery(route) && route.payloadSchema !== null) {
     const properties = (route.payloadSchema['properties'] ?? {}) as Record<string, JsonSchema>;
     const required = (route.payloadSchema['required'] ?? []) as string[];
+    // The values of the example run (the answer's example shows their effect).
+    const values = route.example?.payload;
+    const example = (name: string): JsonSchema => {
+      if (typeof values !== 'object' || values === null || Array.isArray(values)) return {};
+      const value = values[name];
+      return value === undefined ? {} : { example: value };
+    };
     for (const [name, schema] of Object.entries(properties)) {
-      parameters.push({ name, in: 'query', required: required.includes(name), schema });
+      parameters.push({
+        name,
+        in: 'query',
+        required: required.includes(name),
+        schema,
+        ...example(name),
+      });
     }
   }
   if (usesQuery(route) && route.scenarios) {
@@ -564,6 +577,15 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
       content: {
         'application/json': {
           schema: objectSchema(body, route.payloadSchema === null ? [] : ['payload']),
+          // The request of the example run, whose answer the success example shows.
+          ...(route.example === null
+            ? {}
+            : {
+                example: {
+                  type: route.eventType ?? '',
+                  ...(route.example.payload === null ? {} : { payload: route.example.payload }),
+                },
+              }),
         },
       },
     };
