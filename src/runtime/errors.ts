@@ -100,6 +100,23 @@ export class InstanceMigrationFailedException extends MachineRoutesError {
   override readonly statusCode = 409;
 }
 
+/**
+ * `check --database`: live instances were last written by a version the deployed definition
+ * neither runs nor migrates from (a rollback without a down migration, or a version bump without
+ * a migration): their writes would be refused by the version fence (blocking).
+ */
+export class VersionNotCoveredException extends MachineRoutesError {
+  readonly code = 'MR_VERSION_NOT_COVERED';
+}
+
+/**
+ * `check --database`: the dry run of a migration over stored contexts failed (its context
+ * function threw or its output failed a schema) for some instances (blocking).
+ */
+export class MigrationDryRunFailedException extends MachineRoutesError {
+  readonly code = 'MR_MIGRATION_DRY_RUN_FAILED';
+}
+
 /** `check --database`: live instances sit in a state the definitions no longer have (blocking). */
 export class RemovedStateInUseException extends MachineRoutesError {
   readonly code = 'MR_REMOVED_STATE_IN_USE';

@@ -16,12 +16,18 @@ import { isZodSchema } from '../definition/validate-config.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import {
   ContextTypeChangedException,
+  InstanceMigrationFailedException,
+  MigrationDryRunFailedException,
+  VersionNotCoveredException,
   RemovedHistoryEventException,
   RemovedStateInUseException,
   type MachineRoutesError,
 } from '../errors.js';
 import { initialize } from '../interpreter/initialize.js';
-import type { LiveInstances } from '../persistence/live-instances.js';
+import type { MigrationDefinition } from '../definition/migrations.js';
+import { migrateSnapshot, migrateStates, planVersion } from '../interpreter/migrate-snapshot.js';
+import type { MachineSnapshot } from '../interpreter/types.js';
+import type { LiveInstances, LiveStateCount } from '../persistence/live-instances.js';
 
 /** One finding of the deploy check. */
 export interface DeployIssue {
@@ -37,9 +43,29 @@ export function checkDeploy(
 ): DeployIssue[] {
   const byId = new Map(definitions.map((definition) => [definition.id, definition]));
   const issues: DeployIssue[] = [];
+  const uncoveredVersions = new Map<string, { version: string; active: number; example: string }>();
   for (const row of live.states) {
     const definition = byId.get(row.machineId);
-    if (definition === undefined || definition.idMap.has(row.stateId)) continue;
+    if (definition === undefined) continue;
+    // Versions (docs/versioning.md): a row of an older version is checked through its migration.
+    const plan = planVersion(definition, rowSnapshot(row));
+    if (plan.kind === 'unknown') {
+      const key = `${row.machineId}\u0000${plan.version}`;
+      const seen = uncoveredVersions.get(key) ?? {
+        version: plan.version,
+        active: 0,
+        example: row.example ?? '',
+      };
+      seen.active += row.active;
+      uncoveredVersions.set(key, seen);
+      // Its states are still checked below: a removed one is named too.
+    }
+    if (plan.kind === 'migrate') {
+      const issue = uncoveredState(definition, row, plan.chain);
+      if (issue !== null) issues.push(issue);
+      continue;
+    }
+    if (definition.idMap.has(row.stateId)) continue;
     const blocking = row.active > 0;
     const known = [...definition.idMap.keys()].filter((id) => id !== definition.id);
     issues.push({
@@ -47,6 +73,19 @@ export function checkDeploy(
       error: new RemovedStateInUseException(
         `State '${row.stateId}' of machine '${row.machineId}' was removed or renamed, but ${removedStateSentences(row, known)}`,
         { machine: row.machineId, key: row.stateId, active: row.active, done: row.done, blocking },
+      ),
+    });
+  }
+  for (const [key, seen] of uncoveredVersions) {
+    const machineId = key.slice(0, key.indexOf('\u0000'));
+    const definition = byId.get(machineId)!;
+    if (seen.active === 0) continue;
+    issues.push({
+      blocking: true,
+      error: new VersionNotCoveredException(
+        `${seen.active} active instance${seen.active === 1 ? ' of machine' : 's of machine'} '${machineId}' (e.g. '${seen.example}') ${seen.active === 1 ? 'was' : 'were'} last written by version '${seen.version}', which this deploy (version '${definition.version}') neither runs nor migrates from: ` +
+          `the version fence would refuse ${seen.active === 1 ? 'its' : 'their'} next writes (409). If this deploy rolls back, add a down migration (defineMigration({ from: '${seen.version}', to: '${definition.version}' })); otherwise add the migration from '${seen.version}'.`,
+        { machine: machineId, key: seen.version, active: seen.active, blocking: true },
       ),
     });
   }
@@ -65,9 +104,88 @@ export function checkDeploy(
   for (const stored of live.contexts) {
     const definition = byId.get(stored.machineId);
     if (definition === undefined || stored.contexts.length === 0) continue;
-    issues.push(...contextIssues(definition, stored.contexts));
+    if (stored.instances === undefined) {
+      issues.push(...contextIssues(definition, stored.contexts));
+      continue;
+    }
+    // Contexts of the definition's version are checked as they are; older ones through a dry
+    // run of their migration (its output is what the definition will read).
+    const current: Record<string, unknown>[] = [];
+    const failures: { id: string; message: string }[] = [];
+    let tried = 0;
+    for (const instance of stored.instances) {
+      const plan = planVersion(definition, instance);
+      if (plan.kind === 'current') current.push(instance.context);
+      if (plan.kind !== 'migrate') continue;
+      tried += 1;
+      try {
+        current.push(
+          migrateSnapshot(definition, instance, plan.chain, { history: false }).snapshot.context,
+        );
+      } catch (error) {
+        // Uncovered states are reported per state above; the dry run reports the context's failures.
+        if (error instanceof InstanceMigrationFailedException && error.details.path === undefined)
+          failures.push({ id: instance.id, message: error.message });
+      }
+    }
+    if (failures.length > 0) {
+      issues.push({
+        blocking: true,
+        error: new MigrationDryRunFailedException(
+          `The migration of machine '${definition.id}' to version '${definition.version}' failed on ${failures.length} of ${tried} sampled stored contexts, e.g. instance '${failures[0]!.id}': ${failures[0]!.message}`,
+          { machine: definition.id, key: failures[0]!.id, count: failures.length, blocking: true },
+        ),
+      });
+    }
+    if (current.length > 0) issues.push(...contextIssues(definition, current));
   }
   return issues;
+}
+
+/** A state row as a snapshot, for the version plan. */
+function rowSnapshot(row: LiveStateCount): MachineSnapshot {
+  return {
+    machineId: row.machineId,
+    id: row.example ?? '',
+    value: [row.stateId],
+    context: {},
+    status: row.active > 0 ? 'active' : 'done',
+    sequence: 0,
+    ...(typeof row.version === 'string' ? { version: row.version } : {}),
+  };
+}
+
+/** A state of an older version that its migration leaves uncovered, or `null`. */
+function uncoveredState(
+  definition: MachineDefinition,
+  row: LiveStateCount,
+  chain: readonly MigrationDefinition[],
+): DeployIssue | null {
+  try {
+    migrateStates(definition, rowSnapshot(row), chain);
+    return null;
+  } catch (error) {
+    if (!(error instanceof InstanceMigrationFailedException)) throw error;
+    const blocking = row.active > 0;
+    const from = chain[0]!.from;
+    return {
+      blocking,
+      error: new RemovedStateInUseException(
+        `State '${row.stateId}' of machine '${row.machineId}' (version '${from}') is not covered by the migration to '${definition.version}': ` +
+          `${row.active} active and ${row.done} done instance${row.active + row.done === 1 ? ' sits' : 's sit'} in it (e.g. instance '${row.example ?? ''}'). ` +
+          `Map '${row.stateId.slice(row.machineId.length + 1)}' in the migration's 'states'.`,
+        {
+          machine: row.machineId,
+          key: row.stateId,
+          version: from,
+          example: row.example,
+          active: row.active,
+          done: row.done,
+          blocking,
+        },
+      ),
+    };
+  }
 }
 
 /**

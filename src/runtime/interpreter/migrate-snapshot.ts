@@ -112,8 +112,7 @@ export function migrateSnapshot(
   options: MigrateOptions = {},
 ): MacrostepResult {
   const from = chain[0]?.from ?? storedVersion(definition, snapshot);
-  const prefix = `${definition.id}.`;
-  let paths = snapshot.value.map((id) => (id.startsWith(prefix) ? id.slice(prefix.length) : id));
+  let paths = relativePaths(definition, snapshot.value);
   let context: Context = snapshot.context;
   for (const step of chain) {
     const info = { id: snapshot.id, from: step.from, to: step.to, states: paths };
@@ -147,6 +146,31 @@ export function migrateSnapshot(
     version: definition.version,
   };
   return { snapshot: migrated, history: history.records, validationFailure: null, effects: [] };
+}
+
+/**
+ * The states a snapshot is in after `chain` (its context left alone): what `check --database`
+ * asks of every live state. Throws `InstanceMigrationFailedException` as `migrateSnapshot` does
+ * for a state the chain leaves uncovered.
+ */
+export function migrateStates(
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+  chain: readonly MigrationDefinition[],
+): string[] {
+  let paths = relativePaths(definition, snapshot.value);
+  for (const step of chain) paths = [...new Set(paths.map((path) => mapPath(path, step.states)))];
+  return configuration(
+    definition,
+    snapshot,
+    paths,
+    chain[0]?.from ?? storedVersion(definition, snapshot),
+  );
+}
+
+function relativePaths(definition: MachineDefinition, value: readonly string[]): string[] {
+  const prefix = `${definition.id}.`;
+  return value.map((id) => (id.startsWith(prefix) ? id.slice(prefix.length) : id));
 }
 
 /** A state path through one step's map: the longest mapped prefix (the path or an ancestor) is replaced. */

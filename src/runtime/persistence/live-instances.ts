@@ -15,6 +15,10 @@ export interface LiveStateCount {
   stateId: string;
   active: number;
   done: number;
+  /** The version that last wrote these instances (`null`: before versions were recorded). */
+  version?: string | null;
+  /** One of these instances (the smallest id), for messages. */
+  example?: string;
 }
 
 /** An external event type found in a machine's persisted histories. */
@@ -28,6 +32,8 @@ export interface HistoryEventCount {
 export interface StoredContexts {
   machineId: string;
   contexts: Record<string, unknown>[];
+  /** The same sample as snapshots (id, states, version): the migration dry run's input. */
+  instances?: MachineSnapshot[];
 }
 
 /** The live data of a store, for the machines given. */
@@ -37,11 +43,15 @@ export interface LiveInstances {
   contexts: StoredContexts[];
 }
 
-const STATES = `SELECT s.machine_id, s.state_id,
+const STATES = `SELECT s.machine_id, s.state_id, i.definition_version,
     SUM(CASE WHEN i.status = 'active' THEN 1 ELSE 0 END) AS active,
-    SUM(CASE WHEN i.status = 'done' THEN 1 ELSE 0 END) AS done
+    SUM(CASE WHEN i.status = 'done' THEN 1 ELSE 0 END) AS done,
+    MIN(i.root_event_id) AS example
   FROM machine_current_states s JOIN machine_instances i ON i.root_event_id = s.root_event_id
-  GROUP BY s.machine_id, s.state_id ORDER BY s.machine_id, s.state_id`;
+  GROUP BY s.machine_id, s.state_id, i.definition_version
+  ORDER BY s.machine_id, s.state_id, i.definition_version`;
+const SAMPLE_COLUMNS = `root_event_id, machine_id, machine_value, context, status, sequence_number,
+    parent_machine_id, parent_root_event_id, definition_version`;
 const EVENTS = `SELECT machine_id, type, COUNT(*) AS count FROM machine_events
   WHERE source = 'external' GROUP BY machine_id, type ORDER BY machine_id, type`;
 
@@ -61,6 +71,8 @@ export async function readLiveInstances(
     state_id: string;
     active: number | string;
     done: number | string;
+    definition_version: string | null;
+    example: string;
   };
   type EventRow = { machine_id: string; type: string; count: number | string };
   let stateRows: StateRow[];
@@ -71,22 +83,23 @@ export async function readLiveInstances(
     stateRows = db.prepare(STATES).all() as StateRow[];
     eventRows = db.prepare(EVENTS).all() as EventRow[];
     const read = db.prepare(
-      'SELECT context FROM machine_instances WHERE machine_id = ? ORDER BY updated_at DESC LIMIT ?',
+      `SELECT ${SAMPLE_COLUMNS} FROM machine_instances WHERE machine_id = ? ORDER BY updated_at DESC LIMIT ?`,
     );
     for (const machineId of wanted) {
-      const rows = read.all(machineId, limit) as { context: string }[];
-      contexts.push({ machineId, contexts: rows.map((row) => JSON.parse(row.context)) });
+      const instances = (read.all(machineId, limit) as InstanceRow[]).map(snapshotFromRow);
+      contexts.push({ machineId, contexts: instances.map((one) => one.context), instances });
     }
   } else if (store.kind === 'postgres') {
     const pool = (store as PostgresStore).pool;
     stateRows = (await pool.query<StateRow>(STATES)).rows;
     eventRows = (await pool.query<EventRow>(EVENTS)).rows;
     for (const machineId of wanted) {
-      const rows = await pool.query<{ context: Record<string, unknown> }>(
-        'SELECT context FROM machine_instances WHERE machine_id = $1 ORDER BY updated_at DESC LIMIT $2',
+      const rows = await pool.query<InstanceRow>(
+        `SELECT ${SAMPLE_COLUMNS} FROM machine_instances WHERE machine_id = $1 ORDER BY updated_at DESC LIMIT $2`,
         [machineId, limit],
       );
-      contexts.push({ machineId, contexts: rows.rows.map((row) => row.context) });
+      const instances = rows.rows.map(snapshotFromRow);
+      contexts.push({ machineId, contexts: instances.map((one) => one.context), instances });
     }
   } else {
     throw new Error('Live instances are read from a SQLite or PostgreSQL store.');
@@ -99,6 +112,8 @@ export async function readLiveInstances(
         stateId: row.state_id,
         active: Number(row.active),
         done: Number(row.done),
+        version: row.definition_version,
+        example: row.example,
       })),
     events: eventRows
       .filter((row) => wanted.has(row.machine_id))
