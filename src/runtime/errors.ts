@@ -327,6 +327,15 @@ export class InvalidOperationQueryException extends MachineRoutesError {
   override readonly statusCode = 400;
 }
 
+/**
+ * An operator paused the instance (docs/operations.md "Pause and resume"): it refuses events
+ * until resumed. 409, not the lock's 423: waiting does not help, an operator must resume it.
+ */
+export class InstancePausedException extends MachineRoutesError {
+  readonly code = 'MR_INSTANCE_PAUSED';
+  override readonly statusCode = 409;
+}
+
 /** The runtime was closed (shutting down): it serves no more requests. */
 export class RuntimeClosedException extends MachineRoutesError {
   readonly code = 'MR_RUNTIME_CLOSED';

@@ -236,4 +236,71 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
       stderr: storeLine(),
     });
   });
+
+  it('should pause, refuse an event while paused, resume and fire the timer now, as the operator', async () => {
+    const runtime = await MachineRuntime.open({ databaseUrl: backend.url(), worker: false });
+    let id: string;
+    try {
+      id = (await runtime.create(orderMachine)).snapshot.id;
+      await runtime.send(orderMachine, id, { type: 'SUBMIT', payload: { amount: 5 } });
+    } finally {
+      await runtime.close();
+    }
+    const operator = ['--who', 'ops-2', ...store()];
+    const pause = await run(['instances', 'pause', 'order', id, '--json', ...operator]);
+    expect(pause.code).toBe(0);
+    expect(JSON.parse(pause.stdout)).toMatchObject({
+      snapshot: { pausedAt: expect.any(String) },
+      record: { type: '@operator.pause', actor: 'operator:ops-2' },
+    });
+    const refused = await run(['instances', 'send', 'order', id, 'CANCEL', ...operator]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^InstancePausedException \[MR_INSTANCE_PAUSED\] /);
+    const firePaused = await run(['instances', 'fire', 'order', id, ...operator]);
+    expect(firePaused.stderr).toContain('MR_INSTANCE_PAUSED');
+    const listed = await run(['instances', 'show', 'order', id, '--json', ...store()]);
+    expect(JSON.parse(listed.stdout).instance.pausedAt).toEqual(expect.any(String));
+
+    const resume = await run(['instances', 'resume', 'order', id, ...operator]);
+    expect(resume.stdout).toMatch(
+      new RegExp(`^Machine '${id}' resumed \\(history record \\d+\\)\\.$`),
+    );
+    const fire = await run(['instances', 'fire', 'order', id, '--json', ...operator]);
+    expect(fire.code).toBe(0);
+    expect(JSON.parse(fire.stdout)).toMatchObject({
+      timer: { key: 'order.submitted:EXPIRE:900', eventType: 'EXPIRE' },
+      delivered: 1,
+    });
+    const history = await run([
+      'instances',
+      'history',
+      'order',
+      id,
+      '--json',
+      '--limit',
+      '500',
+      ...store(),
+    ]);
+    const records = (
+      JSON.parse(history.stdout) as {
+        items: { type: string; actor: string | null; sequence: number }[];
+      }
+    ).items;
+    expect(
+      records
+        .filter((record) => record.type.startsWith('@operator.') || record.type === 'EXPIRE')
+        .map((record) => [record.type, record.actor]),
+    ).toEqual([
+      ['@operator.pause', 'operator:ops-2'],
+      ['@operator.resume', 'operator:ops-2'],
+      ['@operator.fire', 'operator:ops-2'],
+      ['EXPIRE', null],
+    ]);
+    expect(records.map((record) => record.sequence)).toEqual(records.map((_r, i) => i + 1));
+    const retry = await run(['instances', 'retry', 'order', id, ...operator]);
+    expect(retry).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('has no failed jobs to retry'),
+    });
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * `machine-routes instances`: the operator's commands (docs/operations.md) on the store of the
  * config: `list` instances of a machine by state, key or time, `show` one instance (state,
- * context, lock, children, timers, failed jobs), `history` its timeline; `cancel`, `send` and
- * `release` repair one, recorded as the operator's (`--who`). Human output is tables; `--json`
+ * context, lock, children, timers, failed jobs), `history` its timeline; `cancel`, `send`,
+ * `release`, `pause`, `resume`, `retry` and `fire` repair one, recorded as the operator's
+ * (`--who`). Human output is tables; `--json`
  * prints the `MachineOperations` result as it is.
  */
 import { userInfo } from 'node:os';
@@ -194,6 +195,65 @@ export function registerInstances(program: Command, io: CliIo, exit: (code: numb
         result.released === null
           ? `Machine '${id}' holds no lock.`
           : `Released the lock of machine '${id}' held by ${result.released.ownerId} (${result.released.context ?? 'unknown'}) until ${result.released.expiresAt}.`,
+      );
+    }),
+  );
+
+  for (const action of ['pause', 'resume'] as const) {
+    operatorOptions(
+      instances
+        .command(`${action} <machine> <id>`)
+        .description(
+          action === 'pause'
+            ? 'pause an instance: it refuses events (409 MR_INSTANCE_PAUSED) and fires no timers'
+            : 'resume a paused instance',
+        ),
+    ).action((machine: string, id: string, options: OperatorCliOptions) =>
+      withOperations(io, exit, options, async (operations) => {
+        const result = await operations[action](machine, id, operator(options));
+        if (options.json) return io.stdout(JSON.stringify(result, null, 2));
+        io.stdout(
+          result.record === null
+            ? `Machine '${id}' was already ${action === 'pause' ? 'paused' : 'running'}: nothing written.`
+            : `Machine '${id}' ${action === 'pause' ? 'paused' : 'resumed'} (history record ${result.record.sequence}).`,
+        );
+      }),
+    );
+  }
+
+  operatorOptions(
+    instances
+      .command('retry <machine> <id>')
+      .description(
+        "put an instance's failed jobs (child starts, completions, sends) back in the queue",
+      )
+      .option('--job <id>', 'only this failed job (default: every failed job of the instance)'),
+  ).action((machine: string, id: string, options: OperatorCliOptions & { job?: string }) =>
+    withOperations(io, exit, options, async (operations) => {
+      const result = await operations.retry(machine, id, {
+        ...operator(options),
+        ...(options.job === undefined ? {} : { jobId: options.job }),
+      });
+      if (options.json) return io.stdout(JSON.stringify(result, null, 2));
+      for (const job of result.jobs)
+        io.stdout(`${job.retried ? 'Retried' : 'Not failed any more:'} ${job.name} ${job.id}`);
+    }),
+  );
+
+  operatorOptions(
+    instances
+      .command('fire <machine> <id>')
+      .description('fire a pending timer of an instance now, through the timer path')
+      .option('--timer <key>', 'the timer key (instances show lists them; default: the only one)'),
+  ).action((machine: string, id: string, options: OperatorCliOptions & { timer?: string }) =>
+    withOperations(io, exit, options, async (operations) => {
+      const result = await operations.fire(machine, id, {
+        ...operator(options),
+        ...(options.timer === undefined ? {} : { timer: options.timer }),
+      });
+      if (options.json) return io.stdout(JSON.stringify(result, null, 2));
+      io.stdout(
+        `Fired ${result.timer.key} (${result.timer.eventType}, due ${result.timer.dueAt}): ${result.delivered} fire(s) delivered.`,
       );
     }),
   );

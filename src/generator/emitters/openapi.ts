@@ -264,7 +264,8 @@ const SHARED_RESPONSES: Readonly<
   },
   409: {
     name: 'Conflict',
-    description: 'No transition accepts the event in the current state.',
+    description:
+      'No transition accepts the event in the current state, or an operator paused the instance (code MR_INSTANCE_PAUSED: it accepts no events until resumed; docs/operations.md).',
     schema: ref(ERROR_SCHEMA),
   },
   413: { name: 'PayloadTooLarge', description: 'Body too large.', schema: ref(ERROR_SCHEMA) },

@@ -87,6 +87,8 @@ export interface EngineJobs {
    * keeps no failed jobs (`InMemoryJobQueue`). For the operator's reads.
    */
   failedJobs(): Promise<FailedJob[]>;
+  /** Puts a failed job back in the queue (an operator's retry); `false` when it is not failed. */
+  retryFailed(job: Pick<FailedJob, 'id' | 'name'>): Promise<boolean>;
 }
 
 /** The options of stateless steps, made once: with history, without, and the event's step without. */

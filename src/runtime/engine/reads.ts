@@ -6,7 +6,11 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { ForwardDefinition } from '../definition/types.js';
-import { MachineNotFoundException, StateNotInDefinitionException } from '../errors.js';
+import {
+  InstancePausedException,
+  MachineNotFoundException,
+  StateNotInDefinitionException,
+} from '../errors.js';
 import { isInstanceId } from '../ids.js';
 import type {
   AvailableEvent,
@@ -45,6 +49,19 @@ export function checked(
   const view = readView(definition, snapshot);
   assertKnownStates(definition, view);
   return view;
+}
+
+/**
+ * `snapshot`, unless an operator paused it: a paused instance refuses events
+ * (`InstancePausedException`, docs/operations.md "Pause and resume"). Checked as the lock is
+ * taken, on the row read with it, so a pause committed before is never missed.
+ */
+export function refusePaused(snapshot: MachineSnapshot): MachineSnapshot {
+  if (snapshot.pausedAt === undefined) return snapshot;
+  throw new InstancePausedException(
+    `Machine '${snapshot.machineId}' instance '${snapshot.id}' was paused by an operator at ${snapshot.pausedAt}: it accepts no events until resumed (machine-routes instances resume ${snapshot.machineId} ${snapshot.id}).`,
+    { machine: snapshot.machineId, key: snapshot.id, pausedAt: snapshot.pausedAt },
+  );
 }
 
 /** The last committed snapshot and whether a live lock is held; one statement, no write. */

@@ -20,7 +20,7 @@ import type { EngineContext } from './context.js';
 import { sendForwarded } from './forwarded-send.js';
 import { finish, outcomeOf } from './instance-result.js';
 import { runLocked, type LockedStep, type LockMode } from './locked-step.js';
-import { checked, notFound, restore } from './reads.js';
+import { checked, notFound, refusePaused, restore } from './reads.js';
 import { OMITTED, unkeptScenarioStep } from './stateless.js';
 
 /** What a send carries into its step besides the event. */
@@ -87,7 +87,7 @@ async function runSend(
     context: 'send',
     machineId: definition.id,
     definition,
-    check: (snapshot) => checked(definition, id, snapshot),
+    check: (snapshot) => refusePaused(checked(definition, id, snapshot)),
     compute: (snapshot, own) => sendStep(ctx, definition, snapshot!, event, own, extras),
   });
   return answer();

@@ -31,6 +31,11 @@ export interface MachineSnapshot {
    * docs/versioning.md). Absent on rows written before versions were recorded.
    */
   version?: string;
+  /**
+   * When an operator paused the instance (ISO-8601 UTC; docs/operations.md): it refuses events
+   * and fires no timers until resumed. Absent when not paused.
+   */
+  pausedAt?: string;
 }
 
 /**

@@ -52,6 +52,11 @@ export interface JobBackend {
   count(names: readonly string[], scope: PendingScope): Promise<number>;
   /** Failed jobs, oldest first. */
   failed(name?: string): Promise<FailedJob[]>;
+  /**
+   * Puts failed job `id` of `name` back in the queue, due now, with one more attempt (an
+   * operator's retry). `false` when it is not a failed job (any more).
+   */
+  retryFailed(name: string, id: string): Promise<boolean>;
   /** Releases what the backend opened itself. */
   close(): Promise<void>;
   /**

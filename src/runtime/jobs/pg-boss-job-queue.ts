@@ -320,6 +320,14 @@ class PgBossBackend implements JobBackend {
     }));
   }
 
+  // pg-boss's own retry: `failed` -> `retry` with one more attempt (retry_limit + 1). A job
+  // already moved to the archive is not retried (it is answered false).
+  async retryFailed(name: string, id: string): Promise<boolean> {
+    // Typed `void`, but pg-boss 10 answers its command response ({ requested, affected }).
+    const result = (await this.#boss.retry(name, id)) as unknown as { affected?: number } | void;
+    return (result?.affected ?? 0) === 1;
+  }
+
   async close(): Promise<void> {
     // Not graceful: PollingJobQueue has already waited for (or abandoned) its handlers, and
     // pg-boss's own workers are unused, so there is nothing left for pg-boss to wait for.

@@ -168,6 +168,14 @@ export class PollingJobQueue implements DurableJobQueue {
     return this.#backend.failed(name);
   }
 
+  /** Puts failed job `id` of `name` back in the queue with one more attempt; `false` if not failed. */
+  async retryFailed(name: string, id: string): Promise<boolean> {
+    this.#assertOpen();
+    const retried = await this.#backend.retryFailed(name, id);
+    if (retried) this.#wake();
+    return retried;
+  }
+
   async #waitUntilNone(scope: PendingScope, options: JobQueueWaitOptions): Promise<void> {
     this.#assertOpen();
     const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;

@@ -57,6 +57,9 @@ const SQL = {
       AND name IN (SELECT value FROM json_each(?))`,
   countAll: `SELECT count(*) FROM machine_jobs
     WHERE status <> 'failed' AND name IN (SELECT value FROM json_each(?))`,
+  // One more attempt than it has had, due now (attempts > 0 keeps it out of the dedup index).
+  retryFailed: `UPDATE machine_jobs SET status = 'queued', max_attempts = attempts + 1, run_at = ?,
+      available_at = ?, lease_owner = NULL, updated_at = ? WHERE id = ? AND name = ? AND status = 'failed'`,
   failed: `SELECT id, name, payload, job_key, attempts, last_error FROM machine_jobs
     WHERE status = 'failed' AND (? IS NULL OR name = ?) ORDER BY updated_at, id`,
 } as const;
@@ -219,6 +222,11 @@ export class SqliteJobBackend implements JobBackend {
       attempts: row.attempts,
       lastError: row.last_error ?? '',
     }));
+  }
+
+  async retryFailed(name: string, id: string): Promise<boolean> {
+    const now = new Date().toISOString();
+    return this.#sql.retryFailed.run(now, now, now, id, name).changes === 1;
   }
 
   async close(): Promise<void> {

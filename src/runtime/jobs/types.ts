@@ -111,4 +111,6 @@ export interface DurableJobQueue extends JobQueue {
   drain(options?: JobQueueWaitOptions): Promise<void>;
   /** Jobs kept as failed, oldest first; all names, or only `name`. */
   failedJobs(name?: string): Promise<FailedJob[]>;
+  /** Puts failed job `id` of `name` back in the queue, due now, with one more attempt. */
+  retryFailed(name: string, id: string): Promise<boolean>;
 }

@@ -18,6 +18,7 @@ import type pg from 'pg';
 import type { HistoryRecord, HistorySource } from '../interpreter/types.js';
 import type { MachineTarget } from '../definition/types.js';
 import { historyFromRow, type EventRow } from './rows.js';
+import type { TransactionHook } from './transaction.js';
 
 /** Where a page ends: the sort key of its last row (the engine makes it an opaque cursor). */
 export interface ListPosition {
@@ -61,6 +62,8 @@ export interface InstanceSummary {
   updatedAt: string;
   businessKey: string | null;
   parent: MachineTarget | null;
+  /** When an operator paused it (ISO-8601 UTC), `null` when it is not paused. */
+  pausedAt: string | null;
   /** Listed by state: the matching state and when its stay began. */
   state?: { id: string; enteredAt: string };
 }
@@ -89,12 +92,18 @@ export interface InstanceQueries {
    * kept. `false` when the instance is unknown or has another key.
    */
   bindBusinessKey(rootEventId: string, businessKey: string): Promise<boolean>;
+  /**
+   * The write that sets (`pausedAt`, ISO-8601) or clears (`null`) an instance's pause flag inside
+   * the commit of the operator's pause or resume step, so the flag and its history record commit
+   * together. `null`: the store keeps the committed snapshot's `pausedAt` itself (memory).
+   */
+  pauseWrite(rootEventId: string, pausedAt: string | null): TransactionHook | null;
 }
 
 /** The column order both SQL dialects select for an `InstanceSummary`. */
 export const SUMMARY_COLUMNS = `i.root_event_id, i.machine_id, i.machine_value, i.status,
   i.sequence_number, i.created_at, i.updated_at, i.business_key, i.parent_machine_id,
-  i.parent_root_event_id`;
+  i.parent_root_event_id, i.paused_at`;
 
 /** A summary row as a driver returns it (SQLite: JSON and times as text; pg: parsed, `Date`). */
 export interface SummaryDbRow {
@@ -108,6 +117,7 @@ export interface SummaryDbRow {
   business_key: string | null;
   parent_machine_id: string | null;
   parent_root_event_id: string | null;
+  paused_at: string | Date | null;
   state_id?: string;
   state_entered_at?: string | Date;
 }
@@ -134,6 +144,7 @@ export function summaryFromRow(row: SummaryDbRow): InstanceSummary {
       row.parent_machine_id !== null && row.parent_root_event_id !== null
         ? { machineId: row.parent_machine_id, id: row.parent_root_event_id }
         : null,
+    pausedAt: row.paused_at === null ? null : iso(row.paused_at),
   };
   if (row.state_id !== undefined && row.state_entered_at !== undefined)
     summary.state = { id: row.state_id, enteredAt: iso(row.state_entered_at) };
@@ -281,6 +292,23 @@ export class SqlInstanceQueries implements InstanceQueries {
       params.values,
     );
     return changed === 1;
+  }
+
+  pauseWrite(rootEventId: string, pausedAt: string | null): TransactionHook {
+    return (transaction) => {
+      if (transaction.kind === 'sqlite') {
+        transaction.database
+          .prepare('UPDATE machine_instances SET paused_at = ? WHERE root_event_id = ?')
+          .run(pausedAt, rootEventId);
+        return;
+      }
+      return transaction.client
+        .query('UPDATE machine_instances SET paused_at = $1 WHERE root_event_id = $2', [
+          pausedAt,
+          rootEventId,
+        ])
+        .then(() => undefined);
+    };
   }
 }
 

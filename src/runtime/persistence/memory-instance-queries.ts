@@ -97,7 +97,13 @@ export class MemoryInstanceQueries implements InstanceQueries {
       updatedAt: history[history.length - 1]!.createdAt,
       businessKey: this.#keys.get(snapshot.id) ?? null,
       parent: snapshot.parent === undefined ? null : { ...snapshot.parent },
+      pausedAt: snapshot.pausedAt ?? null,
     };
+  }
+
+  // The memory store keeps the snapshot as committed, `pausedAt` included: nothing else to write.
+  pauseWrite(): null {
+    return null;
   }
 }
 

@@ -133,7 +133,8 @@ export class MemoryStore implements Store {
     for (const entry of this.#instances.values()) {
       const state = entry.states.get(query.stateId);
       if (state === undefined || entry.snapshot.machineId !== query.machineId) continue;
-      if (state.stateEnteredAt > dueBy) continue;
+      // A paused instance fires nothing (docs/operations.md).
+      if (state.stateEnteredAt > dueBy || entry.snapshot.pausedAt !== undefined) continue;
       const after = query.after;
       if (
         after !== undefined &&

@@ -311,6 +311,15 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     sqlite: TIMER_FAILURES_TABLE_SQLITE,
     postgres: TIMER_FAILURES_TABLE_POSTGRES,
   },
+  // An operator's pause (docs/operations.md "Pause and resume"): set while the instance refuses
+  // events and fires no timers. Nullable, written only by the pause and resume steps; the load
+  // statements read it with the row they already read.
+  {
+    version: 14,
+    name: 'instance pause',
+    sqlite: `ALTER TABLE machine_instances ADD COLUMN paused_at TEXT;`,
+    postgres: `ALTER TABLE machine_instances ADD COLUMN paused_at timestamptz;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

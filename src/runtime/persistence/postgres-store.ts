@@ -98,7 +98,7 @@ const LIVE_LOCK = `expires_at >= clock_timestamp() AND NOT ${GONE}`;
 // Every statement of this dialect. Names make pg prepare each once per connection.
 const SQL = {
   loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
-    parent_machine_id, parent_root_event_id, definition_version
+    parent_machine_id, parent_root_event_id, definition_version, paused_at
     FROM machine_instances WHERE root_event_id = $1`,
   insertInstance: `INSERT INTO machine_instances
     (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at,
@@ -129,6 +129,8 @@ const SQL = {
     FROM machine_current_states cs
     LEFT JOIN machine_timer_fires f ON f.root_event_id = cs.root_event_id AND f.timer_key = $1
     WHERE cs.machine_id = $2 AND cs.state_id = $3 AND cs.state_entered_at <= $4
+      AND NOT EXISTS (SELECT 1 FROM machine_instances p
+        WHERE p.root_event_id = cs.root_event_id AND p.paused_at IS NOT NULL)
       AND (cs.state_entered_at, cs.root_event_id) > ($5::timestamptz, $6::text)
       AND (f.root_event_id IS NULL OR f.state_entered_at IS DISTINCT FROM cs.state_entered_at
         OR (f.status = 'active' AND f.last_fired_at <= $4))
@@ -152,7 +154,7 @@ const SQL = {
   // data-modifying CTE runs whether or not it is read; its RETURNING says whether we got it.
   lockAndLoad: `WITH instance AS (
       SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
-        parent_machine_id, parent_root_event_id, definition_version
+        parent_machine_id, parent_root_event_id, definition_version, paused_at
       FROM machine_instances WHERE root_event_id = $1),
     taken AS (INSERT INTO machine_locks
         (root_event_id, owner_id, acquired_at, expires_at, context, holder_pid, holder_start)
@@ -171,7 +173,7 @@ const SQL = {
   loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
       i.sequence_number, i.parent_machine_id, i.parent_root_event_id,
       CASE WHEN l.holder_pid IS NOT NULL AND ${holderGoneCall('l.holder_pid', 'l.holder_start')} THEN l.acquired_at
-        ELSE l.expires_at END AS lock_expires_at, i.definition_version
+        ELSE l.expires_at END AS lock_expires_at, i.definition_version, i.paused_at
     FROM machine_instances i LEFT JOIN machine_locks l ON l.root_event_id = i.root_event_id
     WHERE i.root_event_id = $1`,
   sweepLocks: `DELETE FROM machine_locks WHERE expires_at < clock_timestamp() OR ${GONE}`,

@@ -51,6 +51,7 @@ export interface InstanceRow {
   parent_root_event_id?: string | null;
   /** The definition version that last wrote the instance (migration 11); NULL before. */
   definition_version?: string | null;
+  paused_at?: TimeColumn | null;
 }
 
 export interface ChildDbRow {
@@ -150,6 +151,7 @@ export type ReadLoadValues = [
   parentRootEventId: string | null,
   lockExpiresAt: string | null,
   definitionVersion: string | null,
+  pausedAt: string | null,
 ];
 
 /**
@@ -168,6 +170,7 @@ export function readLoadFromValues(values: ReadLoadValues): ReadLoad {
     parent_root_event_id: values[7],
     lock_expires_at: values[8],
     definition_version: values[9],
+    paused_at: values[10],
   });
 }
 
@@ -183,6 +186,8 @@ export function snapshotFromRow(row: InstanceRow): MachineSnapshot {
   if (row.parent_root_event_id && row.parent_machine_id)
     snapshot.parent = { machineId: row.parent_machine_id, id: row.parent_root_event_id };
   if (typeof row.definition_version === 'string') snapshot.version = row.definition_version;
+  if (row.paused_at !== undefined && row.paused_at !== null)
+    snapshot.pausedAt = toIso(row.paused_at);
   return snapshot;
 }
 

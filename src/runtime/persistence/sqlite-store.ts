@@ -102,7 +102,7 @@ export const CHECKPOINT_WORKER_AFTER_COMMITS = 100;
 // Every statement of this dialect, prepared once per connection.
 const SQL = {
   loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
-    parent_machine_id, parent_root_event_id, definition_version
+    parent_machine_id, parent_root_event_id, definition_version, paused_at
     FROM machine_instances WHERE root_event_id = ?`,
   insertInstance: `INSERT INTO machine_instances
     (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at,
@@ -136,6 +136,8 @@ const SQL = {
     FROM machine_current_states cs
     LEFT JOIN machine_timer_fires f ON f.root_event_id = cs.root_event_id AND f.timer_key = ?
     WHERE cs.machine_id = ? AND cs.state_id = ? AND cs.state_entered_at <= ?
+      AND NOT EXISTS (SELECT 1 FROM machine_instances p
+        WHERE p.root_event_id = cs.root_event_id AND p.paused_at IS NOT NULL)
       AND (cs.state_entered_at, cs.root_event_id) > (?, ?)
       AND (f.root_event_id IS NULL OR f.state_entered_at IS NOT cs.state_entered_at
         OR (f.status = 'active' AND f.last_fired_at <= ?))
@@ -168,7 +170,7 @@ const SQL = {
   loadForRead: `SELECT i.root_event_id, i.machine_id, i.machine_value, i.context, i.status,
       i.sequence_number, i.parent_machine_id, i.parent_root_event_id,
       CASE WHEN l.holder IS NOT NULL AND ${HOLDER_GONE_SQL}(l.holder) THEN l.acquired_at
-        ELSE l.expires_at END AS lock_expires_at, i.definition_version
+        ELSE l.expires_at END AS lock_expires_at, i.definition_version, i.paused_at
     FROM machine_instances i LEFT JOIN machine_locks l ON l.root_event_id = i.root_event_id
     WHERE i.root_event_id = ?`,
   sweepLocks: `DELETE FROM machine_locks WHERE expires_at < ? OR ${HOLDER_GONE_SQL}(holder)`,

@@ -69,6 +69,11 @@ export class JobDispatch implements EngineJobs {
     return typeof queue?.failedJobs === 'function' ? queue.failedJobs() : [];
   }
 
+  async retryFailed(job: Pick<FailedJob, 'id' | 'name'>): Promise<boolean> {
+    const queue = this.#queue as Partial<DurableJobQueue> | undefined;
+    return typeof queue?.retryFailed === 'function' ? queue.retryFailed(job.name, job.id) : false;
+  }
+
   /** Stops the in-process queue made here, if any (a configured one is the caller's). */
   async close(): Promise<void> {
     await this.#fallback?.stop();

@@ -10,7 +10,16 @@ import type { InstanceSummary } from '../../persistence/instance-queries.js';
 import type { EventObject } from '../../definition/types.js';
 import type { InstanceResult } from '../../persistence/types.js';
 import type { MachineRuntime } from '../machine-runtime.js';
-import { releaseLock, sendAsOperator, type OperatorOptions, type ReleasedLock } from './repairs.js';
+import {
+  releaseLock,
+  sendAsOperator,
+  type FiredTimer,
+  type OperatorOptions,
+  type ReleasedLock,
+  type RetriedJobs,
+} from './repairs.js';
+import { fireTimer, pause, resume, retryJobs } from './job-timer-repairs.js';
+import { operatorStep, type OperatorStepResult } from './operator-steps.js';
 import {
   historyPage,
   instanceRecord,
@@ -44,12 +53,14 @@ export class MachineOperations {
   readonly #reads: InstanceReadContext;
   readonly #runtime: MachineRuntime;
   readonly #cancelEvents: Readonly<Record<string, string>>;
+  readonly #timers: readonly TimerRegistration[];
 
   constructor(options: MachineOperationsOptions) {
     this.#machines = new Map(options.machines.map((machine) => [machine.id, machine]));
     const { runtime } = options;
     this.#runtime = runtime;
     this.#cancelEvents = options.cancelEvents ?? {};
+    this.#timers = options.timers ?? [];
     this.#reads = {
       store: runtime.store,
       machine: (machineId) => this.machine(machineId),
@@ -121,13 +132,67 @@ export class MachineOperations {
     return this.send(machineId, id, { type }, options);
   }
 
-  /** Frees the lock of instance `id` when it is expired or its holder is dead. */
+  /**
+   * Frees the lock of instance `id` when it is expired or its holder is dead, then records
+   * `@operator.release` (the freed row) in its history through the locked step.
+   */
   async releaseLock(
     machineId: string,
     id: string,
     options: OperatorOptions,
   ): Promise<ReleasedLock> {
+    const definition = this.machine(machineId);
     await this.show(machineId, id);
-    return releaseLock(this.#runtime, id, options);
+    const released = await releaseLock(this.#runtime, id, options);
+    if (released.released !== null) {
+      await operatorStep(
+        this.#runtime,
+        definition,
+        id,
+        { action: 'release', payload: { lock: released.released } },
+        options,
+      );
+    }
+    return released;
+  }
+
+  /**
+   * Pauses instance `id`: from its commit on, it refuses events (`InstancePausedException`, 409)
+   * and fires no timers, until `resume`. Pausing a paused instance writes nothing.
+   */
+  pause(machineId: string, id: string, options: OperatorOptions): Promise<OperatorStepResult> {
+    return pause(this.#runtime, this.machine(machineId), id, options);
+  }
+
+  /** Resumes a paused instance; its due timers fire at the next sweep. */
+  resume(machineId: string, id: string, options: OperatorOptions): Promise<OperatorStepResult> {
+    return resume(this.#runtime, this.machine(machineId), id, options);
+  }
+
+  /**
+   * Puts the instance's failed jobs (child starts, completions, sends, job actors) back in the
+   * queue with one more attempt: `jobId` only, else every failed job naming the instance.
+   */
+  async retry(
+    machineId: string,
+    id: string,
+    options: OperatorOptions & { jobId?: string },
+  ): Promise<RetriedJobs> {
+    const record = await this.show(machineId, id);
+    return retryJobs(this.#runtime, this.machine(machineId), record, options);
+  }
+
+  /**
+   * Fires a pending timer of instance `id` now (`timer`: its key; optional when it has one
+   * pending), through the timer path: its event and fire record as at its due time.
+   */
+  async fire(
+    machineId: string,
+    id: string,
+    options: OperatorOptions & { timer?: string },
+  ): Promise<FiredTimer> {
+    const record = await this.show(machineId, id);
+    const registration = this.#timers.find((entry) => entry.machine.id === machineId);
+    return fireTimer(this.#runtime, registration, record, options);
   }
 }

@@ -80,3 +80,17 @@ export async function releaseLock(
     released: { ownerId: before.ownerId, context: before.context, expiresAt: before.expiresAt },
   };
 }
+
+/** What `retry` did: the failed jobs it put back in the queue. */
+export interface RetriedJobs {
+  /** Each job retried (`retried: false`: it was no longer failed when put back). */
+  jobs: { id: string; name: string; retried: boolean }[];
+}
+
+/** What `fire` did. */
+export interface FiredTimer {
+  /** The timer fired and the due time it was fired as. */
+  timer: { key: string; eventType: string; dueAt: string };
+  /** Fires delivered (the timer's, and any other timer of the instance due before it). */
+  delivered: number;
+}
