@@ -255,7 +255,7 @@ describe.each(backends)('machine-routes instances ($name)', (backend) => {
     });
     const refused = await run(['instances', 'send', 'order', id, 'CANCEL', ...operator]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^InstancePausedException \[MR_INSTANCE_PAUSED\] /);
+    expect(refused.stderr).toMatch(/^InstancePausedException \[MR_INSTANCE_PAUSED\] /m);
     const firePaused = await run(['instances', 'fire', 'order', id, ...operator]);
     expect(firePaused.stderr).toContain('MR_INSTANCE_PAUSED');
     const listed = await run(['instances', 'show', 'order', id, '--json', ...store()]);
