@@ -5,6 +5,7 @@
 import type { ZodType } from 'zod';
 import {
   MachineOutputInjectionException,
+  InvalidMigrationDefinitionException,
   InvalidBehaviorDefinitionException,
   InvalidEventDefinitionException,
   InvalidStateConfigException,
@@ -172,6 +173,7 @@ export function defineMachine<
     records: recordTypes(machineId),
     version,
     migrations,
+    pinned: pinnedVersions(input, machineId, version, issues),
     createContext,
     typedInput,
     typedFailure,
@@ -196,6 +198,32 @@ export function validateMachine<TContext extends Context = Context>(
   return collectIssuesSync(() => {
     defineMachine<TContext>(input);
   });
+}
+
+/**
+ * `versioning: 'pin'` with `previous`: the older definitions by version (docs/versioning.md).
+ * Each must be the same machine id at another version.
+ */
+function pinnedVersions(
+  input: { previous?: readonly MachineDefinition[]; versioning?: string } | undefined,
+  machineId: string,
+  version: string,
+  issues: IssueCollector,
+): ReadonlyMap<string, MachineDefinition> {
+  const pinned = new Map<string, MachineDefinition>();
+  if (input?.versioning !== 'pin') return pinned;
+  for (const [index, old] of (input.previous ?? []).entries()) {
+    if (old?.kind !== 'machine' || old.id !== machineId || old.version === version) {
+      issues.add(
+        InvalidMigrationDefinitionException,
+        { path: '', key: `previous[${index}]` },
+        `'previous' must hold older definitions of machine '${machineId}' (another version than '${version}').`,
+      );
+      continue;
+    }
+    pinned.set(old.version, old);
+  }
+  return pinned;
 }
 
 /** Without its own `max_transition_depth` a machine uses the runtime's (`MacrostepOptions`). */

@@ -52,6 +52,8 @@ export interface MachineDefinition extends MachineDefinitionBase {
   readonly version: string;
   /** Migration steps by the version they start at (`defineMachine({ migrations })`). */
   readonly migrations: ReadonlyMap<string, MigrationDefinition>;
+  /** `versioning: 'pin'`: older definitions of this machine kept loaded, by version. */
+  readonly pinned: ReadonlyMap<string, MachineDefinition>;
   /** A fresh initial context (a copy of `config.context`, or the zod schema's defaults). */
   createContext(): Context;
   /** Root `input`: the typed input a parent must pass when it starts this machine (typed-contracts.ts). */

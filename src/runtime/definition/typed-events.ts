@@ -14,6 +14,7 @@
  * what `defineMachine` accepts, is here because its type parameters are what this file reads.
  */
 import type { output, ZodType } from 'zod';
+import type { MachineDefinition } from './machine-definition.js';
 import type { MigrationConfig } from './migrations.js';
 import type { ScenarioEntry } from './scenarios.js';
 import type {
@@ -230,4 +231,15 @@ export interface MachineInput<
    * See docs/versioning.md.
    */
   migrations?: readonly MigrationConfig<never, Context>[];
+  /**
+   * Older versions of this machine kept loaded (`defineMachine(...)` of each), for
+   * `versioning: 'pin'`: an instance of one of their versions runs on it until it finishes; new
+   * instances start on this one. See docs/versioning.md.
+   */
+  previous?: readonly MachineDefinition[];
+  /**
+   * `'migrate'` (default): instances of older versions are migrated (`migrations`). `'pin'`:
+   * instances of a version in `previous` run on it; others are migrated when a migration exists.
+   */
+  versioning?: 'migrate' | 'pin';
 }

@@ -23,7 +23,7 @@ import type { FindInStateOptions, HistoryQuery, InstanceInState } from '../persi
 import type { AvailableEventsReadOptions, InstanceRead } from '../persistence/types.js';
 import { availableEventsWithChildren, forwardedChild } from './child-reads.js';
 import type { EngineContext } from './context.js';
-import { readView } from './versioning/instance-versions.js';
+import { readView, runningDefinition } from './versioning/instance-versions.js';
 
 /** The last committed snapshot; `MachineNotFoundException` for unknown or foreign ids. */
 export async function restore(
@@ -47,7 +47,8 @@ export function checked(
   if (!snapshot || snapshot.machineId !== definition.id) throw notFound(definition, id);
   // An instance of an older version reads as migrated before its migration is written.
   const view = readView(definition, snapshot);
-  assertKnownStates(definition, view);
+  // A pinned instance is checked against its own version's states.
+  assertKnownStates(runningDefinition(definition, view), view);
   return view;
 }
 

@@ -21,6 +21,7 @@ import { sendForwarded } from './forwarded-send.js';
 import { finish, outcomeOf } from './instance-result.js';
 import { runLocked, type LockedStep, type LockMode } from './locked-step.js';
 import { checked, notFound, refusePaused, restore } from './reads.js';
+import { runningDefinition } from './versioning/instance-versions.js';
 import { OMITTED, unkeptScenarioStep } from './stateless.js';
 
 /** What a send carries into its step besides the event. */
@@ -88,7 +89,9 @@ async function runSend(
     machineId: definition.id,
     definition,
     check: (snapshot) => refusePaused(checked(definition, id, snapshot)),
-    compute: (snapshot, own) => sendStep(ctx, definition, snapshot!, event, own, extras),
+    // A pinned instance (docs/versioning.md) runs on its own version's definition.
+    compute: (snapshot, own) =>
+      sendStep(ctx, runningDefinition(definition, snapshot!), snapshot!, event, own, extras),
   });
   return answer();
 }

@@ -54,7 +54,7 @@ function oldestVersion(definition: MachineDefinition): string | undefined {
 
 /**
  * How `definition` (the newest version a process runs, with its pinned versions and migrations)
- * takes a stored snapshot. A version it does not know is `unknown` when it was named explicitly
+ * takes a stored snapshot: a pinned version runs on its own definition before any migration. A version it does not know is `unknown` when it was named explicitly
  * (a newer deploy's, or one without a migration): a fingerprinted version that is unknown counts
  * as the current one, as every snapshot did before versions were recorded, since any edit of an
  * unversioned machine changes its fingerprint.
@@ -62,13 +62,12 @@ function oldestVersion(definition: MachineDefinition): string | undefined {
 export function planVersion(
   definition: MachineDefinition,
   snapshot: MachineSnapshot,
-  pinned?: (version: string) => MachineDefinition | undefined,
 ): VersionPlan {
   // Mock definitions of tests carry no version.
   if (definition.version === undefined) return { kind: 'current' };
   const stored = storedVersion(definition, snapshot);
   if (stored === definition.version) return { kind: 'current' };
-  const old = pinned?.(stored);
+  const old = definition.pinned?.get(stored);
   if (old !== undefined) return { kind: 'pinned', definition: old };
   const chain = chainFrom(stored, definition.version, definition.migrations ?? new Map());
   if (chain !== null) return { kind: 'migrate', from: stored, chain };

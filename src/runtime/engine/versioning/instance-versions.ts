@@ -50,6 +50,19 @@ export function versionStep(
 }
 
 /**
+ * The definition a step on `snapshot` runs: the pinned older one when the snapshot is of a
+ * version `definition` keeps loaded (`versioning: 'pin'`), else `definition` itself.
+ */
+export function runningDefinition(
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+): MachineDefinition {
+  if (definition.pinned === undefined || definition.pinned.size === 0) return definition;
+  const plan = planVersion(definition, snapshot);
+  return plan.kind === 'pinned' ? plan.definition : definition;
+}
+
+/**
  * A read's view of a snapshot: migrated in memory (not written, sequence unchanged) when it is
  * of an older version with a migration, else as stored. Reads are not fenced: a snapshot of an
  * unknown version is shown as it is, unless it sits in a state this definition lacks (then the
