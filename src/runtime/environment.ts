@@ -10,6 +10,7 @@
  * | `lockTimeout` | `MACHINE_LOCK_TIMEOUT` | seconds >= 0 | 30 |
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | integer >= 1 | 100 |
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` | `true`/`false`/`1`/`0` | false |
+ * | `traceBehaviors` | `MACHINE_TRACE_BEHAVIORS` | `true`/`false`/`1`/`0` | false |
  * | `timerTries` | `MACHINE_TIMER_TRIES` | integer >= 1 | 3 |
  * | `timerBackoff` | `MACHINE_TIMER_BACKOFF` | seconds >= 0 | 1 |
  * | `jobTries` | `MACHINE_JOB_TRIES` | integer >= 1 | 3 |
@@ -130,6 +131,8 @@ export const ENVIRONMENT_SETTINGS = {
   // Engine.
   maxTransitionDepth: named(['MACHINE_MAX_TRANSITION_DEPTH'], count(1, 100)),
   scenariosEnabled: named(['MACHINE_SCENARIOS_ENABLED'], flag(false)),
+  // Telemetry: a span per guard, action, calculator and listener call (docs/operating.md).
+  traceBehaviors: named(['MACHINE_TRACE_BEHAVIORS'], flag(false)),
 
   // Timer fires (engine/timers/timer-failures.ts): a fire whose behavior throws is tried this
   // many times, the wait before each retry doubling from timerBackoff, then given up (recorded).

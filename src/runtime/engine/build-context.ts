@@ -62,14 +62,16 @@ export function buildContext(options: MachineRuntimeOptions): BuiltContext {
     ...(options.maxTransitionDepth === undefined
       ? {}
       : { maxTransitionDepth: options.maxTransitionDepth }),
+    ...(options.traceBehaviors === true ? { traceBehaviors: true } : {}),
   };
   // Without a clock of the caller's, stateless steps read Date.now() (no Date object per step);
-  // they resolve no child machines: only the depth limit carries over.
+  // they resolve no child machines: only the depth limit and behavior tracing carry over.
   const statelessStep: MacrostepOptions = {
     ...(options.now === undefined ? {} : { now: options.now }),
     ...(options.maxTransitionDepth === undefined
       ? {}
       : { maxTransitionDepth: options.maxTransitionDepth }),
+    ...(options.traceBehaviors === true ? { traceBehaviors: true } : {}),
   };
   const listeners = new CommitListeners(onError);
   // Every committed step goes out on the feed too: streams and waiting reads of this process

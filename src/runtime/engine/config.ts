@@ -9,6 +9,7 @@
  * | `lockTimeout` (seconds) | `MACHINE_LOCK_TIMEOUT` | 30 |
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | 100 |
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` (`true`/`false`/`1`/`0`) | false |
+ * | `traceBehaviors` | `MACHINE_TRACE_BEHAVIORS` (`true`/`false`/`1`/`0`) | false |
  * | `timerTries` | `MACHINE_TIMER_TRIES` | 3 |
  * | `timerBackoff` (seconds) | `MACHINE_TIMER_BACKOFF` | 1 |
  * | `shutdownTimeout` (seconds) | `MACHINE_SHUTDOWN_TIMEOUT` | 10 |
@@ -46,6 +47,8 @@ export interface MachineRuntimeConfig {
    * (docs/scenarios.md). Off by default: scenarios are for tests and demos.
    */
   scenariosEnabled: boolean;
+  /** A span per guard, action, calculator and listener call (docs/operating.md). */
+  traceBehaviors: boolean;
   /** Attempts at a timer fire whose behavior throws before it is given up and recorded. */
   timerTries: number;
   /** Seconds before a failed timer fire's first retry, doubled at each further one. */
@@ -63,6 +66,7 @@ const KEYS = [
   'lockTimeout',
   'maxTransitionDepth',
   'scenariosEnabled',
+  'traceBehaviors',
   'timerTries',
   'timerBackoff',
   'shutdownTimeout',
@@ -117,7 +121,7 @@ export interface ResolvedSettings {
 export function resolveSettings(options: SettingsSource = {}): ResolvedSettings {
   const env = layeredEnvironment(options.env);
   const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
-  const { timerTries, timerBackoff, shutdownTimeout } = options;
+  const { timerTries, timerBackoff, shutdownTimeout, traceBehaviors } = options;
   return {
     runtime: loadRuntimeConfig(
       {
@@ -126,6 +130,7 @@ export function resolveSettings(options: SettingsSource = {}): ResolvedSettings 
         lockTimeout,
         maxTransitionDepth,
         scenariosEnabled,
+        traceBehaviors,
         timerTries,
         timerBackoff,
         shutdownTimeout,

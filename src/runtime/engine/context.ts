@@ -108,7 +108,7 @@ export interface EngineContext {
   /** Options of every stored step (clock, machine resolver, depth limit, parallel dispatch). */
   readonly macrostepOptions: Pick<
     MacrostepOptions,
-    'now' | 'machines' | 'maxTransitionDepth' | 'parallelDispatch'
+    'now' | 'machines' | 'maxTransitionDepth' | 'parallelDispatch' | 'traceBehaviors'
   >;
   readonly statelessSteps: StatelessSteps;
   /** The runtime's one lock manager; each acquire may name its own TTL. */

@@ -15,6 +15,7 @@ import { ATTR } from '../telemetry/attributes.js';
 import { instruments, secondsBetween } from '../telemetry/metrics.js';
 import {
   currentTraceCarrier,
+  withActiveSpan,
   failSpan,
   inSpan,
   SpanKind,
@@ -71,7 +72,8 @@ function timedStep(
   const started = performance.now();
   const span = stepSpan(definition, eventType, before);
   try {
-    const result = step();
+    // Active while the step computes: behavior spans (MACHINE_TRACE_BEHAVIORS) are its children.
+    const result = withActiveSpan(span, step);
     stepDone(span, before, result);
     return result;
   } catch (error) {
@@ -98,7 +100,7 @@ export async function completionStep(
 ): Promise<MacrostepResult | null> {
   const span = stepSpan(definition, cause, parent);
   try {
-    const result = await compute();
+    const result = await withActiveSpan(span, compute);
     if (result !== null) stepDone(span, parent, result);
     return result;
   } catch (error) {

@@ -92,6 +92,7 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
         lockTimeout: config.lockTimeout,
         maxTransitionDepth: config.maxTransitionDepth,
         scenarios: config.scenariosEnabled,
+        traceBehaviors: config.traceBehaviors,
         timerTries: config.timerTries,
         timerBackoff: config.timerBackoff,
         parallelDispatch: settings.parallelDispatch,

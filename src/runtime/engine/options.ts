@@ -78,6 +78,11 @@ export interface MachineRuntimeOptions {
    */
   scenarios?: boolean;
   /**
+   * A span per guard, action, calculator and listener call (`MACHINE_TRACE_BEHAVIORS`, default
+   * false; docs/operating.md).
+   */
+  traceBehaviors?: boolean;
+  /**
    * Where commits are announced for live state (server-sent events, `waitFor` reads). Default:
    * NOTIFY/LISTEN on PostgreSQL, in-process on the other stores.
    */

@@ -51,7 +51,10 @@ export function completeChild(
   definition: MachineDefinition,
   parent: MachineSnapshot,
   completion: ChildCompletion,
-  options: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'> = {},
+  options: Pick<
+    MacrostepOptions,
+    'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors'
+  > = {},
 ): MacrostepResult | null {
   return routeInParent(
     definition,
@@ -77,7 +80,10 @@ export function completeJob(
   parent: MachineSnapshot,
   parentStateId: string,
   outcome: JobOutcome,
-  options: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'> = {},
+  options: Pick<
+    MacrostepOptions,
+    'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors'
+  > = {},
 ): MacrostepResult | null {
   return routeInParent(
     definition,
@@ -142,7 +148,7 @@ function routeInParent(
   parent: MachineSnapshot,
   parentStateId: string,
   outcomeFor: (invocation: InvocationDefinition) => ChildOutcome | JobOutcome | null,
-  options: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'>,
+  options: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors'>,
 ): MacrostepResult | null {
   if (parent.status === 'done' || parent.machineId !== definition.id) return null;
   const state = definition.idMap.get(parentStateId);
@@ -162,6 +168,7 @@ function routeInParent(
       now: options.now,
       machines: options.machines,
       maxTransitionDepth: options.maxTransitionDepth,
+      traceBehaviors: options.traceBehaviors,
     },
     leaves,
   );

@@ -139,6 +139,7 @@ export function initialize(
       maxTransitionDepth: options.maxTransitionDepth,
       parallelDispatch: options.parallelDispatch,
       history: options.history,
+      traceBehaviors: options.traceBehaviors,
     },
     event,
   );
@@ -199,6 +200,7 @@ export function startAndTransition(
       maxTransitionDepth: options.maxTransitionDepth,
       parallelDispatch: options.parallelDispatch,
       history: false,
+      traceBehaviors: options.traceBehaviors,
     },
     event,
   );

@@ -2,6 +2,7 @@
  * The mutable working state of one macrostep: configuration, working context, queues and the
  * history being written. Created per event, discarded after the result is built.
  */
+import { behaviorSpan, type BehaviorKind } from './behavior-spans.js';
 import { MachineNotFoundException, MaxTransitionDepthExceededException } from '../errors.js';
 import type { ResolvedBehavior } from '../definition/behavior-registry.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
@@ -46,6 +47,8 @@ export interface MacrostepStart {
   parallelDispatch?: { regionTimeoutSeconds: number | null } | null | undefined;
   /** `false`: records are counted, not kept (`MacrostepOptions.history`). */
   history?: boolean | undefined;
+  /** A span per guard, action, calculator and listener call (`MacrostepOptions.traceBehaviors`). */
+  traceBehaviors?: boolean | undefined;
 }
 
 /** One entry of a parallel state under parallel dispatch: the sequence of its `enter` record. */
@@ -109,6 +112,8 @@ export class Macrostep {
   readonly maxTransitionDepth: number;
   /** A top-level final state was entered. */
   finished = false;
+  /** Behaviors run in spans of their own (`MACHINE_TRACE_BEHAVIORS`). */
+  readonly traceBehaviors: boolean;
   /** Parallel dispatch in force for this macrostep; `null` when off. */
   readonly parallelDispatch: { regionTimeoutSeconds: number | null } | null;
   /**
@@ -147,6 +152,7 @@ export class Macrostep {
     this.scenario = start.scenario ?? null;
     this.time = start.time;
     this.parallelDispatch = start.parallelDispatch ?? null;
+    this.traceBehaviors = start.traceBehaviors === true;
     if (this.parallelDispatch === null) {
       this.deferredEntries = NOTHING_DEFERRED as Map<StateNode, RegionDeferral>;
       this.parallelEntries = NOTHING_DEFERRED as Map<StateNode, ParallelEntry>;
@@ -206,13 +212,19 @@ export class Macrostep {
     );
   }
 
+  /** Calls a behavior, in a span of its own when behaviors are traced. */
+  call<T>(kind: BehaviorKind, behavior: { readonly name: string }, run: () => T): T {
+    return this.traceBehaviors ? behaviorSpan(kind, behavior.name, this.machineId, run) : run();
+  }
+
   runActions(actions: readonly ResolvedBehavior[]): void {
     for (const action of actions) {
       this.own();
       this.record(action.startType);
       const override = this.scenario?.plan.actions.get(action.name);
       // A scenario's action override runs instead; `null` skips the action.
-      if (override === undefined) action.run(this.argsFor(action));
+      if (override === undefined)
+        this.call('action', action, () => action.run(this.argsFor(action)));
       else if (override !== null) override(this.argsFor(action));
       this.record(action.finishType);
     }
@@ -320,6 +332,7 @@ export type SnapshotStepOptions = Pick<
   | 'parallelDispatch'
   | 'history'
   | 'adoptContext'
+  | 'traceBehaviors'
 >;
 
 /**
@@ -349,6 +362,7 @@ export function macrostepFromSnapshot(
       maxTransitionDepth: options.maxTransitionDepth,
       parallelDispatch: options.parallelDispatch,
       history: options.history,
+      traceBehaviors: options.traceBehaviors,
     },
     trigger,
   );

@@ -190,7 +190,7 @@ function runListeners(
       continue;
     }
     macrostep.own();
-    listener.run(macrostep.argsFor(listener));
+    macrostep.call('listener', listener, () => listener.run(macrostep.argsFor(listener)));
   }
   macrostep.record(finish);
 }

@@ -49,7 +49,10 @@ export interface RegionEntryRun {
 }
 
 /** Options of the region steps (a subset of the macrostep's). */
-export type StepOptions = Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth'> & {
+export type StepOptions = Pick<
+  MacrostepOptions,
+  'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors'
+> & {
   parallelDispatch?: MacrostepOptions['parallelDispatch'];
 };
 

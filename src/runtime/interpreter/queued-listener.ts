@@ -46,10 +46,11 @@ export function runQueuedListener(
     now: options.now,
     machines: options.machines,
     maxTransitionDepth: options.maxTransitionDepth,
+    traceBehaviors: options.traceBehaviors,
   });
   macrostep.record(queuedListenerRecord(definition.id, listener.name, 'started'));
   macrostep.own();
-  listener.run(macrostep.argsFor(listener));
+  macrostep.call('listener', listener, () => listener.run(macrostep.argsFor(listener)));
   macrostep.record(queuedListenerRecord(definition.id, listener.name, 'completed'));
   if (snapshot.status === 'done') {
     // Nothing accepts events any more: raised ones are dropped, the instance stays done.

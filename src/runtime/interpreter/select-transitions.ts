@@ -167,7 +167,7 @@ function evaluateBranch(macrostep: Macrostep, branch: TransitionBranch): BranchO
 function runChecks(macrostep: Macrostep, branch: TransitionBranch): BranchOutcome {
   for (const calculator of branch.calculators) {
     try {
-      calculator.run(macrostep.argsFor(calculator));
+      macrostep.call('calculator', calculator, () => calculator.run(macrostep.argsFor(calculator)));
     } catch (error) {
       macrostep.record(calculator.failType, {
         error: `Calculator failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -179,7 +179,11 @@ function runChecks(macrostep: Macrostep, branch: TransitionBranch): BranchOutcom
   for (const guard of branch.guards) {
     const args = macrostep.argsFor(guard);
     const override = macrostep.scenario?.plan.guards.get(guard.name);
-    if (override === undefined ? guard.run(args) : override(args)) {
+    const passed =
+      override === undefined
+        ? macrostep.call('guard', guard, () => guard.run(args))
+        : override(args);
+    if (passed) {
       macrostep.record(guard.passType);
       continue;
     }

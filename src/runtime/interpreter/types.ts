@@ -134,6 +134,11 @@ export interface MacrostepOptions {
    */
   parallelDispatch?: { regionTimeoutSeconds: number | null } | null | undefined;
   /**
+   * A span per guard, action, calculator and listener call (`MACHINE_TRACE_BEHAVIORS`; off by
+   * default: a busy machine's behaviors would multiply its spans).
+   */
+  traceBehaviors?: boolean | undefined;
+  /**
    * `false`: history records are counted (sequence numbers stay right) but not built, and
    * `history` is empty. For steps whose history nobody reads: stateless sends answered over
    * HTTP, where building records and their ids was a good part of the request's cost.

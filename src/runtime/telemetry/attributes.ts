@@ -25,6 +25,8 @@ export const ATTR = {
   lockWaitMs: 'machine_routes.lock.wait_ms',
   commitRows: 'machine_routes.commit.rows',
   jobKind: 'machine_routes.job.kind',
+  behaviorKind: 'machine_routes.behavior.kind',
+  behaviorName: 'machine_routes.behavior.name',
   jobAttempt: 'machine_routes.job.attempt',
   jobFinal: 'machine_routes.job.final',
   timerKey: 'machine_routes.timer.key',

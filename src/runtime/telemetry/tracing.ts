@@ -99,6 +99,15 @@ export function inSpan<T>(name: string, options: StartSpanOptions, fn: (span: Sp
   return result;
 }
 
+/**
+ * Runs `fn` with `span` active (so spans `fn` starts are its children); a non-recording span
+ * changes nothing, and `fn` runs as a plain call.
+ */
+export function withActiveSpan<T>(span: Span, fn: () => T): T {
+  if (!span.isRecording()) return fn();
+  return context.with(trace.setSpan(context.active(), span), fn);
+}
+
 /** Marks a span failed with `error` (recorded as an exception event). */
 export function failSpan(span: Span, error: unknown): void {
   if (!span.isRecording()) return;
