@@ -189,8 +189,13 @@ const requestArbitrary: fc.Arbitrary<FuzzRequest> = fc.record({
 function fingerprint(store: SqliteStore, tables: readonly string[]): Record<string, string> {
   const result: Record<string, string> = {};
   for (const table of tables) {
-    const rows = store.database.prepare(`SELECT * FROM "${table}" ORDER BY rowid`).all();
-    result[table] = createHash('sha1').update(JSON.stringify(rows)).digest('hex');
+    // Rows sorted as text: some tables have no rowid (WITHOUT ROWID), and order is not content.
+    const rows = store.database
+      .prepare(`SELECT * FROM "${table}"`)
+      .all()
+      .map((row) => JSON.stringify(row))
+      .sort();
+    result[table] = createHash('sha1').update(rows.join('\n')).digest('hex');
   }
   return result;
 }
