@@ -12,12 +12,7 @@ export type {
   SendRetry,
 } from './context.js';
 export type { CommitEvent, CommitListener } from './commit-events.js';
-export {
-  commitChildRows,
-  commitStep,
-  prepareCommit,
-  type PreparedCommit,
-} from './commit-step.js';
+export { commitChildRows, commitStep, prepareCommit, type PreparedCommit } from './commit-step.js';
 export { runLocked, type LockedRun, type LockedStep, type LockMode } from './locked-step.js';
 export {
   JOB_HANDLERS,

@@ -1,9 +1,11 @@
 /**
  * `MachineInstances`: the instance lifecycle as the HTTP layer, the jobs and the timers see it,
  * implemented by `MachineRuntime`. Every member is required: the HTTP layer has no fallback
- * for a runtime that lacks one.
+ * for a runtime that lacks one. Once the runtime's `close()` has begun, every member throws
+ * (or rejects with) `RuntimeClosedException` (`MR_RUNTIME_CLOSED`, 503 with `Retry-After`).
  */
 import type { EventObject, ForwardDefinition } from '../definition/types.js';
+import { RuntimeClosedException } from '../errors.js';
 import type { NoticeListener } from '../persistence/commit-feed.js';
 import type { AvailableEvent, MachineSnapshot, StoredScenario } from '../interpreter/types.js';
 import type { TransactionHook } from '../persistence/transaction.js';
@@ -98,4 +100,12 @@ export interface MachineInstances<D> {
     parent: MachineSnapshot,
     forward: ForwardDefinition,
   ): Promise<MachineSnapshot | null>;
+}
+
+/** The answer of every entry point of a runtime whose `close()` has begun. */
+export function runtimeClosed(): RuntimeClosedException {
+  return new RuntimeClosedException(
+    'The runtime is closed (shutting down): it takes no more requests. Send the request again ' +
+      'once a server is back (Retry-After), or to another server of the same store.',
+  );
 }

@@ -35,7 +35,7 @@ import type { CommitListener } from './commit-events.js';
 import type { ResolvedSettings } from './config.js';
 import type { EngineContext } from './context.js';
 import { create, createAndSend } from './create.js';
-import type { MachineInstances } from './machine-instances.js';
+import { runtimeClosed, type MachineInstances } from './machine-instances.js';
 import { openRuntime, type OpenedParts } from './open-runtime.js';
 import type { MachineRuntimeOptions, OpenRuntimeOptions } from './options.js';
 import * as reads from './reads.js';
@@ -63,10 +63,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
       .catch((error: unknown) => context.onError(error, 'registering jobs'));
   }
 
-  /**
-   * A runtime on the store of the settings (options over `env` over `process.env`), with the
-   * store's durable job queue unless `jobs` is given: see `openRuntime`.
-   */
+  /** A runtime from settings (options over `env` over `process.env`): see `openRuntime`. */
   static async open(options: OpenRuntimeOptions = {}): Promise<MachineRuntime> {
     return openRuntime(options, (runtimeOptions, opened) => {
       const runtime = new MachineRuntime(runtimeOptions);
@@ -96,7 +93,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
 
   /** The store's Idempotency-Key records (routes with `idempotency`). */
   get idempotencyKeys(): IdempotencyKeyStore {
-    return this.store.idempotencyKeys;
+    return this.#live().store.idempotencyKeys;
   }
 
   /** Resolves once the job handlers are registered on the queue (before starting a worker). */
@@ -112,37 +109,37 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     return this.context.listeners.subscribe(listener);
   }
 
-  create(definition: MachineDefinition, options?: CreateOptions): Promise<InstanceResult> {
-    return create(this.context, definition, options);
+  async create(definition: MachineDefinition, options?: CreateOptions): Promise<InstanceResult> {
+    return create(this.#live(), definition, options);
   }
 
-  createAndSend(
+  async createAndSend(
     definition: MachineDefinition,
     event: EventObject,
     options?: SendOptions & { bind?: (id: string) => TransactionHook },
   ): Promise<InstanceResult | null> {
-    return createAndSend(this.context, definition, event, options);
+    return createAndSend(this.#live(), definition, event, options);
   }
 
-  restore(definition: MachineDefinition, id: string): Promise<MachineSnapshot> {
-    return reads.restore(this.context, definition, id);
+  async restore(definition: MachineDefinition, id: string): Promise<MachineSnapshot> {
+    return reads.restore(this.#live(), definition, id);
   }
 
-  read(definition: MachineDefinition, id: string): Promise<InstanceRead> {
-    return reads.read(this.context, definition, id);
+  async read(definition: MachineDefinition, id: string): Promise<InstanceRead> {
+    return reads.read(this.#live(), definition, id);
   }
 
-  watch(id: string, listener: NoticeListener): Promise<() => void> {
-    return this.context.feed.subscribe(id, listener);
+  async watch(id: string, listener: NoticeListener): Promise<() => void> {
+    return this.#live().feed.subscribe(id, listener);
   }
 
-  send(
+  async send(
     definition: MachineDefinition,
     id: string,
     event: EventObject,
     options?: SendOptions,
   ): Promise<InstanceResult> {
-    return send(this.context, definition, id, event, options);
+    return send(this.#live(), definition, id, event, options);
   }
 
   async sendStateless(
@@ -150,7 +147,7 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     event: EventObject,
     options?: SendOptions,
   ): Promise<InstanceResult> {
-    return sendStatelessSync(this.context, definition, event, options);
+    return sendStatelessSync(this.#live(), definition, event, options);
   }
 
   sendStatelessSync(
@@ -158,86 +155,91 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     event: EventObject,
     options?: SendOptions,
   ): InstanceResult {
-    return sendStatelessSync(this.context, definition, event, options);
+    return sendStatelessSync(this.#live(), definition, event, options);
   }
 
-  availableEvents(
+  async availableEvents(
     definition: MachineDefinition,
     snapshot: MachineSnapshot,
     options?: AvailableEventsReadOptions,
   ): Promise<AvailableEvent[]> {
-    return reads.availableEvents(this.context, definition, snapshot, options);
+    return reads.availableEvents(this.#live(), definition, snapshot, options);
   }
 
-  forwardedChild(
+  async forwardedChild(
     _definition: MachineDefinition,
     parent: MachineSnapshot,
     forward: ForwardDefinition,
   ): Promise<MachineSnapshot | null> {
-    return reads.forwardedChildOf(this.context, parent, forward);
+    return reads.forwardedChildOf(this.#live(), parent, forward);
   }
 
   /** `machine_children` rows of a parent instance, oldest first. */
-  children(parentId: string): Promise<ChildRow[]> {
-    return this.store.findChildren({ parentRootEventId: parentId });
+  async children(parentId: string): Promise<ChildRow[]> {
+    return this.#live().store.findChildren({ parentRootEventId: parentId });
   }
 
   async bindBusinessKey(id: string, key: string): Promise<void> {
-    await this.store.queries.bindBusinessKey(id, key);
+    await this.#live().store.queries.bindBusinessKey(id, key);
   }
 
-  keptScenario(id: string): Promise<StoredScenario | null> {
-    return reads.keptScenario(this.context, id);
+  async keptScenario(id: string): Promise<StoredScenario | null> {
+    return reads.keptScenario(this.#live(), id);
   }
 
   /** Runs `fn` holding the instance lock, its sends under it (see engine/with-lock.ts). */
-  withLock<T>(
+  async withLock<T>(
     id: string,
     fn: (instance: LockedInstance) => Promise<T>,
     options?: WithLockOptions,
   ): Promise<T> {
-    return withLock(this.context, id, fn, options);
+    return withLock(this.#live(), id, fn, options);
   }
 
   /** `withLock` without waiting: `null` when someone holds the lock. */
-  tryWithLock<T>(
+  async tryWithLock<T>(
     id: string,
     fn: (instance: LockedInstance) => Promise<T>,
     options?: { context?: string },
   ): Promise<T | null> {
-    return tryWithLock(this.context, id, fn, options);
+    return tryWithLock(this.#live(), id, fn, options);
   }
 
   /** History of an instance in sequence order; `MachineNotFoundException` for unknown or foreign ids. */
-  history(
+  async history(
     definition: MachineDefinition,
     id: string,
     query?: HistoryQuery,
   ): Promise<HistoryRecord[]> {
-    return reads.history(this.context, definition, id, query);
+    return reads.history(this.#live(), definition, id, query);
   }
 
   /** Instances of `definition` whose active states include `stateId`, oldest entry first. */
-  findInstancesInState(
+  async findInstancesInState(
     definition: MachineDefinition,
     stateId: string,
     options: FindInStateOptions,
   ): Promise<InstanceInState[]> {
-    return reads.findInstancesInState(this.context, definition, stateId, options);
+    return reads.findInstancesInState(this.#live(), definition, stateId, options);
   }
 
   /** Deletes locks whose holders are presumed dead (housekeeping; expired rows never block). */
-  sweepExpiredLocks(): Promise<number> {
-    return this.store.sweepExpiredLocks();
+  async sweepExpiredLocks(): Promise<number> {
+    return this.#live().store.sweepExpiredLocks();
   }
 
   /** Stops what `open` started (queue: `jobTimeoutMs`, `MACHINE_SHUTDOWN_TIMEOUT`), the store; idempotent. */
   close(options: { jobTimeoutMs?: number } = {}): Promise<void> {
-    // Idempotent: a second close (a test's afterEach, a server's and a worker's shutdown hooks)
-    // waits for the first instead of ending the store's pool twice.
+    // Idempotent: a second close (shutdown hooks, afterEach) waits for the first.
     const bound = (this.#opened?.settings.runtime.shutdownTimeout ?? 10) * 1000;
     this.#closing ??= this.#close(options.jobTimeoutMs ?? bound);
     return this.#closing;
+  }
+
+  // Entry points after close() began (jobs still draining use the context): 503, not a 500.
+  #live(): EngineContext {
+    if (this.#closing !== null) throw runtimeClosed();
+    return this.context;
   }
 
   async #close(jobTimeoutMs: number): Promise<void> {

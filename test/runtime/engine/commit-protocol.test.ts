@@ -64,7 +64,9 @@ describe('the commit protocol', () => {
   });
 
   it('should count a child-row write in a source', () => {
-    expect(childRowWrites('await ctx.store.updateChildren([]); // store.updateChildren(x)')).toBe(1);
+    expect(childRowWrites('await ctx.store.updateChildren([]); // store.updateChildren(x)')).toBe(
+      1,
+    );
     expect(childRowWrites('async updateChildren(changes) {}')).toBe(0);
   });
 
