@@ -4,7 +4,7 @@
  * and follow-up work (jobs, synchronous sends); nothing here runs them.
  */
 import type { Context, EventObject, MachineTarget } from '../definition/types.js';
-import type { HistoryRecord, MachineSnapshot, StoredScenario } from './types.js';
+import type { CarriedScenario, HistoryRecord, MachineSnapshot, StoredScenario } from './types.js';
 
 /** Identifies the delegating state of a parent instance. */
 export type ChildSlot = {
@@ -37,6 +37,8 @@ export type StartChildEffect = ChildSlot & {
   timeoutSeconds: number | null;
   /** A scenario of the child kept on it from its creation (a parent's plan `children` entry). */
   scenario?: StoredScenario;
+  /** The parent's scenario of the step that started it: the child starts under it (isolation). */
+  carriedScenario?: CarriedScenario;
 };
 
 /**
@@ -93,6 +95,8 @@ export type StartJobEffect = JobSlot & {
   /** `target` without `@done`: nobody awaits the outcome and leaving does not abort it. */
   fireAndForget: boolean;
   timeoutSeconds: number | null;
+  /** The scenario of the step that started it: its outcome replaces the function (isolation). */
+  scenario?: CarriedScenario;
 };
 
 /**
@@ -133,6 +137,8 @@ export type ListenerEffect = {
   params: Record<string, unknown>;
   /** The event of the step that queued it; the listener sees it as `event`. */
   event: EventObject;
+  /** The scenario of the step that queued it: the listener's step plays it (isolation). */
+  scenario?: CarriedScenario;
 };
 
 /**

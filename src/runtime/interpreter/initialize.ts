@@ -136,6 +136,8 @@ export function initialize(
       time,
       parent: options.parent,
       machines: options.machines,
+      // A child started under its parent's scenario plays it from its first step (isolation).
+      scenario: options.scenario,
       maxTransitionDepth: options.maxTransitionDepth,
       parallelDispatch: options.parallelDispatch,
       history: options.history,

@@ -43,6 +43,7 @@ import {
   MachineNotFoundException,
 } from '../errors.js';
 import { nextRecordId } from './history.js';
+import { carryScenario } from './scenarios.js';
 import { initialize } from './initialize.js';
 import type { Macrostep } from './macrostep-context.js';
 import { runMicrostep } from './microstep.js';
@@ -112,6 +113,8 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
       fireAndForget: invocation.fireAndForget,
       timeoutSeconds: invocation.timeoutSeconds,
     };
+    const carried = carryScenario(macrostep.definition, macrostep.scenario);
+    if (carried !== undefined) effect.scenario = carried;
     macrostep.effects.push(effect);
     return;
   }
@@ -132,6 +135,8 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
       timeoutSeconds: invocation.timeoutSeconds,
       ...(childScenario === null ? {} : { scenario: childScenario }),
     };
+    const carried = carryScenario(macrostep.definition, macrostep.scenario);
+    if (childScenario === null && carried !== undefined) effect.carriedScenario = carried;
     macrostep.effects.push(effect);
     return;
   }
@@ -271,7 +276,7 @@ export function routeChildOutcome(
  * The outcome a scenario forces on a delegating state: `@done`, `@done.<final>` (child machines
  * only), `@fail`, `@timeout`. A forced `@done` carries `output: null`.
  */
-function forcedOutcome(
+export function forcedOutcome(
   macrostep: Macrostep,
   invocation: InvocationDefinition,
   id: string,

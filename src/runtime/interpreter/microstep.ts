@@ -12,6 +12,7 @@ import {
   type StateNode,
 } from '../definition/state-node.js';
 import { leaveDelegatingState } from './invoke-child.js';
+import { carryScenario } from './scenarios.js';
 import { deferEntry, planRegionDeferral } from './plan-region-dispatch.js';
 import type { Macrostep } from './macrostep-context.js';
 import type { SelectedTransition } from './select-transitions.js';
@@ -177,6 +178,7 @@ function runListeners(
     if (listener.queued) {
       // The job runs it after the commit; the step only records that it was queued.
       macrostep.record(queuedListenerRecord(macrostep.machineId, listener.name, 'dispatched'));
+      const carried = carryScenario(macrostep.definition, macrostep.scenario);
       macrostep.effects.push({
         kind: 'listener',
         machineId: macrostep.machineId,
@@ -186,6 +188,7 @@ function runListeners(
         listener: listener.name,
         params: listener.params,
         event: macrostep.event,
+        ...(carried === undefined ? {} : { scenario: carried }),
       });
       continue;
     }

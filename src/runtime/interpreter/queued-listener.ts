@@ -12,6 +12,7 @@ import type { ListenerEffect } from './effects.js';
 import { macrostepFromSnapshot } from './macrostep-context.js';
 import { finishMacrostep, settle } from './macrostep.js';
 import { queuedListenerRecord } from './microstep.js';
+import { resumeScenario } from './scenarios.js';
 import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from './types.js';
 
 /** What a `listener.run` job names: the listener by phase and position, and the queuing event. */
@@ -47,6 +48,8 @@ export function runQueuedListener(
     machines: options.machines,
     maxTransitionDepth: options.maxTransitionDepth,
     traceBehaviors: options.traceBehaviors,
+    // Queued under a scenario: the listener's step plays it too (scenario isolation).
+    scenario: resumeScenario(definition, run.scenario),
   });
   macrostep.record(queuedListenerRecord(definition.id, listener.name, 'started'));
   macrostep.own();

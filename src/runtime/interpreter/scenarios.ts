@@ -18,7 +18,7 @@ import {
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { ScenarioDefinition } from '../definition/scenarios.js';
 import { isDescendantOrSelf } from '../definition/state-node.js';
-import type { ActiveScenario, MachineSnapshot, StoredScenario } from './types.js';
+import type { ActiveScenario, CarriedScenario, MachineSnapshot, StoredScenario } from './types.js';
 
 /** What a request asks of scenarios. */
 export type ScenarioRequest =
@@ -195,4 +195,35 @@ function scenarioParams(
     `${first?.[0] ?? 'scenarioParams'}: ${first?.[1][0] ?? 'invalid'} (scenario '${scenario.slug}' of machine '${definition.id}').`,
     errors,
   );
+}
+
+/**
+ * What work started by a step under `active` carries (scenario isolation): `undefined` without
+ * a scenario, so payloads of steps without one stay as they were.
+ */
+export function carryScenario(
+  definition: MachineDefinition,
+  active: ActiveScenario | null,
+): CarriedScenario | undefined {
+  if (active === null) return undefined;
+  const scenario = definition.scenarios.get(active.slug);
+  if (scenario === undefined) return undefined;
+  const part = active.plan === scenario.plan ? 'plan' : 'continuation';
+  return { slug: active.slug, params: { ...active.params }, part };
+}
+
+/**
+ * The scenario carried work plays again on `definition` (the machine that carried it, or a child
+ * that defines the same slug): its plan, or its continuation when that was in force. `null`
+ * when the machine has no such scenario (a deployment removed it, a child without it).
+ */
+export function resumeScenario(
+  definition: MachineDefinition,
+  carried: CarriedScenario | undefined,
+): ActiveScenario | null {
+  if (carried === undefined) return null;
+  const scenario = definition.scenarios.get(carried.slug);
+  const plan = carried.part === 'plan' ? scenario?.plan : scenario?.continuation;
+  if (plan === undefined || plan === null) return null;
+  return { slug: carried.slug, plan, params: { ...carried.params } };
 }

@@ -170,6 +170,15 @@ export interface StoredScenario {
   params: Record<string, unknown>;
 }
 
+/**
+ * The scenario a step played, carried by the work it started (a job actor's run, a child's
+ * start, a queued listener) so that work plays it too (scenario isolation): its slug and
+ * params, and which of its plans was in force.
+ */
+export interface CarriedScenario extends StoredScenario {
+  part: 'plan' | 'continuation';
+}
+
 /** An event accepted in the current state, as listed in responses. */
 export interface AvailableEvent {
   type: string;

@@ -12,7 +12,8 @@ import { describeError } from '../../interpreter/invoke-child.js';
 import type { JobPayloads } from '../../interpreter/job-payloads.js';
 import { resolveOutput } from '../../interpreter/output.js';
 import { completionJob } from '../../interpreter/plan-commit.js';
-import type { MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
+import { resumeScenario } from '../../interpreter/scenarios.js';
+import type { ActiveScenario, MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
 import { commitChildRows, commitStep } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
 import { completionStep } from '../instrumentation.js';
@@ -37,6 +38,7 @@ export async function startChild(
   const at = ctx.now().toISOString();
   const child = ctx.registry.resolve(start.childMachineId);
   let result: MacrostepResult;
+  let inherited: ActiveScenario | null = null;
   try {
     if (child === undefined) throw unknownMachine(start.childMachineId);
     // Created by an earlier run that died before the row was updated: only the row is left.
@@ -46,11 +48,15 @@ export async function startChild(
       ]);
       return;
     }
+    // Started under the parent's scenario: the child starts under its own scenario of that slug
+    // (scenario isolation), kept on it like a plan's `{ scenario }` child.
+    inherited = resumeScenario(child, start.carriedScenario);
     result = initialize(child, {
       ...ctx.macrostepOptions,
       id: start.childId,
       context: start.input,
       parent: { machineId: start.parentMachineId, id: start.parentId },
+      ...(inherited === null ? {} : { scenario: inherited }),
     });
   } catch (error) {
     await commitChildRows(ctx, [
@@ -60,14 +66,15 @@ export async function startChild(
       await enqueueJobs(ctx, [completionJob(start.childId, describeError(error))]);
     return;
   }
+  const kept =
+    start.scenario ??
+    (inherited === null ? undefined : { slug: inherited.slug, params: inherited.params });
   await commitStep(ctx, {
     main: {
       result,
       from: null,
       // Kept while the child waits for events (9.7.0); a child done at once plays nothing more.
-      ...(start.scenario === undefined || result.snapshot.status === 'done'
-        ? {}
-        : { scenario: start.scenario }),
+      ...(kept === undefined || result.snapshot.status === 'done' ? {} : { scenario: kept }),
     },
     children: [
       {

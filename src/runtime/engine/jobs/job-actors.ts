@@ -33,6 +33,7 @@ import {
 } from '../../interpreter/complete-child.js';
 import type { JobOutcome } from '../../interpreter/invoke-child.js';
 import type { JobPayloads } from '../../interpreter/job-payloads.js';
+import { scenarioJobOutcome } from '../../interpreter/scenario-isolation.js';
 import type { JobInfo } from '../../jobs/job-queue.js';
 import { commitChildRows } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
@@ -74,9 +75,18 @@ export async function runJobActor(
     ]);
   }
 
-  const reported = await call(ctx, invocation, payload, info);
-  if (reported === null) return;
-  const outcome = resolveJobOutcome(invocation, reported);
+  // Started under a scenario that gives this state an outcome: that outcome, and the function
+  // never runs (scenario isolation: a QA run reaches no real side effect through a job).
+  const parent = payload.scenario === undefined ? null : await store.load(payload.parentId);
+  const forced =
+    parent === null ? null : scenarioJobOutcome(definition, parent, payload, ctx.macrostepOptions);
+  let outcome: JobOutcome;
+  if (forced !== null) outcome = forced;
+  else {
+    const reported = await call(ctx, invocation, payload, info);
+    if (reported === null) return;
+    outcome = resolveJobOutcome(invocation, reported);
+  }
   if (payload.fireAndForget) {
     await commitChildRows(ctx, [terminal(ctx, payload.jobId, outcome)]);
     if (outcome.outcome === 'fail')
