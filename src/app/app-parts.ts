@@ -12,7 +12,11 @@ import { resolveModelBinders } from '../generator/models.js';
 import type { Clock } from '../runtime/clock.js';
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
 import { MachineRuntime } from '../runtime/engine/machine-runtime.js';
-import { ENVIRONMENT_SETTINGS, type Environment } from '../runtime/environment.js';
+import {
+  ENVIRONMENT_SETTINGS,
+  layeredEnvironment,
+  type Environment,
+} from '../runtime/environment.js';
 import type { ApiReferenceOptions } from '../runtime/http/api-reference.js';
 import { healthRoutes, type HealthRoute } from '../runtime/http/health.js';
 import { MachineRouter } from '../runtime/http/machine-router.js';
@@ -21,6 +25,7 @@ import { httpLoggerOf } from '../runtime/http/responses.js';
 import { resolveServerOptions, type ServerOptions } from '../runtime/http/server-options.js';
 import type { ServerDrain } from '../runtime/http/server-drain.js';
 import type { Logger } from '../runtime/logger.js';
+import { resolveStoreUrlSync } from '../runtime/store-url.js';
 
 /** The parts of the config the app runs with (the rest is the generator's). */
 export type AppConfig = Pick<
@@ -132,11 +137,18 @@ export function openAppRuntime(
   options: AppOptions,
   logger: Logger | undefined,
 ): Promise<MachineRuntime> {
-  const databaseUrl = options.databaseUrl ?? parts.config.store;
+  // One order for every way in (docs/persistence.md): the option, MACHINE_DATABASE_URL (of
+  // `env` over process.env), the config's `store`, the default file.
+  const databaseUrl = resolveStoreUrlSync({
+    flag: options.databaseUrl,
+    flagName: 'databaseUrl',
+    env: layeredEnvironment(options.env),
+    config: parts.config.store,
+  }).url;
   // The store's durable job queue (embedded on SQLite, pg-boss on PostgreSQL) runs the child
   // machines; its jobs commit with the steps that cause them.
   return MachineRuntime.open({
-    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    databaseUrl,
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.shutdownTimeout === undefined ? {} : { shutdownTimeout: options.shutdownTimeout }),
     machines: parts.machines(),

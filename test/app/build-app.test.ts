@@ -150,6 +150,24 @@ describe.each([
     expect((await json(`${url}/nowhere`)).status).toBe(404);
   });
 
+  it('should take MACHINE_DATABASE_URL over the config store, and the option over both', async () => {
+    const other = `${file}.config.db`;
+    const fromEnv = `${file}.env.db`;
+    built = await build(partsOf({ ...CONFIG, store: `sqlite:${other}` }), {
+      env: { MACHINE_DATABASE_URL: `sqlite:${fromEnv}` },
+    });
+    expect(built.runtime.settings?.runtime.databaseUrl).toBe(`sqlite:${fromEnv}`);
+    await built.close();
+    built = await build(partsOf({ ...CONFIG, store: `sqlite:${other}` }), {
+      databaseUrl: `sqlite:${file}`,
+      env: { MACHINE_DATABASE_URL: `sqlite:${fromEnv}` },
+    });
+    expect(built.runtime.settings?.runtime.databaseUrl).toBe(`sqlite:${file}`);
+    await built.close();
+    built = await build(partsOf({ ...CONFIG, store: `sqlite:${other}` }), {});
+    expect(built.runtime.settings?.runtime.databaseUrl).toBe(`sqlite:${other}`);
+  });
+
   it('should serve no health route unless the config enables it', async () => {
     const url = await start({ ...CONFIG, health: undefined });
     expect((await fetch(`${url}/health/ready`)).status).toBe(404);

@@ -316,7 +316,7 @@ describe('a fresh npm project with Express, installed as the README says', () =>
       }
       sh(project, 'npx', ['machine-routes', 'generate']);
       expect(readFileSync(path.join(project, 'src/generated/app.gen.ts'), 'utf8')).toContain(
-        "from 'express'",
+        "from 'machine-routes/express'",
       );
       writeFileSync(path.join(project, 'tsconfig.json'), readmeTsconfig());
       // The README's Express form: the generated app mounted on an application of the user's.
