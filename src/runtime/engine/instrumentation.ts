@@ -55,10 +55,20 @@ const stepAttributes = new AttributeCache((machine, eventType) => ({
 export function instrumentedInterpreter(engine: MachineEngine): MachineEngine {
   return {
     initialize: (definition, options) =>
-      timedStep(definition, '@init', null, () => engine.initialize(definition, options)),
+      timedStep(
+        definition,
+        '@init',
+        null,
+        () => engine.initialize(definition, options),
+        options?.traceBehaviors === true,
+      ),
     transition: (definition, snapshot, event, options) =>
-      timedStep(definition, typeOf(event), snapshot, () =>
-        engine.transition(definition, snapshot, event, options),
+      timedStep(
+        definition,
+        typeOf(event),
+        snapshot,
+        () => engine.transition(definition, snapshot, event, options),
+        options?.traceBehaviors === true,
       ),
   };
 }
@@ -68,12 +78,15 @@ function timedStep(
   eventType: string,
   before: MachineSnapshot | null,
   step: () => MacrostepResult,
+  /** Behavior spans are made (MACHINE_TRACE_BEHAVIORS): the step's span is their parent. */
+  parentOfBehaviors = false,
 ): MacrostepResult {
   const started = performance.now();
   const span = stepSpan(definition, eventType, before);
   try {
-    // Active while the step computes: behavior spans (MACHINE_TRACE_BEHAVIORS) are its children.
-    const result = withActiveSpan(span, step);
+    // Active while the step computes only for behavior spans: making a context per step cost
+    // the bound route's CPU when they are off.
+    const result = parentOfBehaviors ? withActiveSpan(span, step) : step();
     stepDone(span, before, result);
     return result;
   } catch (error) {
