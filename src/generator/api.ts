@@ -18,7 +18,9 @@ export async function loadConfig(options: LoadConfigOptions): Promise<LoadedConf
 }
 
 /** Loads the config and runs every build-time validation; problems are returned, not thrown. */
-export async function checkProject(options: LoadConfigOptions): Promise<CheckReport> {
+export async function checkProject(
+  options: LoadConfigOptions & { exampleRuns?: boolean },
+): Promise<CheckReport> {
   return (await import('./generate.js')).checkProject(options);
 }
 

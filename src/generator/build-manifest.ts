@@ -32,6 +32,12 @@ export interface BuildManifestOptions {
   loaded: LoadedConfig;
   /** Output directory (absolute): the manifest records the config's path relative to it. */
   outputDir: string;
+  /**
+   * Run each machine in memory for the document's example outputs (default true). Commands that
+   * only check the config before running (`worker`, `timers`, `instances`) leave it off: the
+   * runs call the machine's actions, which must not run at their start.
+   */
+  exampleRuns?: boolean;
 }
 
 const ANY_OBJECT: JsonSchema = { type: 'object' };
@@ -202,7 +208,11 @@ export function buildManifest(options: BuildManifestOptions): ManifestResult {
   const analysisOf = (definition: MachineDefinition): MachineAnalysis => {
     let analysis = analyses.get(definition.id);
     if (analysis === undefined) {
-      analysis = analyzeMachine(definition, (schema) => toJsonSchema(loaded, schema, 'input'));
+      analysis = analyzeMachine(
+        definition,
+        (schema) => toJsonSchema(loaded, schema, 'input'),
+        options.exampleRuns !== false,
+      );
       analyses.set(definition.id, analysis);
     }
     return analysis;

@@ -137,6 +137,8 @@ export function analyzeMachine(
   jsonSchema: (schema: ZodType) => JsonSchema = () => {
     throw new Error('no JSON Schema conversion');
   },
+  /** Run the machine for example outputs (false: commands that only check, like `worker`). */
+  withRuns = true,
 ): MachineAnalysis {
   const graph = buildStateGraph(definition);
   const examples = eventExamples(definition, graph);
@@ -145,8 +147,15 @@ export function analyzeMachine(
       example === null ? [] : [[type, example] as const],
     ),
   );
-  return { graph, examples, runs: runExamples(definition, graph, edges, jsonSchema) };
+  return {
+    graph,
+    examples,
+    runs: withRuns ? runExamples(definition, graph, edges, jsonSchema) : NO_RUNS,
+  };
 }
+
+// Without example runs the document falls back to the initial context (docs/generator.md).
+const NO_RUNS: ExampleRuns = { initial: null, events: new Map() };
 
 /** Documentation facts of one machine. */
 export function describeMachine(

@@ -148,7 +148,9 @@ async function locateAll(
  * Loads the config and runs every definition-time and registration-time validation. Never
  * throws for a problem of the user's input: a config that cannot be loaded is one issue.
  */
-export async function checkProject(options: LoadConfigOptions): Promise<CheckReport> {
+export async function checkProject(
+  options: LoadConfigOptions & { exampleRuns?: boolean },
+): Promise<CheckReport> {
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig(options);
@@ -164,7 +166,11 @@ export async function checkProject(options: LoadConfigOptions): Promise<CheckRep
     );
     return { issues: sortIssues(issues), errors, manifest: null, loaded: null };
   }
-  const result = buildManifest({ loaded, outputDir: outputDirOf(loaded) });
+  const result = buildManifest({
+    loaded,
+    outputDir: outputDirOf(loaded),
+    ...(options.exampleRuns === undefined ? {} : { exampleRuns: options.exampleRuns }),
+  });
   if (result.ok) return { issues: [], errors: [], manifest: result.manifest, loaded };
   const errors = result.issues.flatMap(flattenIssues);
   return { issues: await locateAll(loaded, errors), errors, manifest: null, loaded };

@@ -322,7 +322,7 @@ async function withOperations(
   options: StoreOptions,
   run: (operations: MachineOperations) => Promise<void>,
 ): Promise<void> {
-  const report = await checkProject({ config: options.config, cwd: io.cwd });
+  const report = await checkProject({ config: options.config, cwd: io.cwd, exampleRuns: false });
   if (report.loaded === null || report.issues.length > 0) {
     printIssues(io, report.issues);
     return exit(1);

@@ -13,7 +13,7 @@ export async function loadMachine(
   config: string | undefined,
   machineId: string,
 ): Promise<MachineDefinition | null> {
-  const report = await checkProject({ config, cwd: io.cwd });
+  const report = await checkProject({ config, cwd: io.cwd, exampleRuns: false });
   if (report.loaded === null || report.issues.length > 0) {
     printIssues(io, report.issues);
     return null;

@@ -37,7 +37,11 @@ export function registerWorker(program: Command, io: CliIo, exit: (code: number)
         return exit(1);
       }
       // The same checks as `check`: a worker must not run machines the build would reject.
-      const report = await checkProject({ config: options.config, cwd: io.cwd });
+      const report = await checkProject({
+        config: options.config,
+        cwd: io.cwd,
+        exampleRuns: false,
+      });
       if (report.loaded === null || report.issues.length > 0) {
         printIssues(io, report.issues);
         return exit(1);

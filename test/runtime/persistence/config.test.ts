@@ -10,6 +10,10 @@ describe('loadRuntimeConfig', () => {
       lockTimeout: 30,
       maxTransitionDepth: 100,
       scenariosEnabled: false,
+      traceBehaviors: false,
+      timerTries: 3,
+      timerBackoff: 1,
+      shutdownTimeout: 10,
     });
     expect(loadRuntimeConfig({}, {})).toEqual(DEFAULT_RUNTIME_CONFIG);
   });
@@ -32,6 +36,10 @@ describe('loadRuntimeConfig', () => {
       lockTimeout: 2.5,
       maxTransitionDepth: 7,
       scenariosEnabled: true,
+      traceBehaviors: false,
+      timerTries: 3,
+      timerBackoff: 1,
+      shutdownTimeout: 10,
     });
     expect(loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: '0' }).scenariosEnabled).toBe(false);
     expect(() => loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: 'yes' })).toThrow(
