@@ -10,7 +10,8 @@
  * parsing and casts cost more than the extra plans.
  */
 import pg from 'pg';
-import { IdempotencyClaimLostError, PostgresIdempotencyKeys } from './idempotency.js';
+import { IdempotencyClaimLostError } from './idempotency.js';
+import { PostgresIdempotencyKeys } from './idempotency-sql.js';
 import { PostgresTimerFailures } from './timer-failures.js';
 import { holderGoneCall } from './holders.js';
 import { holderConnection, type HolderConnection } from './postgres-holder.js';

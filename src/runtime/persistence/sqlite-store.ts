@@ -18,7 +18,8 @@ import { dirname } from 'node:path';
 // queued commits must still be written.
 import { setImmediate as afterIo } from 'node:timers';
 import type Database from 'better-sqlite3';
-import { IdempotencyClaimLostError, SqliteIdempotencyKeys } from './idempotency.js';
+import { IdempotencyClaimLostError } from './idempotency.js';
+import { SqliteIdempotencyKeys } from './idempotency-sql.js';
 import { SqliteTimerFailures } from './timer-failures.js';
 import { CheckpointWorker } from './sqlite-checkpoints.js';
 import { HOLDER_GONE_SQL, processHolder, registerHolderFunction } from './holders.js';
