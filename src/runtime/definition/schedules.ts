@@ -43,7 +43,12 @@ export interface CronTimer {
   readonly cron: Cron;
 }
 
-const cache = new WeakMap<readonly ScheduleConfig[], readonly TimedTransition[]>();
+// By schedules, then by definition: one registration's schedules select states in each version
+// it keeps loaded (pinned, docs/versioning.md).
+const cache = new WeakMap<
+  readonly ScheduleConfig[],
+  WeakMap<MachineDefinition, readonly TimedTransition[]>
+>();
 
 /**
  * The (schedule, state) pairs of a machine's schedules, swept like timers. Keys:
@@ -55,7 +60,12 @@ export function scheduledTransitions(
   schedules: readonly ScheduleConfig[] = [],
   missed?: MissedFirePolicy,
 ): readonly TimedTransition[] {
-  const known = cache.get(schedules);
+  let byDefinition = cache.get(schedules);
+  if (byDefinition === undefined) {
+    byDefinition = new WeakMap();
+    cache.set(schedules, byDefinition);
+  }
+  const known = byDefinition.get(definition);
   if (known !== undefined) return known;
   const found: TimedTransition[] = [];
   for (const schedule of schedules) {
@@ -76,7 +86,7 @@ export function scheduledTransitions(
     }
   }
   const frozen = Object.freeze(found);
-  cache.set(schedules, frozen);
+  byDefinition.set(definition, frozen);
   return frozen;
 }
 

@@ -33,15 +33,40 @@ export interface TimerRegistration {
 
 true satisfies ExactKeys<TimerRegistration, typeof KNOWN_KEYS.timers>;
 
-/** What a sweep runs for a registration: the machine's timed transitions, then its schedules. */
-export function registrationTimers(registration: TimerRegistration): readonly TimedTransition[] {
-  const schedules = scheduledTransitions(
-    registration.machine,
-    registration.schedules,
-    registration.missed,
-  );
-  const timers = timedTransitions(registration.machine);
+/**
+ * What a sweep runs for a registration: the machine's timed transitions, then its schedules.
+ * `definition`: a version of the machine the registered definition keeps loaded (pinned,
+ * docs/versioning.md), whose instances follow its own timed states; default the registered one.
+ */
+export function registrationTimers(
+  registration: TimerRegistration,
+  definition: MachineDefinition = registration.machine,
+): readonly TimedTransition[] {
+  const schedules = scheduledTransitions(definition, registration.schedules, registration.missed);
+  const timers = timedTransitions(definition);
   return schedules.length === 0 ? timers : [...timers, ...schedules];
+}
+
+/**
+ * Every timer a sweep looks for candidates of: the registered definition's and those of each
+ * version it keeps loaded (pinned), once per state and key. A candidate found by one version's
+ * timer is delivered with its own version's timers (timer-delivery.ts).
+ */
+export function sweptTimers(registration: TimerRegistration): readonly TimedTransition[] {
+  const pinned = registration.machine.pinned;
+  const own = registrationTimers(registration);
+  if (pinned === undefined || pinned.size === 0) return own;
+  const seen = new Set(own.map((timer) => `${timer.stateId} ${timer.key}`));
+  const all = [...own];
+  for (const old of pinned.values()) {
+    for (const timer of registrationTimers(registration, old)) {
+      const key = `${timer.stateId} ${timer.key}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      all.push(timer);
+    }
+  }
+  return all;
 }
 
 /**

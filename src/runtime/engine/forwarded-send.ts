@@ -22,6 +22,7 @@ import type { ActiveScenario, MacrostepResult, MachineSnapshot } from '../interp
 import { planKeptScenarioStep, scenarioWrite } from '../persistence/kept-scenarios.js';
 import type { LockHandle } from '../persistence/locks.js';
 import { toValidationException } from '../interpreter/validation-failure.js';
+import { runningDefinition } from './versioning/instance-versions.js';
 import type { EngineContext } from './context.js';
 import { runLocked } from './locked-step.js';
 
@@ -72,7 +73,10 @@ export async function sendForwarded(
       context: 'forward',
       definition: target.child,
       compute: async (child) => {
-        if (child === null || !childAccepts(target.child, child, target.childEventType)) {
+        // A child pinned to an older version takes the event on that version (docs/versioning.md).
+        const childDefinition =
+          child === null ? target.child : runningDefinition(target.child, child);
+        if (child === null || !childAccepts(childDefinition, child, target.childEventType)) {
           throw new ForwardTargetUnavailableException(
             `${where}, but the child${child ? ` (in '${child.value.join(', ')}')` : ''} does not accept '${target.childEventType}' now.`,
             { machine: definition.id, key: event.type },
@@ -80,11 +84,18 @@ export async function sendForwarded(
         }
         // The child's kept scenario (its continuation) applies to the forwarded event.
         const scenario = ctx.settings.scenariosEnabled
-          ? await planKeptScenarioStep(ctx.store, target.child, child, target.childEventType, {
+          ? await planKeptScenarioStep(ctx.store, childDefinition, child, target.childEventType, {
               kind: 'omitted',
             })
           : null;
-        const childStep = childTransition(ctx, send, child, where, scenario?.step.active ?? null);
+        const childStep = childTransition(
+          ctx,
+          send,
+          childDefinition,
+          child,
+          where,
+          scenario?.step.active ?? null,
+        );
         const parentStep = recordForwardedEvent(definition, parent, event, {
           now: () => ctx.now(),
         });
@@ -172,6 +183,7 @@ async function runningChild(
 function childTransition(
   ctx: EngineContext,
   send: ForwardedSend,
+  childDefinition: MachineDefinition,
   child: MachineSnapshot,
   where: string,
   scenario: ActiveScenario | null,
@@ -179,7 +191,7 @@ function childTransition(
   const { target, event, definition } = send;
   try {
     return transition(
-      target.child,
+      childDefinition,
       child,
       { ...event, type: target.childEventType },
       { ...ctx.macrostepOptions, scenario },

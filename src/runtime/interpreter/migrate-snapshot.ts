@@ -37,7 +37,10 @@ export function migrationRecordType(machineId: string): string {
  * The version a stored snapshot counts as: its recorded one, or, for rows written before
  * versions were recorded, the oldest version the machine's migrations start at (else its own).
  */
-export function storedVersion(definition: MachineDefinition, snapshot: MachineSnapshot): string {
+export function storedVersion(
+  definition: MachineDefinition,
+  snapshot: Pick<MachineSnapshot, 'version'>,
+): string {
   if (snapshot.version !== undefined) return snapshot.version;
   return oldestVersion(definition) ?? definition.version;
 }
@@ -61,7 +64,7 @@ function oldestVersion(definition: MachineDefinition): string | undefined {
  */
 export function planVersion(
   definition: MachineDefinition,
-  snapshot: MachineSnapshot,
+  snapshot: Pick<MachineSnapshot, 'version'>,
 ): VersionPlan {
   // Mock definitions of tests carry no version.
   if (definition.version === undefined) return { kind: 'current' };

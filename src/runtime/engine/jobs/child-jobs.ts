@@ -19,6 +19,7 @@ import type { EngineContext } from '../context.js';
 import { completionStep } from '../instrumentation.js';
 import { runLocked } from '../locked-step.js';
 import { unknownMachine } from '../machine-registry.js';
+import { runningDefinition } from '../versioning/instance-versions.js';
 import { enqueueJobs, later } from './job-requests.js';
 
 /** `child.start`: creates the child with its id and input, and moves its row to `running`. */
@@ -101,7 +102,12 @@ export async function completeChildJob(
     (row.status !== 'completed' && row.status !== 'failed' && row.status !== 'running')
   )
     return;
-  const parentDefinition = ctx.registry.resolve(row.parentMachineId);
+  // A parent pinned to an older version (docs/versioning.md) delegates in that version's state.
+  const parentDefinition = await instanceDefinition(
+    ctx,
+    row.parentMachineId,
+    row.parentRootEventId,
+  );
   if (parentDefinition === undefined) {
     ctx.onError(unknownMachine(row.parentMachineId), `completion of child ${job.childId}`);
     return;
@@ -117,8 +123,8 @@ export async function completeChildJob(
       ...(job.error ? { error: job.error } : {}),
     };
   } else {
-    const childDefinition = ctx.registry.resolve(row.childMachineId);
     const child = await store.load(job.childId);
+    const childDefinition = ctx.registry.forInstance(row.childMachineId, child);
     if (childDefinition === undefined || child === null || child.status !== 'done') return;
     completion = doneOrUnresolved(row.parentStateId, job.childId, child, () =>
       resolveOutput(childDefinition, child),
@@ -128,7 +134,8 @@ export async function completeChildJob(
     definition: parentDefinition,
     parentId: row.parentRootEventId,
     context: 'child.complete',
-    compute: (parent) => completeChild(parentDefinition, parent, completion, ctx.macrostepOptions),
+    compute: (parent, definition) =>
+      completeChild(definition, parent, completion, ctx.macrostepOptions),
   });
   // The parent stayed locked past the lock timeout: try again later rather than lose the outcome.
   if (!applied)
@@ -172,9 +179,9 @@ export async function timeoutChild(
     definition: parentDefinition,
     parentId: row.parentRootEventId,
     context: 'child.timeout',
-    compute: (parent) =>
+    compute: (parent, definition) =>
       completeChild(
-        parentDefinition,
+        definition,
         parent,
         { parentStateId: row.parentStateId, outcome: 'timeout', childId: job.childId },
         ctx.macrostepOptions,
@@ -197,12 +204,19 @@ export async function timeoutChild(
 
 /** A step of a parent computed from its last committed snapshot under its lock. */
 export interface ParentStep {
+  /** The newest definition of the parent's machine (the registry's). */
   definition: MachineDefinition;
   parentId: string;
   /** Recorded in the lock row. */
   context: string;
-  /** The step, or `null` when there is nothing left to do (the parent moved on). */
-  compute: (parent: MachineSnapshot) => MacrostepResult | null | Promise<MacrostepResult | null>;
+  /**
+   * The step, or `null` when there is nothing left to do (the parent moved on). `definition`:
+   * the one the parent runs on, its own version's when it is pinned (docs/versioning.md).
+   */
+  compute: (
+    parent: MachineSnapshot,
+    definition: MachineDefinition,
+  ) => MacrostepResult | null | Promise<MacrostepResult | null>;
   /** Row changes committed with the step. */
   children?: ChildRowChange[];
 }
@@ -222,8 +236,9 @@ export async function applyToParent(ctx: EngineContext, step: ParentStep): Promi
       definition: step.definition,
       compute: async (parent) => {
         if (parent === null || parent.machineId !== step.definition.id) return { value: null };
-        const result = await completionStep(step.definition, step.context, parent, () =>
-          step.compute(parent),
+        const running = runningDefinition(step.definition, parent);
+        const result = await completionStep(running, step.context, parent, () =>
+          step.compute(parent, running),
         );
         if (result === null) return { value: null };
         return {
@@ -241,4 +256,18 @@ export async function applyToParent(ctx: EngineContext, step: ParentStep): Promi
     throw error;
   }
   return true;
+}
+
+/**
+ * The definition instance `id` of `machineId` runs on (the registry's `forInstance`): read
+ * from the store only when the machine keeps older versions loaded, so the common case costs
+ * no read. `undefined` for a machine this runtime does not know.
+ */
+export async function instanceDefinition(
+  ctx: EngineContext,
+  machineId: string,
+  id: string,
+): Promise<MachineDefinition | undefined> {
+  if (!ctx.registry.hasPinned(machineId)) return ctx.registry.resolve(machineId);
+  return ctx.registry.forInstance(machineId, await ctx.store.load(id));
 }

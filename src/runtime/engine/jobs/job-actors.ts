@@ -23,7 +23,6 @@
  *   function itself is at-least-once: it may run again after a crash, with the same
  *   `idempotencyKey` (the job id).
  */
-import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { JobInvocation } from '../../definition/invocation.js';
 import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from '../../interpreter/child-rows.js';
 import {
@@ -38,7 +37,8 @@ import type { JobInfo } from '../../jobs/job-queue.js';
 import { commitChildRows } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
 import { countJobFailure } from '../instrumentation.js';
-import { applyToParent } from './child-jobs.js';
+import { unknownMachine } from '../machine-registry.js';
+import { applyToParent, instanceDefinition } from './child-jobs.js';
 import { enqueueJobs, later } from './job-requests.js';
 
 /** The payload of a `job.run` job: the start effect without its kind. */
@@ -55,7 +55,8 @@ export async function runJobActor(
   const { store } = ctx;
   const [row] = await store.findChildren({ id: payload.jobId });
   if (row === undefined || !ACTIVE_CHILD_STATUSES.includes(row.status)) return;
-  const definition = ctx.registry.resolve(payload.parentMachineId);
+  // A parent pinned to an older version runs that version's job (docs/versioning.md).
+  const definition = await instanceDefinition(ctx, payload.parentMachineId, payload.parentId);
   const invocation = definition?.idMap.get(payload.parentStateId)?.invocation;
   if (definition === undefined || invocation?.kind !== 'job') {
     // Thrown, not dropped: a worker that knows the machine may take the retry.
@@ -96,20 +97,19 @@ export async function runJobActor(
       );
     return;
   }
-  await applyOrDefer(ctx, definition, { jobId: payload.jobId, outcome });
+  await applyOrDefer(ctx, payload.parentMachineId, { jobId: payload.jobId, outcome });
 }
 
 /** The `job.outcome` handler. */
 export async function applyJobOutcome(ctx: EngineContext, payload: OutcomePayload): Promise<void> {
   const [row] = await ctx.store.findChildren({ id: payload.jobId });
   if (row === undefined || !ACTIVE_CHILD_STATUSES.includes(row.status)) return;
-  const definition = ctx.registry.resolve(row.parentMachineId);
-  if (definition === undefined) {
+  if (ctx.registry.resolve(row.parentMachineId) === undefined) {
     throw new Error(
       `machine-routes: machine '${row.parentMachineId}' is not known to this runtime. Pass it in MachineRuntime's 'machines' option.`,
     );
   }
-  await applyOrDefer(ctx, definition, payload);
+  await applyOrDefer(ctx, row.parentMachineId, payload);
 }
 
 /**
@@ -178,10 +178,10 @@ function watchRow(ctx: EngineContext, jobId: string, controller: AbortController
 
 async function applyOrDefer(
   ctx: EngineContext,
-  definition: MachineDefinition,
+  machineId: string,
   payload: OutcomePayload,
 ): Promise<void> {
-  if (await apply(ctx, definition, payload)) return;
+  if (await apply(ctx, machineId, payload)) return;
   // The parent stayed locked past the lock timeout: apply later rather than run the job again.
   await enqueueJobs(ctx, [{ kind: 'job.outcome', payload, runAt: later(ctx) }]);
 }
@@ -192,17 +192,20 @@ async function applyOrDefer(
  */
 async function apply(
   ctx: EngineContext,
-  definition: MachineDefinition,
+  machineId: string,
   { jobId, outcome }: OutcomePayload,
 ): Promise<boolean> {
   const { store } = ctx;
   const [row] = await store.findChildren({ id: jobId });
   if (row === undefined || !ACTIVE_CHILD_STATUSES.includes(row.status)) return true;
+  const newest = ctx.registry.resolve(machineId);
+  if (newest === undefined) throw unknownMachine(machineId);
   return applyToParent(ctx, {
-    definition,
+    definition: newest,
     parentId: row.parentRootEventId,
     context: 'job.outcome',
-    compute: async (parent) => {
+    // The parent's own version's state and routes (pinned, docs/versioning.md).
+    compute: async (parent, definition) => {
       const [current] = await store.findChildren({ id: jobId });
       if (current === undefined || !ACTIVE_CHILD_STATUSES.includes(current.status)) return null;
       return completeJob(definition, parent, row.parentStateId, outcome, ctx.macrostepOptions);

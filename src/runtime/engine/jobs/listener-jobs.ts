@@ -29,7 +29,8 @@ export async function runListenerJob(
     definition,
     parentId: job.id,
     context: 'listener.run',
-    compute: (snapshot) => runQueuedListener(definition, snapshot, job, ctx.macrostepOptions),
+    // A pinned instance's listener is its own version's (docs/versioning.md).
+    compute: (snapshot, running) => runQueuedListener(running, snapshot, job, ctx.macrostepOptions),
   });
   // The instance stayed locked past the lock timeout: run it later rather than not at all.
   if (!applied) {

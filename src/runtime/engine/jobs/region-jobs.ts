@@ -56,17 +56,18 @@ async function mergeRegionWork(
   ctx: EngineContext,
   work: JobPayloads['parallel.region'],
 ): Promise<RegionJobOutcome> {
-  const definition = definitionOf(ctx, work.machineId);
   const base = await ctx.store.load(work.instanceId);
   if (base === null) return 'unknown-instance';
+  const definition = definitionOf(ctx, work.machineId, base);
   const early = regionStatus(definition, base, await afterEntry(ctx, base.id, work), work);
   if (early !== 'pending') return early === 'merged' ? 'already-merged' : 'stale';
   const entry = runRegionEntry(definition, base, work, ctx.macrostepOptions);
   return underLock(ctx, work.instanceId, `parallel-region ${work.regionId}`, async (fresh) => {
     const entered = await afterEntry(ctx, fresh.id, work);
-    const status = regionStatus(definition, fresh, entered, work);
+    const running = definitionOf(ctx, work.machineId, fresh);
+    const status = regionStatus(running, fresh, entered, work);
     if (status !== 'pending') return { outcome: status === 'merged' ? 'already-merged' : 'stale' };
-    const result = mergeRegion(definition, fresh, entered, work, entry, ctx.macrostepOptions);
+    const result = mergeRegion(running, fresh, entered, work, entry, ctx.macrostepOptions);
     return { outcome: 'merged', result };
   });
 }
@@ -77,13 +78,14 @@ async function failRegion(
   work: JobPayloads['parallel.region'],
   error: unknown,
 ): Promise<void> {
-  const definition = definitionOf(ctx, work.machineId);
+  definitionOf(ctx, work.machineId, null);
   const cause =
     error instanceof Error
       ? { name: error.name, message: error.message }
       : { name: 'Error', message: String(error) };
   await underLock(ctx, work.instanceId, `parallel-fail ${work.regionId}`, async (fresh) => {
     const entered = await afterEntry(ctx, fresh.id, work);
+    const definition = definitionOf(ctx, work.machineId, fresh);
     const result = failParallel(definition, fresh, entered, work, cause, ctx.macrostepOptions);
     return result === null ? { outcome: 'stale' } : { outcome: 'merged', result };
   });
@@ -94,7 +96,7 @@ export async function timeoutRegions(
   ctx: EngineContext,
   watch: JobPayloads['parallel.timeout'],
 ): Promise<void> {
-  const definition = definitionOf(ctx, watch.machineId);
+  definitionOf(ctx, watch.machineId, null);
   if ((await ctx.store.load(watch.instanceId)) === null) return;
   await underLock(
     ctx,
@@ -102,14 +104,23 @@ export async function timeoutRegions(
     `parallel-timeout ${watch.parallelStateId}`,
     async (fresh) => {
       const entered = await afterEntry(ctx, fresh.id, watch);
+      const definition = definitionOf(ctx, watch.machineId, fresh);
       const result = timeoutParallel(definition, fresh, entered, watch, ctx.macrostepOptions);
       return result === null ? { outcome: 'stale' } : { outcome: 'merged', result };
     },
   );
 }
 
-function definitionOf(ctx: EngineContext, machineId: string): MachineDefinition {
-  const definition = ctx.registry.resolve(machineId);
+/**
+ * The definition `snapshot` runs on: its own version's when pinned (docs/versioning.md), else
+ * the newest; `null`: only checks that the machine is known.
+ */
+function definitionOf(
+  ctx: EngineContext,
+  machineId: string,
+  snapshot: MachineSnapshot | null,
+): MachineDefinition {
+  const definition = ctx.registry.forInstance(machineId, snapshot);
   if (definition === undefined) throw unknownMachine(machineId);
   return definition;
 }

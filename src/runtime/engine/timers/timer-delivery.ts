@@ -39,6 +39,7 @@ import type { TimerFailureRow } from '../../persistence/timer-failures.js';
 import { commitTimerClaim } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
 import { holdLock } from '../locked-step.js';
+import { runningDefinition } from '../versioning/instance-versions.js';
 import { lockedInstance, type LockedInstance } from '../with-lock.js';
 import { isBackingOff, recordFailedAttempt } from './timer-failures.js';
 
@@ -82,10 +83,12 @@ export async function deliverDueFires(
   now: () => Date,
 ): Promise<DeliveryResult> {
   const definition = registration.machine;
-  const timers = registrationTimers(registration);
   const missed = registration.missed ?? 'once';
   const outcome = await holdLock(ctx, { id, lock: 'try', context: 'timer' }, async (lock) => {
     const instance = lockedInstance(ctx, id, lock);
+    // A pinned instance follows its own version's timed states (docs/versioning.md); its
+    // events are sent through the send path, which runs them on that version too.
+    const timers = await instanceTimers(ctx, registration, id);
     let delivered = 0;
     let conflicts = 0;
     for (let round = 0; round < MAX_FIRES_PER_INSTANCE; round += 1) {
@@ -115,6 +118,22 @@ export async function deliverDueFires(
   return outcome === null
     ? { delivered: 0, locked: true, conflicts: 0 }
     : { ...outcome.value, locked: false };
+}
+
+/** The timers of the version instance `id` runs on (read only when versions are pinned). */
+async function instanceTimers(
+  ctx: EngineContext,
+  registration: TimerRegistration,
+  id: string,
+): Promise<readonly TimedTransition[]> {
+  const definition = registration.machine;
+  if (definition.pinned === undefined || definition.pinned.size === 0)
+    return registrationTimers(registration);
+  const snapshot = await ctx.store.load(id);
+  return registrationTimers(
+    registration,
+    snapshot === null ? definition : runningDefinition(definition, snapshot),
+  );
 }
 
 // The first due fire of the instance as committed now (read under its lock), leaving out fires

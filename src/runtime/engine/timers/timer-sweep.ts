@@ -7,7 +7,7 @@
  * they are retried, never dropped.
  */
 import type { Clock } from '../../clock.js';
-import { registrationTimers, type TimerRegistration } from '../../definition/timer-registration.js';
+import { sweptTimers, type TimerRegistration } from '../../definition/timer-registration.js';
 import { candidateBound, dueFire } from '../../interpreter/due-timers.js';
 import type { EngineContext } from '../context.js';
 import { deliverDueFires } from './timer-delivery.js';
@@ -70,7 +70,7 @@ async function sweepMachine(
   const concurrency = options.concurrency ?? 4;
   // An instance is delivered once per sweep, whichever of its timers found it.
   const visited = new Set<string>();
-  for (const timer of registrationTimers(registration)) {
+  for (const timer of sweptTimers(registration)) {
     const now = clock.now();
     const dueBy = candidateBound(timer, now);
     if (dueBy === null) continue;

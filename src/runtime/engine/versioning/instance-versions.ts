@@ -55,7 +55,7 @@ export function versionStep(
  */
 export function runningDefinition(
   definition: MachineDefinition,
-  snapshot: MachineSnapshot,
+  snapshot: Pick<MachineSnapshot, 'version'>,
 ): MachineDefinition {
   if (definition.pinned === undefined || definition.pinned.size === 0) return definition;
   const plan = planVersion(definition, snapshot);
