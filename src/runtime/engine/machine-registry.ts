@@ -11,7 +11,7 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
-import { runningDefinition } from './versioning/instance-versions.js';
+import { planVersion } from '../interpreter/migrate-snapshot.js';
 
 /** Definitions by id (the newest, with its pinned versions), with their children by definition. */
 export class MachineRegistry {
@@ -39,7 +39,8 @@ export class MachineRegistry {
   ): MachineDefinition | undefined {
     const newest = this.#machines.get(machineId);
     if (newest === undefined || snapshot === null || !hasPinned(newest)) return newest;
-    return runningDefinition(newest, snapshot);
+    const plan = planVersion(newest, snapshot);
+    return plan.kind === 'pinned' ? plan.definition : newest;
   }
 
   /** Whether instances of `machineId` may run on another definition than {@link resolve}'s. */
