@@ -21,6 +21,10 @@ declare -A COMMANDS=(
   [persistence]="npx tsx bench/persistence/run.ts"
   [timers]="npx tsx bench/timers/run.ts"
   [operations]="npx tsx bench/operations/run.ts"
+  [scale-round-trips]="npx tsx bench/scale/round-trips.ts"
+  [scale-notify]="npx tsx bench/scale/notify-in-commit.ts"
+  [scale-growth]="npx tsx bench/scale/growth.ts"
+  [scale-timers]="npx tsx bench/scale/timers.ts"
 )
 ORDER=(http reads startup startup-compiled generate watch idempotency interpreter persistence timers)
 selected=("$@")
