@@ -18,6 +18,7 @@ import {
   type Environment,
 } from '../runtime/environment.js';
 import type { ApiReferenceOptions } from '../runtime/http/api-reference.js';
+import { mountAdminRoutes } from '../runtime/http/admin/admin-routes.js';
 import { healthRoutes, type HealthRoute } from '../runtime/http/health.js';
 import { MachineRouter } from '../runtime/http/machine-router.js';
 import type { MiddlewareRegistry } from '../runtime/http/middleware-registry.js';
@@ -30,7 +31,7 @@ import { resolveStoreUrlSync } from '../runtime/store-url.js';
 /** The parts of the config the app runs with (the rest is the generator's). */
 export type AppConfig = Pick<
   MachineRoutesConfig,
-  'store' | 'server' | 'timers' | 'middleware' | 'models' | 'setup' | 'health'
+  'store' | 'server' | 'timers' | 'middleware' | 'models' | 'setup' | 'health' | 'admin'
 >;
 
 /**
@@ -46,6 +47,8 @@ export interface GeneratedApp {
   mount: (router: MachineRouter) => void;
   /** The served API reference (config `docs`): the document's and diagrams' loaders, title, prefix. */
   docs?: ApiReferenceOptions;
+  /** The state diagrams' SVGs for the admin console (config `admin`), loaded on first request. */
+  adminDiagrams?: () => Promise<Readonly<Record<string, string>>>;
 }
 
 /** Options of a generated `buildApp`, on either framework (each adds its `logger`). */
@@ -183,6 +186,15 @@ export async function buildAppRouter(
       payloadLimit: limits.payloadLimit,
     });
     parts.mount(router);
+    if (config.admin !== undefined) {
+      mountAdminRoutes(router, {
+        runtime,
+        machines: parts.machines(),
+        timers: config.timers ?? [],
+        admin: config.admin,
+        ...(parts.adminDiagrams === undefined ? {} : { diagrams: parts.adminDiagrams }),
+      });
+    }
     return router;
   } catch (error) {
     await runtime.close();

@@ -8,6 +8,7 @@
 import type { MachineDefinition } from '../runtime/definition/machine-definition.js';
 import type { TimerRegistration } from '../runtime/definition/timer-registration.js';
 import type { MiddlewareRegistry } from '../runtime/http/middleware-registry.js';
+import type { AdminOptions } from '../runtime/http/admin/admin-options.js';
 import type { HealthOptions } from '../runtime/http/health.js';
 import type { ServerOptions } from '../runtime/http/server-options.js';
 import type { ModelBinder, RegistrationOptions } from '../runtime/http/types.js';
@@ -126,6 +127,14 @@ export interface MachineRoutesConfig {
    * never in the OpenAPI document: they describe the process, not the API.
    */
   health?: HealthOptions;
+  /**
+   * The admin route group of the generated app (docs/operations.md "Admin routes"): the
+   * instances of every machine listed, inspected and repaired over HTTP under `prefix` (default
+   * `/admin`), and the console page `<prefix>/console`, every route behind `middleware`
+   * (required: `check` refuses the group without one). Documented in the OpenAPI document under
+   * the tag `admin`. Off when absent.
+   */
+  admin?: AdminOptions;
 }
 
 /**
@@ -180,6 +189,7 @@ true satisfies ExactKeys<ClientConfig, typeof KNOWN_KEYS.client>;
 true satisfies ExactKeys<DocsConfig, typeof KNOWN_KEYS.docs>;
 true satisfies ExactKeys<ServerOptions, typeof KNOWN_KEYS.server>;
 true satisfies ExactKeys<HealthOptions, typeof KNOWN_KEYS.health>;
+true satisfies ExactKeys<AdminOptions, typeof KNOWN_KEYS.admin>;
 
 /**
  * Declares the config with its types checked; returns it unchanged.

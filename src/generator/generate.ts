@@ -12,6 +12,7 @@ import {
 import { neverSucceeding, type AnalysedRegistration } from './analysis/never-succeeds.js';
 import { buildManifest } from './build-manifest.js';
 import type { DiagramSvgOptions } from './diagram-svgs.js';
+import { adminPrefix } from '../runtime/http/admin/admin-options.js';
 import { DEFAULT_OUTPUT_DIR, OUTPUT_KINDS, registrationName, type OutputKind } from './config.js';
 import { emitterFor } from './emitters/index.js';
 import type { EmitOptions } from './emitters/types.js';
@@ -55,8 +56,9 @@ export async function withDrawnDiagrams(
   options: EmitOptions,
   drawing: DiagramSvgOptions,
 ): Promise<{ files: GeneratedFile[]; warnings: string[] }> {
-  if (options.docs === null || !files.some((file) => file.path === 'openapi.json'))
+  if ((options.docs ?? null) === null && (options.admin ?? null) === null)
     return { files, warnings: [] };
+  if (!files.some((file) => file.path === 'openapi.json')) return { files, warnings: [] };
   const { addDiagramSvgs } = await import('./diagram-svgs.js');
   return addDiagramSvgs(files, drawing);
 }
@@ -85,6 +87,13 @@ export function emitOptionsOf(loaded: LoadedConfig): EmitOptions {
       tanstackQuery: loaded.config.client?.tanstackQuery ?? false,
     },
     docs: loaded.config.docs?.enabled === true ? { prefix: loaded.config.docs.prefix ?? '' } : null,
+    admin:
+      loaded.config.admin === undefined
+        ? null
+        : {
+            prefix: adminPrefix(loaded.config.admin),
+            middleware: [...(loaded.config.admin.middleware ?? [])],
+          },
   };
 }
 

@@ -13,7 +13,8 @@ import {
   KNOWN_KEYS,
   type KeySection,
 } from '../runtime/known-keys.js';
-import { registrationName, type MachineRoutesConfig } from './config.js';
+import { validateAdminOptions } from '../runtime/http/admin/admin-options.js';
+import { declaredMiddleware, registrationName, type MachineRoutesConfig } from './config.js';
 
 /** The config's sections whose keys are checked, by the config key holding them. */
 const SECTIONS = [
@@ -23,6 +24,7 @@ const SECTIONS = [
   'server',
   'docs',
   'health',
+  'admin',
 ] as const satisfies readonly KeySection[];
 
 /** Problems of the config as a whole; empty when there are none. */
@@ -50,6 +52,14 @@ export function validateConfig(config: MachineRoutesConfig): MachineRoutesError[
       ),
     );
   }
+  if (config.admin !== undefined && kinds !== undefined && !kinds.includes('openapi')) {
+    issues.push(
+      new InvalidRouterConfigException(
+        `admin documents its routes in the emitted openapi.json and draws the console's diagrams beside it, but output.kinds (${kinds.join(', ')}) leaves it out. Add 'openapi' to output.kinds, or remove admin.`,
+        { key: 'admin' },
+      ),
+    );
+  }
   if (config.client?.tanstackQuery === true && kinds !== undefined && !kinds.includes('client')) {
     issues.push(
       new InvalidRouterConfigException(
@@ -58,6 +68,10 @@ export function validateConfig(config: MachineRoutesConfig): MachineRoutesError[
       ),
     );
   }
+  // The admin group reads and repairs every instance: refused without a middleware the config
+  // declares (a name list counts: the app is then handed the implementations).
+  if (config.admin !== undefined)
+    issues.push(...validateAdminOptions(config.admin, declaredMiddleware(config)));
   return issues;
 }
 

@@ -159,6 +159,15 @@ export class InvalidRouterConfigException extends MachineRoutesError {
   readonly code = 'MR_INVALID_ROUTER_CONFIG';
 }
 
+/**
+ * The admin route group (config `admin`, `mountAdminRoutes`) names no middleware: its routes
+ * read every instance and repair them, so it is refused unless the application protects it.
+ * Build time (`check`, `generate`, app start).
+ */
+export class AdminMiddlewareRequiredException extends MachineRoutesError {
+  readonly code = 'MR_ADMIN_MIDDLEWARE_REQUIRED';
+}
+
 /** An `endpoints` entry or a forward entry is invalid ("Filtering and validation" rule 6). */
 export class InvalidEndpointDefinitionException extends MachineRoutesError {
   readonly code = 'MR_INVALID_ENDPOINT_DEFINITION';

@@ -46,6 +46,7 @@ export const KNOWN_KEYS = {
     'docs',
     'timers',
     'health',
+    'admin',
   ],
   /** `output` of the config. */
   output: ['dir', 'framework', 'kinds'],
@@ -55,6 +56,8 @@ export const KNOWN_KEYS = {
   docs: ['enabled', 'prefix'],
   /** `health` of the config (liveness and readiness routes). */
   health: ['enabled', 'path', 'timeoutMs'],
+  /** `admin` of the config (the admin route group and its console). */
+  admin: ['prefix', 'middleware', 'cancelEvents'],
   /** `client` of the config. */
   client: ['baseUrl', 'tanstackQuery'],
   /** `server` of the config and of the generated `buildApp`. */

@@ -8,6 +8,14 @@ import { ROOT } from './support.js';
  */
 const CASES: Array<[string, string, string, number, number, string]> = [
   [
+    'admin-without-middleware',
+    'AdminMiddlewareRequiredException',
+    'MR_ADMIN_MIDDLEWARE_REQUIRED',
+    21,
+    28,
+    "admin: the admin route group names no middleware, and its routes read and repair every instance. Name the middleware that checks operators, e.g. admin: { middleware: ['auth:admin'] }, and declare it in the config's middleware.",
+  ],
+  [
     'config-shape',
     'InvalidConfigFileException',
     'MR_INVALID_CONFIG_FILE',

@@ -147,6 +147,8 @@ export function emitHandlers(manifest: RouteManifest, options: EmitOptions): Gen
                 titleLiteral: JSON.stringify(options.openapi.title),
                 prefixLiteral: JSON.stringify(options.docs?.prefix ?? ''),
               },
+        // The console draws each machine's diagram from the SVGs `generate` drew.
+        adminDiagrams: (options.admin ?? null) !== null,
         configModule: manifest.configModule,
         imports: imports.lines,
         mounts: mounts.lines,

@@ -30,6 +30,7 @@ import {
   operationSummary,
   pathParameterDescription,
 } from './openapi-text.js';
+import { withAdminGroup } from './openapi-admin.js';
 import type { EmitOptions } from './types.js';
 
 const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -798,7 +799,7 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
       },
     };
   }
-  return {
+  return withAdminGroup(options.admin ?? null, {
     openapi: '3.1.0',
     info,
     jsonSchemaDialect: JSON_SCHEMA_DIALECT,
@@ -810,7 +811,7 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
       .map((name) => ({ name, description: machineTagDescription(machines.get(name)!) })),
     paths,
     components,
-  };
+  });
 }
 
 /**

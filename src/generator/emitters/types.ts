@@ -24,6 +24,8 @@ export interface EmitOptions {
   };
   /** The served API reference (config `docs`); `null` when not enabled. */
   docs?: { prefix: string } | null;
+  /** The admin route group (config `admin`); `null` or absent when not enabled. */
+  admin?: { prefix: string; middleware: string[] } | null;
   /**
    * Base URL the client defaults to (`null`: callers must pass one); whether the TanStack
    * Query bindings are emitted beside it (absent: no).

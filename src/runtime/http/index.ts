@@ -93,3 +93,15 @@ export {
   type ReadinessSource,
 } from './health.js';
 export { ServerDrain, type DrainResult } from './server-drain.js';
+export {
+  mountAdminRoutes,
+  adminRoutes,
+  type AdminRoutesOptions,
+  type AdminMachine,
+} from './admin/admin-routes.js';
+export {
+  adminPrefix,
+  validateAdminOptions,
+  DEFAULT_ADMIN_PREFIX,
+  type AdminOptions,
+} from './admin/admin-options.js';

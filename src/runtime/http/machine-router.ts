@@ -164,6 +164,19 @@ export class MachineRouter {
     }
   }
 
+  /**
+   * Adds routes that come with their own handlers (the admin group, `mountAdminRoutes`), mounted
+   * by the adapters like the machines' routes. Their handlers run their middleware themselves.
+   */
+  addRoutes(routes: readonly MountedRoute[]): void {
+    this.#routes.push(...routes);
+  }
+
+  /** The middleware registry the router was given (names as routes reference them). */
+  get middlewareRegistry(): MiddlewareRegistry {
+    return this.#services.middleware;
+  }
+
   /** The framework-neutral handler of one planned route (for generated per-route code). */
   handlerFor(machine: MachineDefinition, route: PlannedRoute): RouteHandler {
     return createRouteHandler(machine, route, this.#services);

@@ -127,7 +127,9 @@ export type RouteHandlerKind =
   /** A zero-write projection of the last committed state (`reads`), machineId- or model-bound. */
   | 'read'
   /** The committed states of an instance as Server-Sent Events (`stream: true`). */
-  | 'events';
+  | 'events'
+  /** A route of the admin group (docs/operations.md "Admin routes"): its own handler. */
+  | 'admin';
 
 /** How a route finds its machine instance. */
 export type RouteBinding =

@@ -40,6 +40,8 @@ const parts: GeneratedApp = {
     title: 'machine-routes example',
     prefix: '',
   },
+  // The admin console's state diagrams, loaded on first request.
+  adminDiagrams: () => import('./diagrams.gen.js').then((module) => module.diagramSvgs),
 };
 
 /** Options of {@link buildApp}. */

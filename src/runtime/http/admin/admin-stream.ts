@@ -1,0 +1,85 @@
+/**
+ * `GET <prefix>/api/machines/{machine}/instances/{id}/stream`: the instance's committed states
+ * as Server-Sent Events, for the console's live page. The same watch as a registration's state
+ * stream (watch-instance.ts, one read per commit notice, nothing polled), with a message the
+ * console needs whatever the machine's registrations: `{ id, sequence, state, status }`. The
+ * console reads the record and the timeline again on each message. It ends after a final state.
+ */
+import type { MachineDefinition } from '../../definition/machine-definition.js';
+import type { MachineRuntime } from '../../engine/machine-runtime.js';
+import type { InstanceRead } from '../../persistence/types.js';
+import { defaultHttpLogger } from '../responses.js';
+import { StateStream } from '../state-stream.js';
+import type { EndpointRequest, EndpointResponse } from '../types.js';
+import { watchInstance, type InstanceWatch } from '../watch-instance.js';
+
+/** Milliseconds between keep-alive comments (as the registrations' streams). */
+const HEARTBEAT_MS = 15_000;
+
+/** One message of the admin stream. */
+export interface AdminStateMessage {
+  id: string;
+  sequence: number;
+  state: string[];
+  status: 'active' | 'done';
+}
+
+function message(read: InstanceRead): string {
+  const { snapshot } = read;
+  const data: AdminStateMessage = {
+    id: snapshot.id,
+    sequence: snapshot.sequence,
+    state: [...snapshot.value],
+    status: snapshot.status,
+  };
+  return `id: ${snapshot.sequence}\nevent: state\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** The stream's answer; an unknown instance throws before it starts (a JSON 404). */
+export async function adminStream(
+  runtime: MachineRuntime,
+  definition: MachineDefinition,
+  request: EndpointRequest,
+): Promise<EndpointResponse> {
+  const logger = request.log ?? defaultHttpLogger;
+  const logError = (error: unknown): void =>
+    logger.error('Admin state stream: reading a committed state failed', {
+      error,
+      route: 'admin.stream',
+    });
+  let heartbeat: NodeJS.Timeout | undefined;
+  let watch: InstanceWatch | undefined;
+  let stopped = false;
+  const stream = new StateStream({
+    format: async (read) => message(read),
+    stop: () => {
+      stopped = true;
+      clearInterval(heartbeat);
+      watch?.stop();
+    },
+    onError: logError,
+  });
+  watch = await watchInstance(
+    runtime,
+    definition,
+    request.params['id'] ?? '',
+    (read) => stream.offer(read),
+    logError,
+  );
+  if (stopped) watch.stop();
+  else {
+    heartbeat = setInterval(() => stream.comment(': keep-alive'), HEARTBEAT_MS);
+    heartbeat.unref();
+  }
+  stream.comment('retry: 1000');
+  stream.offer(watch.first);
+  return {
+    status: 200,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    },
+    body: stream,
+  };
+}
