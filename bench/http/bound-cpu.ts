@@ -27,7 +27,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { readyLine } from '../ready-line.js';
-import { OTEL_SUFFIX, serverCheckout } from './otel-checkout.js';
+import { otelEnvironment, serverCheckout } from './otel-checkout.js';
 
 const [backend = 'sqlite', ...checkouts] = process.argv.slice(2) as [
   'sqlite' | 'postgres',
@@ -137,7 +137,7 @@ async function start(checkout: string, store: string): Promise<Server> {
     {
       cwd: serverCheckout(checkout),
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, BENCH_OTEL: checkout.endsWith(OTEL_SUFFIX) ? '1' : '0' },
+      env: { ...process.env, ...otelEnvironment(checkout) },
     },
   );
   const [port] = await readyLine(child, `server of ${checkout}`);
@@ -261,6 +261,22 @@ try {
         );
       }
       console.log(`  ${ratios.join('; ')}`);
+    }
+  }
+  // Each round's own ratio to the first checkout, then their median: the load drifts over a
+  // run more than between the servers of one round.
+  if (servers.length > 1) {
+    const [first, ...others] = servers;
+    for (const scenario of SCENARIOS) {
+      const base = figures.get(`${first!.checkout}|${scenario}`)!.total;
+      for (const { checkout } of others) {
+        const own = figures.get(`${checkout}|${scenario}`)!.total;
+        const ratios = own.map((value, round) => value / base[round]!);
+        console.log(
+          `${scenario}: ${checkout} / ${first!.checkout}, server CPU per round, median ` +
+            `${median(ratios).toFixed(3)}x (${ratios.map((ratio) => ratio.toFixed(2)).join(' ')})`,
+        );
+      }
     }
   }
 } finally {

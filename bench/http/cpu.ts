@@ -20,7 +20,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { readyLine } from '../ready-line.js';
-import { OTEL_SUFFIX, serverCheckout } from './otel-checkout.js';
+import { otelEnvironment, serverCheckout } from './otel-checkout.js';
 
 const [framework = 'fastify', ...checkouts] = process.argv.slice(2);
 if (checkouts.length === 0) checkouts.push(resolve(import.meta.dirname, '../..'));
@@ -68,7 +68,7 @@ async function start(checkout: string): Promise<{ child: ChildProcess; port: num
     {
       cwd: serverCheckout(checkout),
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, BENCH_OTEL: checkout.endsWith(OTEL_SUFFIX) ? '1' : '0' },
+      env: { ...process.env, ...otelEnvironment(checkout) },
     },
   );
   const [port] = await readyLine(child, `server of ${checkout}`);

@@ -11,6 +11,7 @@
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | integer >= 1 | 100 |
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` | `true`/`false`/`1`/`0` | false |
  * | `traceBehaviors` | `MACHINE_TRACE_BEHAVIORS` | `true`/`false`/`1`/`0` | false |
+ * | `traceSteps` | `MACHINE_TRACE_STEPS` | `true`/`false`/`1`/`0` | false |
  * | `timerTries` | `MACHINE_TIMER_TRIES` | integer >= 1 | 3 |
  * | `timerBackoff` | `MACHINE_TIMER_BACKOFF` | seconds >= 0 | 1 |
  * | `jobTries` | `MACHINE_JOB_TRIES` | integer >= 1 | 3 |
@@ -133,6 +134,8 @@ export const ENVIRONMENT_SETTINGS = {
   scenariosEnabled: named(['MACHINE_SCENARIOS_ENABLED'], flag(false)),
   // Telemetry: a span per guard, action, calculator and listener call (docs/operating.md).
   traceBehaviors: named(['MACHINE_TRACE_BEHAVIORS'], flag(false)),
+  // Telemetry: every step's transition and commit in spans of their own (docs/operating.md).
+  traceSteps: named(['MACHINE_TRACE_STEPS'], flag(false)),
 
   // Timer fires (engine/timers/timer-failures.ts): a fire whose behavior throws is tried this
   // many times, the wait before each retry doubling from timerBackoff, then given up (recorded).

@@ -34,6 +34,7 @@ describe('environment schema', () => {
       maxTransitionDepth: 100,
       scenariosEnabled: false,
       traceBehaviors: false,
+      traceSteps: false,
       timerTries: 3,
       timerBackoff: 1,
       shutdownTimeout: 10,

@@ -52,6 +52,7 @@ export function buildContext(options: MachineRuntimeOptions): BuiltContext {
       delayMs: options.sendRetry?.delayMs ?? 1000,
     },
     jobAbortPollMs: options.jobAbortPollMs ?? 1000,
+    traceSteps: options.traceSteps === true,
   };
   const now = options.now ?? (() => new Date());
   const registry = new MachineRegistry(options.machines);
@@ -96,7 +97,9 @@ export function buildContext(options: MachineRuntimeOptions): BuiltContext {
   const context: EngineContext = {
     store,
     now,
-    interpreter: instrumentedInterpreter(options.engine ?? { initialize, transition }),
+    interpreter: instrumentedInterpreter(options.engine ?? { initialize, transition }, {
+      stepSpans: settings.traceSteps,
+    }),
     registry,
     macrostepOptions,
     statelessSteps: {

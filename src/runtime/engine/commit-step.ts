@@ -16,7 +16,12 @@
  */
 import type { ChildRowChange } from '../interpreter/child-rows.js';
 import type { PlannedJob } from '../interpreter/job-payloads.js';
-import { planCommit, type CommitInput, type CommitPlan } from '../interpreter/plan-commit.js';
+import {
+  planCommit,
+  type CommitInput,
+  type CommitPlan,
+  type InstanceWrite,
+} from '../interpreter/plan-commit.js';
 import type { JobRequest } from '../jobs/job-queue.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
 import {
@@ -62,10 +67,32 @@ export function prepareCommit(
   ];
   if (hooks.length > 0) request.inTransaction = hooks.length === 1 ? hooks[0] : chainHooks(hooks);
   if (options.idempotency !== undefined) request.idempotency = options.idempotency;
-  // Kept on the states this step enters, for the timers they arm (undefined without an SDK).
-  const traceContext = currentTraceCarrier();
-  if (traceContext !== undefined) request.traceContext = traceContext;
+  // Kept on the states this step enters, for the timers they arm (undefined without an SDK); a
+  // step that enters none (a targetless transition: the common event) builds no carrier.
+  if (entersStates(request)) {
+    const traceContext = currentTraceCarrier();
+    if (traceContext !== undefined) request.traceContext = traceContext;
+  }
   return { plan, request, jobs, outboxed: outbox !== null };
+}
+
+/**
+ * True when a write of the commit enters a state (a new instance, or an `.enter` record): the
+ * rows the trace context is kept on (`machine_current_states.trace_context`).
+ */
+function entersStates(write: InstanceWrite): boolean {
+  if (write.expectedSequence === null || !sameStates(write.previousValue, write.snapshot.value))
+    return true;
+  for (const record of write.history) if (record.type.endsWith('.enter')) return true;
+  return write.also?.some(entersStates) ?? false;
+}
+
+function sameStates(before: readonly string[], after: readonly string[]): boolean {
+  if (before === after) return true;
+  if (before.length !== after.length) return false;
+  for (let index = 0; index < before.length; index += 1)
+    if (!before.includes(after[index]!)) return false;
+  return true;
 }
 
 /** The work after a successful commit: jobs, notifications, synchronous sends. */
@@ -98,7 +125,12 @@ export async function writeCommit(
   options: CommitOptions = {},
 ): Promise<PreparedCommit> {
   const prepared = prepareCommit(ctx, input, options);
-  await instrumentedCommit(ctx.store, prepared.request, () => ctx.store.commit(prepared.request));
+  await instrumentedCommit(
+    ctx.store,
+    prepared.request,
+    () => ctx.store.commit(prepared.request),
+    ctx.settings.traceSteps,
+  );
   return prepared;
 }
 

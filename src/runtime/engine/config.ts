@@ -10,6 +10,7 @@
  * | `maxTransitionDepth` | `MACHINE_MAX_TRANSITION_DEPTH` | 100 |
  * | `scenariosEnabled` | `MACHINE_SCENARIOS_ENABLED` (`true`/`false`/`1`/`0`) | false |
  * | `traceBehaviors` | `MACHINE_TRACE_BEHAVIORS` (`true`/`false`/`1`/`0`) | false |
+ * | `traceSteps` | `MACHINE_TRACE_STEPS` (`true`/`false`/`1`/`0`) | false |
  * | `timerTries` | `MACHINE_TIMER_TRIES` | 3 |
  * | `timerBackoff` (seconds) | `MACHINE_TIMER_BACKOFF` | 1 |
  * | `shutdownTimeout` (seconds) | `MACHINE_SHUTDOWN_TIMEOUT` | 10 |
@@ -49,6 +50,11 @@ export interface MachineRuntimeConfig {
   scenariosEnabled: boolean;
   /** A span per guard, action, calculator and listener call (docs/operating.md). */
   traceBehaviors: boolean;
+  /**
+   * Every step's transition and commit in spans of their own; otherwise the first step under a
+   * request, job or timer span is recorded on that span (docs/operating.md).
+   */
+  traceSteps: boolean;
   /** Attempts at a timer fire whose behavior throws before it is given up and recorded. */
   timerTries: number;
   /** Seconds before a failed timer fire's first retry, doubled at each further one. */
@@ -67,6 +73,7 @@ const KEYS = [
   'maxTransitionDepth',
   'scenariosEnabled',
   'traceBehaviors',
+  'traceSteps',
   'timerTries',
   'timerBackoff',
   'shutdownTimeout',
@@ -121,7 +128,7 @@ export interface ResolvedSettings {
 export function resolveSettings(options: SettingsSource = {}): ResolvedSettings {
   const env = layeredEnvironment(options.env);
   const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
-  const { timerTries, timerBackoff, shutdownTimeout, traceBehaviors } = options;
+  const { timerTries, timerBackoff, shutdownTimeout, traceBehaviors, traceSteps } = options;
   return {
     runtime: loadRuntimeConfig(
       {
@@ -131,6 +138,7 @@ export function resolveSettings(options: SettingsSource = {}): ResolvedSettings 
         maxTransitionDepth,
         scenariosEnabled,
         traceBehaviors,
+        traceSteps,
         timerTries,
         timerBackoff,
         shutdownTimeout,

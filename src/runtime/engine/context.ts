@@ -58,6 +58,8 @@ export interface EngineSettings {
   /** Parallel dispatch (`MACHINE_PARALLEL_DISPATCH_*`). */
   readonly parallelDispatch: Readonly<ParallelDispatchSettings>;
   readonly sendRetry: Readonly<SendRetry>;
+  /** Steps in spans of their own (`MACHINE_TRACE_STEPS`), not recorded on their request's span. */
+  readonly traceSteps: boolean;
   /** How often a running job actor checks that its state was not left elsewhere, in ms. */
   readonly jobAbortPollMs: number;
 }

@@ -1,11 +1,12 @@
 /**
- * The engine's spans and metrics (docs/operating.md): one span per macrostep, per commit, per
- * job run and per timer fire, and the instruments of transitions, commits, locks, jobs and
- * timers. Everything here is a thin wrapper: without an OpenTelemetry SDK the spans are the
- * API's non-recording ones and the instruments no-ops, and no attribute object is built for
- * them (metric attributes are made once per machine and event type, or job kind).
+ * The engine's spans and metrics (docs/operating.md): a span per job run and per timer fire, a
+ * macrostep's transition and its commit recorded on the span that runs them (the request's, the
+ * job's, the timer's) or, with `MACHINE_TRACE_STEPS` or when that span already records a step,
+ * in spans of their own; and the instruments of transitions, commits, locks, jobs and timers.
+ * Everything here is a thin wrapper: without an OpenTelemetry SDK the spans are the API's
+ * non-recording ones and the instruments no-ops, and no attribute object is built for them
+ * (metric attributes are made once per machine and event type, or job kind).
  */
-import type { Attributes } from '@opentelemetry/api';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject } from '../definition/types.js';
 import type { MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
@@ -15,11 +16,13 @@ import { ATTR } from '../telemetry/attributes.js';
 import { instruments, secondsBetween } from '../telemetry/metrics.js';
 import {
   currentTraceCarrier,
+  recordingActiveSpan,
   withActiveSpan,
   failSpan,
   inSpan,
   SpanKind,
   startSpan,
+  type Attributes,
   type Span,
   type TraceCarrier,
 } from '../telemetry/tracing.js';
@@ -48,27 +51,55 @@ const stepAttributes = new AttributeCache((machine, eventType) => ({
   [ATTR.eventType]: eventType,
 }));
 
+/** Parts of a step a span already hosts (bits): its transition, its commit. */
+const HOSTS_TRANSITION = 1;
+const HOSTS_COMMIT = 2;
+const hosted = new WeakMap<Span, number>();
+
 /**
- * The interpreter with a `machine_routes.transition` span around each macrostep (source and
- * target states, event type) and its duration in `machine_routes.transition.duration`.
+ * The span that records `part` of a step on itself instead of a child span: the active span
+ * when it records and hosts no such part yet (the first step under a request, job or timer
+ * span; a later step of the same request, a synchronous send to another instance, gets spans of
+ * its own). Two spans fewer per request: with an SDK registered they were most of what tracing
+ * cost the bound route.
  */
-export function instrumentedInterpreter(engine: MachineEngine): MachineEngine {
+function hostSpan(part: number): Span | undefined {
+  const span = recordingActiveSpan();
+  if (span === undefined) return undefined;
+  const parts = hosted.get(span) ?? 0;
+  if ((parts & part) !== 0) return undefined;
+  hosted.set(span, parts | part);
+  return span;
+}
+
+/**
+ * The interpreter with each macrostep's duration in `machine_routes.transition.duration`, and its
+ * source and target states and event type on the span that runs it, or on a
+ * `machine_routes.transition` span of its own (`stepSpans`, behavior spans, no span to host it).
+ */
+export function instrumentedInterpreter(
+  engine: MachineEngine,
+  options: { stepSpans?: boolean } = {},
+): MachineEngine {
+  const stepSpans = options.stepSpans === true;
   return {
-    initialize: (definition, options) =>
+    initialize: (definition, stepOptions) =>
       timedStep(
         definition,
         '@init',
         null,
-        () => engine.initialize(definition, options),
-        options?.traceBehaviors === true,
+        () => engine.initialize(definition, stepOptions),
+        stepSpans || stepOptions?.traceBehaviors === true,
+        stepOptions?.traceBehaviors === true,
       ),
-    transition: (definition, snapshot, event, options) =>
+    transition: (definition, snapshot, event, stepOptions) =>
       timedStep(
         definition,
         typeOf(event),
         snapshot,
-        () => engine.transition(definition, snapshot, event, options),
-        options?.traceBehaviors === true,
+        () => engine.transition(definition, snapshot, event, stepOptions),
+        stepSpans || stepOptions?.traceBehaviors === true,
+        stepOptions?.traceBehaviors === true,
       ),
   };
 }
@@ -78,10 +109,25 @@ function timedStep(
   eventType: string,
   before: MachineSnapshot | null,
   step: () => MacrostepResult,
+  /** The step gets a span of its own whatever spans are active. */
+  ownSpan: boolean,
   /** Behavior spans are made (MACHINE_TRACE_BEHAVIORS): the step's span is their parent. */
-  parentOfBehaviors = false,
+  parentOfBehaviors: boolean,
 ): MacrostepResult {
   const started = performance.now();
+  const host = ownSpan ? undefined : hostSpan(HOSTS_TRANSITION);
+  if (host !== undefined) {
+    try {
+      const result = step();
+      host.setAttributes(stepAttributesOf(definition, eventType, before, result));
+      return result;
+    } finally {
+      instruments().transitionDuration.record(
+        (performance.now() - started) / 1000,
+        stepAttributes.get(definition.id, eventType),
+      );
+    }
+  }
   const span = stepSpan(definition, eventType, before);
   try {
     // Active while the step computes only for behavior spans: making a context per step cost
@@ -102,15 +148,24 @@ function timedStep(
 }
 
 /**
- * A completion step in the parent (a job's or child's outcome, a timeout, a listener) in a
- * `machine_routes.transition` span named by what caused it (`job.outcome`, `child.complete`).
+ * A completion step in the parent (a job's or child's outcome, a timeout, a listener), recorded
+ * on the job's span or in a `machine_routes.transition` span of its own, its event type the
+ * cause (`job.outcome`, `child.complete`).
  */
 export async function completionStep(
   definition: MachineDefinition,
   cause: string,
   parent: MachineSnapshot,
   compute: () => MacrostepResult | null | Promise<MacrostepResult | null>,
+  /** A span of its own whatever span runs it (`MACHINE_TRACE_STEPS`). */
+  ownSpan = false,
 ): Promise<MacrostepResult | null> {
+  const host = ownSpan ? undefined : hostSpan(HOSTS_TRANSITION);
+  if (host !== undefined) {
+    const result = await compute();
+    if (result !== null) host.setAttributes(stepAttributesOf(definition, cause, parent, result));
+    return result;
+  }
   const span = stepSpan(definition, cause, parent);
   try {
     const result = await withActiveSpan(span, compute);
@@ -141,6 +196,22 @@ function stepSpan(
   });
 }
 
+/** What a step hosted by another span records on it (its own span's attributes). */
+function stepAttributesOf(
+  definition: MachineDefinition,
+  eventType: string,
+  before: MachineSnapshot | null,
+  result: MacrostepResult,
+): Attributes {
+  return {
+    [ATTR.machine]: definition.id,
+    [ATTR.eventType]: eventType,
+    [ATTR.instanceId]: result.snapshot.id,
+    ...(before === null ? {} : { [ATTR.source]: before.value.join(',') }),
+    [ATTR.target]: result.snapshot.value.join(','),
+  };
+}
+
 /** The step's target (and a started instance's id) on its span. */
 function stepDone(span: Span, before: MachineSnapshot | null, result: MacrostepResult): void {
   if (!span.isRecording()) return;
@@ -154,14 +225,32 @@ function typeOf(event: EventObject | string): string {
 
 const commitAttributes = new AttributeCache((system) => ({ [ATTR.dbSystem]: system }));
 
-/** A store commit (`commit`) in a `machine_routes.commit` span, timed in `machine_routes.commit.duration`. */
+/**
+ * A store commit (`commit`) timed in `machine_routes.commit.duration`, its store and rows on the
+ * span that runs its step, or in a `machine_routes.commit` span of its own (`stepSpans`, or no
+ * span to host it).
+ */
 export function instrumentedCommit(
   store: Store,
   request: CommitRequest,
   commit: () => Promise<void>,
+  stepSpans = false,
 ): Promise<void> {
   const system = store.kind === 'postgres' ? 'postgresql' : store.kind;
   const started = performance.now();
+  const host = stepSpans ? undefined : hostSpan(HOSTS_COMMIT);
+  if (host !== undefined) {
+    host.setAttributes({
+      [ATTR.dbSystem]: system,
+      [ATTR.commitRows]: request.history.length,
+    });
+    return commit().finally(() => {
+      instruments().commitDuration.record(
+        (performance.now() - started) / 1000,
+        commitAttributes.get(system, ''),
+      );
+    });
+  }
   return inSpan(
     'machine_routes.commit',
     {

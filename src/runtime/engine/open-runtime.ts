@@ -93,6 +93,7 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
         maxTransitionDepth: config.maxTransitionDepth,
         scenarios: config.scenariosEnabled,
         traceBehaviors: config.traceBehaviors,
+        traceSteps: config.traceSteps,
         timerTries: config.timerTries,
         timerBackoff: config.timerBackoff,
         parallelDispatch: settings.parallelDispatch,

@@ -83,6 +83,12 @@ export interface MachineRuntimeOptions {
    */
   traceBehaviors?: boolean;
   /**
+   * Every step's transition and commit in spans of their own (`MACHINE_TRACE_STEPS`, default
+   * false: the first step under a request, job or timer span is recorded on that span;
+   * docs/operating.md).
+   */
+  traceSteps?: boolean;
+  /**
    * Where commits are announced for live state (server-sent events, `waitFor` reads). Default:
    * NOTIFY/LISTEN on PostgreSQL, in-process on the other stores.
    */

@@ -3,13 +3,20 @@
  * (docs/operating.md). The span is a child of the active one when framework instrumentation
  * (`@fastify/otel`, the http instrumentation) made a server span; otherwise it is the server
  * span itself, continuing the trace of the request's `traceparent` header. A handler's immediate
- * form (`withImmediateAnswer`) stays immediate: without an SDK the wrapper adds a non-recording
- * span and a counter call.
+ * form (`withImmediateAnswer`) stays immediate: without an SDK the wrapper adds a shared
+ * non-recording span and a counter increment.
  */
-import { context, trace, type Attributes } from '@opentelemetry/api';
 import { ATTR } from '../telemetry/attributes.js';
-import { instruments, outcomeOf } from '../telemetry/metrics.js';
-import { contextFromHeaders, SpanKind, startSpan, type Span } from '../telemetry/tracing.js';
+import { eventCount, outcomeOf, type EventCount } from '../telemetry/metrics.js';
+import {
+  activeContext,
+  callInSpan,
+  contextFromHeaders,
+  hasSpan,
+  SpanKind,
+  startSpan,
+  type Span,
+} from '../telemetry/tracing.js';
 import { immediateAnswerOf, withImmediateAnswer, type ImmediateAnswer } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 
@@ -18,20 +25,16 @@ export function tracedRoute(route: PlannedRoute, handler: RouteHandler): RouteHa
   const answer = immediateAnswerOf(handler);
   const spanName = `${route.method} ${route.path}`;
   const counted = route.handler !== 'read' && route.handler !== 'events';
-  // One attributes object per status answered, made once: counting allocates nothing per request.
-  const countAttributes = new Map<number, Attributes>();
+  // One count per status answered, found once: counting is an increment per request.
+  const counts = new Map<number, EventCount>();
   const count = (status: number) => {
     if (!counted) return;
-    let attributes = countAttributes.get(status);
-    if (attributes === undefined) {
-      attributes = {
-        [ATTR.machine]: route.machineId,
-        [ATTR.eventType]: route.eventType ?? '@create',
-        [ATTR.outcome]: outcomeOf(status),
-      };
-      countAttributes.set(status, attributes);
+    let found = counts.get(status);
+    if (found === undefined) {
+      found = eventCount(route.machineId, route.eventType ?? '@create', outcomeOf(status));
+      counts.set(status, found);
     }
-    instruments().events.add(1, attributes);
+    found.count += 1;
   };
 
   const finish = (span: Span, response: EndpointResponse): EndpointResponse => {
@@ -47,8 +50,8 @@ export function tracedRoute(route: PlannedRoute, handler: RouteHandler): RouteHa
   };
 
   const traced = (request: EndpointRequest): ImmediateAnswer => {
-    const active = context.active();
-    const server = trace.getSpan(active) === undefined;
+    const active = activeContext();
+    const server = !hasSpan(active);
     const parent = server ? contextFromHeaders(request.headers) : active;
     const span = startSpan(spanName, {
       kind: server ? SpanKind.SERVER : SpanKind.INTERNAL,
@@ -62,7 +65,7 @@ export function tracedRoute(route: PlannedRoute, handler: RouteHandler): RouteHa
       }),
     });
     const response = span.isRecording()
-      ? context.with(trace.setSpan(parent, span), answer, undefined, request)
+      ? callInSpan(parent, span, answer, request)
       : answer(request);
     return response instanceof Promise
       ? response.then((settled) => finish(span, settled))

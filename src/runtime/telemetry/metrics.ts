@@ -11,6 +11,7 @@
 import {
   metrics,
   ValueType,
+  type Attributes,
   type Counter,
   type Histogram,
   type MeterProvider,
@@ -36,8 +37,6 @@ export const METRIC = {
 
 /** The instruments of the package, bound to one MeterProvider. */
 export interface Instruments {
-  /** Events answered over HTTP: machine, event type, outcome (`2xx`, `409`, `422`, `423`, `5xx`, ...). */
-  readonly events: Counter;
   /** Time to compute a macrostep (the interpreter's step, without I/O), seconds. */
   readonly transitionDuration: Histogram;
   /** Time spent waiting for an instance lock before the step ran, seconds. */
@@ -72,6 +71,33 @@ export function observeJobDepth(source: JobDepthSource): () => void {
   return () => depthSources.delete(source);
 }
 
+/** One count of `machine_routes.events`: an attribute set and how many events it counted. */
+export interface EventCount {
+  readonly attributes: Attributes;
+  count: number;
+}
+
+const eventCounts = new Map<string, EventCount>();
+
+/**
+ * The count of events answered over HTTP with these attributes (machine, event type, outcome),
+ * made once per set: a route adds 1 to it per request. The counter is observed at each
+ * collection rather than recorded per request (the SDK hashes a recorded attribute set on every
+ * call); its values are cumulative since the process started.
+ */
+export function eventCount(machine: string, eventType: string, outcome: string): EventCount {
+  const key = `${machine}\u0000${eventType}\u0000${outcome}`;
+  let count = eventCounts.get(key);
+  if (count === undefined) {
+    count = {
+      attributes: { [ATTR.machine]: machine, [ATTR.eventType]: eventType, [ATTR.outcome]: outcome },
+      count: 0,
+    };
+    eventCounts.set(key, count);
+  }
+  return count;
+}
+
 let bound: { provider: MeterProvider; instruments: Instruments } | undefined;
 
 /** The instruments of the global MeterProvider (made again when it changed). */
@@ -97,11 +123,15 @@ function make(provider: MeterProvider): Instruments {
   const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
   const seconds = (name: string, description: string) =>
     meter.createHistogram(name, { unit: 's', description, valueType: ValueType.DOUBLE });
-  const instruments: Instruments = {
-    events: meter.createCounter(METRIC.events, {
+  meter
+    .createObservableCounter(METRIC.events, {
       unit: '{event}',
       description: 'Events answered over HTTP, by machine, event type and outcome.',
-    }),
+    })
+    .addCallback((result) => {
+      for (const { attributes, count } of eventCounts.values()) result.observe(count, attributes);
+    });
+  const instruments: Instruments = {
     transitionDuration: seconds(
       METRIC.transitionDuration,
       'Time to compute one macrostep (no I/O).',
@@ -140,4 +170,3 @@ function make(provider: MeterProvider): Instruments {
   });
   return instruments;
 }
-

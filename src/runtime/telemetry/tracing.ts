@@ -10,7 +10,9 @@
  */
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   isSpanContextValid,
+  ProxyTracer,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -22,6 +24,8 @@ import {
   type Span,
   type SpanOptions,
   type TextMapGetter,
+  type Tracer,
+  type TracerProvider,
 } from '@opentelemetry/api';
 
 /** The instrumentation scope of every span and instrument of the package. */
@@ -34,9 +38,47 @@ export const INSTRUMENTATION_SCOPE = 'machine-routes';
  */
 export type TraceCarrier = Readonly<Record<string, string>>;
 
-/** The tracer of the package (the API's proxy: it follows an SDK registered later). */
-export function tracer() {
-  return trace.getTracer(INSTRUMENTATION_SCOPE);
+let cached: { provider: TracerProvider; tracer: Tracer; sdk: boolean } | undefined;
+
+/** The span of a process without an SDK: non-recording, shared (it holds nothing). */
+const NOT_RECORDING = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * The tracer of the package, for the tracer provider registered now. The API's proxy provider
+ * stays the global one and hands out the SDK's tracer once an SDK is registered; asking it on
+ * every span cost a lookup (and, without an SDK, a proxy tracer object), so the tracer is kept
+ * while the provider behind the proxy is the same.
+ */
+export function tracer(): Tracer {
+  const global = trace.getTracerProvider();
+  const provider = (global as { getDelegate?: () => TracerProvider }).getDelegate?.() ?? global;
+  if (cached?.provider !== provider) {
+    const found = trace.getTracer(INSTRUMENTATION_SCOPE);
+    // The proxy hands out a ProxyTracer only while no SDK's provider is behind it.
+    cached = { provider, tracer: found, sdk: !(found instanceof ProxyTracer) };
+  }
+  return cached.tracer;
+}
+
+/** The active span when it records (an SDK is registered and sampled it), else undefined. */
+export function recordingActiveSpan(): Span | undefined {
+  const span = trace.getSpan(context.active());
+  return span?.isRecording() === true ? span : undefined;
+}
+
+/** The active context (framework instrumentation's or ours). */
+export function activeContext(): Context {
+  return context.active();
+}
+
+/** True when `parent` holds a span (framework instrumentation made a server span). */
+export function hasSpan(parent: Context): boolean {
+  return trace.getSpan(parent) !== undefined;
+}
+
+/** Calls `fn(arg)` with `span` active on top of `parent`. */
+export function callInSpan<A, T>(parent: Context, span: Span, fn: (arg: A) => T, arg: A): T {
+  return context.with(trace.setSpan(parent, span), fn, undefined, arg);
 }
 
 /** Options of {@link startSpan}. */
@@ -51,15 +93,17 @@ export interface StartSpanOptions {
 }
 
 /**
- * Starts a span named `name`. Attributes are computed only for a recording span, so a process
- * without an SDK pays for one non-recording span object and nothing else.
+ * Starts a span named `name`. Attributes are computed only for a recording span; a process
+ * without an SDK gets one shared non-recording span and builds nothing.
  */
 export function startSpan(name: string, options: StartSpanOptions = {}): Span {
+  const spanTracer = tracer();
+  if (!cached!.sdk) return NOT_RECORDING;
   const parent = parentContext(options.parent);
   const spanOptions: SpanOptions = options.kind === undefined ? {} : { kind: options.kind };
   const links = linksOf(options.links);
   if (links.length > 0) spanOptions.links = links;
-  const span = tracer().startSpan(name, spanOptions, parent);
+  const span = spanTracer.startSpan(name, spanOptions, parent);
   if (options.attributes !== undefined && span.isRecording()) {
     span.setAttributes(options.attributes());
   }
@@ -177,4 +221,4 @@ const HEADER_GETTER: TextMapGetter<Readonly<Record<string, string | undefined>>>
   get: (carrier, key) => carrier[key.toLowerCase()],
 };
 
-export { SpanKind, SpanStatusCode, type Span };
+export { SpanKind, SpanStatusCode, type Attributes, type Context, type Span };

@@ -59,7 +59,10 @@ const order = defineMachine({
   endpoints: ['PAY'],
 });
 
-describe('one event through the engine, traced (SQLite file, durable queue)', () => {
+describe.each([
+  { tree: 'default', steps: false },
+  { tree: 'MACHINE_TRACE_STEPS', steps: true },
+])('one event through the engine, traced (SQLite file, durable queue), $tree tree', ({ steps }) => {
   const backend = sqliteFileBackend();
   const clock = new ManualClock('2026-01-01T00:00:00.000Z');
   let telemetry: TestTelemetry;
@@ -76,7 +79,7 @@ describe('one event through the engine, traced (SQLite file, durable queue)', ()
       timerIntervalMs: 3_600_000,
       timers: [{ machine: order }],
       machines: [order],
-      env: { MACHINE_JOB_TRIES: '1' },
+      env: { MACHINE_JOB_TRIES: '1', MACHINE_TRACE_STEPS: String(steps) },
     });
     const router = new MachineRouter({ runtime });
     router.register(order, {
@@ -118,38 +121,62 @@ describe('one event through the engine, traced (SQLite file, durable queue)', ()
 
     const inTrace = telemetry.spans().filter((span) => span.spanContext().traceId === TRACE_ID);
     const names = inTrace.map((span) => span.name);
-    expect(names).toEqual(
-      expect.arrayContaining([
-        'POST /orders/{machineId}/pay',
-        'machine_routes.transition',
-        'machine_routes.commit',
-        'machine_routes.job job.run',
-      ]),
-    );
-    // The request's transition, and the completion's: idle -> charging, charging -> paid.
-    const transitions = inTrace
-      .filter((span) => span.name === 'machine_routes.transition')
-      .map((span) => [
-        span.attributes['machine_routes.transition.source'],
-        span.attributes['machine_routes.transition.target'],
-      ]);
-    expect(transitions).toEqual(
-      expect.arrayContaining([
-        ['traced_order.idle', 'traced_order.charging'],
-        ['traced_order.charging', 'traced_order.paid'],
-      ]),
-    );
-    const transition = inTrace.find((span) => span.name === 'machine_routes.transition')!;
-    expect(transition.attributes).toMatchObject({
-      'machine_routes.machine': 'traced_order',
-      'machine_routes.instance.id': id,
-      'machine_routes.event.type': 'PAY',
-    });
-    const commit = inTrace.find((span) => span.name === 'machine_routes.commit')!;
-    expect(commit.attributes).toMatchObject({
-      'db.system.name': 'sqlite',
-      'machine_routes.instance.id': id,
-    });
+    const request = inTrace.find((span) => span.name === 'POST /orders/{machineId}/pay')!;
+    if (steps) {
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'POST /orders/{machineId}/pay',
+          'machine_routes.transition',
+          'machine_routes.commit',
+          'machine_routes.job job.run',
+        ]),
+      );
+      // The request's transition, and the completion's: idle -> charging, charging -> paid.
+      const transitions = inTrace
+        .filter((span) => span.name === 'machine_routes.transition')
+        .map((span) => [
+          span.attributes['machine_routes.transition.source'],
+          span.attributes['machine_routes.transition.target'],
+        ]);
+      expect(transitions).toEqual(
+        expect.arrayContaining([
+          ['traced_order.idle', 'traced_order.charging'],
+          ['traced_order.charging', 'traced_order.paid'],
+        ]),
+      );
+      const transition = inTrace.find((span) => span.name === 'machine_routes.transition')!;
+      expect(transition.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+      expect(transition.attributes).toMatchObject({
+        'machine_routes.machine': 'traced_order',
+        'machine_routes.instance.id': id,
+        'machine_routes.event.type': 'PAY',
+      });
+      const commit = inTrace.find((span) => span.name === 'machine_routes.commit')!;
+      expect(commit.attributes).toMatchObject({
+        'db.system.name': 'sqlite',
+        'machine_routes.instance.id': id,
+      });
+    } else {
+      // Each step and its commit on the span that runs it: two spans in the trace.
+      expect(names.sort()).toEqual(['POST /orders/{machineId}/pay', 'machine_routes.job job.run']);
+      expect(request.attributes).toMatchObject({
+        'machine_routes.machine': 'traced_order',
+        'machine_routes.instance.id': id,
+        'machine_routes.event.type': 'PAY',
+        'machine_routes.transition.source': 'traced_order.idle',
+        'machine_routes.transition.target': 'traced_order.charging',
+        'db.system.name': 'sqlite',
+        'machine_routes.commit.rows': expect.any(Number),
+      });
+      expect(
+        inTrace.find((span) => span.name === 'machine_routes.job job.run')!.attributes,
+      ).toMatchObject({
+        'machine_routes.event.type': 'job.outcome',
+        'machine_routes.transition.source': 'traced_order.charging',
+        'machine_routes.transition.target': 'traced_order.paid',
+        'db.system.name': 'sqlite',
+      });
+    }
     const job = inTrace.find((span) => span.name === 'machine_routes.job job.run')!;
     expect(job.attributes).toMatchObject({
       'messaging.operation.type': 'process',
@@ -169,6 +196,21 @@ describe('one event through the engine, traced (SQLite file, durable queue)', ()
       'machine_routes.machine': 'traced_order',
       'machine_routes.instance.id': id,
     });
+    const underTimer = telemetry
+      .spans()
+      .filter((span) => span.spanContext().traceId === timer.spanContext().traceId)
+      .map((span) => span.name);
+    if (steps)
+      expect(underTimer).toEqual(
+        expect.arrayContaining(['machine_routes.transition', 'machine_routes.commit']),
+      );
+    else {
+      expect(underTimer).toEqual([timer.name]);
+      expect(timer.attributes).toMatchObject({
+        'machine_routes.transition.source': 'traced_order.paid',
+        'machine_routes.transition.target': 'traced_order.archived',
+      });
+    }
     // A trace of its own, linked to the completion step that entered `paid` (in the request's
     // trace): the link names one of that trace's spans.
     expect(timer.spanContext().traceId).not.toBe(TRACE_ID);

@@ -237,8 +237,12 @@ export async function applyToParent(ctx: EngineContext, step: ParentStep): Promi
       compute: async (parent) => {
         if (parent === null || parent.machineId !== step.definition.id) return { value: null };
         const running = runningDefinition(step.definition, parent);
-        const result = await completionStep(running, step.context, parent, () =>
-          step.compute(parent, running),
+        const result = await completionStep(
+          running,
+          step.context,
+          parent,
+          () => step.compute(parent, running),
+          ctx.settings.traceSteps,
         );
         if (result === null) return { value: null };
         return {
