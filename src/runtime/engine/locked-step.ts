@@ -35,7 +35,12 @@ import {
 import { finishCommit, writeCommit, type PreparedCommit } from './commit-step.js';
 import type { CommitOptions, EngineContext } from './context.js';
 import { countContention, recordLockWait } from './instrumentation.js';
-import { definitionOf, versionStep } from './versioning/instance-versions.js';
+import {
+  definitionOf,
+  versionStep,
+  type PlannedMigration,
+} from './versioning/instance-versions.js';
+import { migratedChildren } from './versioning/migration-children.js';
 
 /**
  * How the step holds the instance:
@@ -234,20 +239,26 @@ async function runInSlot<T>(ctx: EngineContext, run: LockedRun<T>): Promise<T> {
 /**
  * Writes the migration `versionStep` planned for a loaded snapshot (docs/versioning.md) and
  * returns the migrated snapshot the step computes on: through the commit step, under the lock
- * this run holds (kept held for the step), fenced on the loaded sequence like any commit.
+ * this run holds (kept held for the step), fenced on the loaded sequence like any commit, with
+ * the child rows of its delegating states settled (versioning/migration-children.ts).
  */
 async function writeMigration<T>(
   ctx: EngineContext,
   run: LockedRun<T>,
   snapshot: MachineSnapshot,
-  migration: MacrostepResult,
+  migration: PlannedMigration,
   lockFree: boolean,
 ): Promise<MachineSnapshot> {
+  const children = await migratedChildren(ctx, snapshot, migration);
   let prepared: PreparedCommit;
   try {
     prepared = await writeCommit(
       ctx,
-      { main: { result: migration, from: snapshot }, at: ctx.now() },
+      {
+        main: { result: migration.result, from: snapshot },
+        ...(children.changes.length === 0 ? {} : { children: children.changes }),
+        at: ctx.now(),
+      },
       lockFree ? { lockFree: true } : {},
     );
   } catch (error) {
@@ -258,7 +269,9 @@ async function writeMigration<T>(
   }
   // Commit notices only: a migration causes no jobs and no sends.
   await finishCommit(ctx, prepared);
-  return migration.snapshot;
+  // A job actor of a delegating state the migration left stops now if it runs here.
+  for (const jobId of children.cancelled) ctx.runningJobs.abort({ jobId });
+  return migration.result.snapshot;
 }
 
 /**

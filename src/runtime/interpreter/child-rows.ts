@@ -42,4 +42,9 @@ export type ChildRowChange =
       at: string;
     }
   /** Cancels the active (`pending`/`running`) rows of a delegating state. */
-  | { kind: 'cancel'; parentRootEventId: string; parentStateId: string; at: string };
+  | { kind: 'cancel'; parentRootEventId: string; parentStateId: string; at: string }
+  /**
+   * Points the active row `childId` at the delegating state a migration renamed its state to
+   * (`parentStateId` from `from` to `to`; nothing when the row moved on).
+   */
+  | { kind: 'moveState'; childId: string; from: string; to: string };

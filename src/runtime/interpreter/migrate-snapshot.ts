@@ -170,6 +170,21 @@ export function migrateStates(
   );
 }
 
+/**
+ * The full id a state of the stored version has after `chain`: renames and removals mapped as
+ * `migrateSnapshot` maps the instance's states (a mapped ancestor moves the states below it);
+ * an unmapped state keeps its id. Used for the delegating state a child row names.
+ */
+export function migratedStateId(
+  definition: MachineDefinition,
+  chain: readonly MigrationDefinition[],
+  stateId: string,
+): string {
+  let [path] = relativePaths(definition, [stateId]);
+  for (const step of chain) path = mapPath(path!, step.states);
+  return `${definition.id}.${path}`;
+}
+
 function relativePaths(definition: MachineDefinition, value: readonly string[]): string[] {
   const prefix = `${definition.id}.`;
   return value.map((id) => (id.startsWith(prefix) ? id.slice(prefix.length) : id));

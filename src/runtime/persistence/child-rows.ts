@@ -45,6 +45,16 @@ export function applyChildChange(rows: ChildRow[], change: ChildRowChange): void
     if (!rows.some((row) => row.id === change.row.id)) rows.push({ ...change.row });
     return;
   }
+  if (change.kind === 'moveState') {
+    const row = rows.find((candidate) => candidate.id === change.childId);
+    if (
+      row !== undefined &&
+      row.parentStateId === change.from &&
+      ACTIVE_CHILD_STATUSES.includes(row.status)
+    )
+      row.parentStateId = change.to;
+    return;
+  }
   const terminal = (status: ChildStatus) => !ACTIVE_CHILD_STATUSES.includes(status);
   for (const row of rows) {
     const hit =

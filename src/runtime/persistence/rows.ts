@@ -230,6 +230,13 @@ export function childChangeSql(change: ChildRowChange): { sql: string; params: u
     };
   }
   const terminal = (status: string) => status !== 'pending' && status !== 'running';
+  if (change.kind === 'moveState') {
+    return {
+      sql: `UPDATE machine_children SET parent_state_id = ?
+        WHERE id = ? AND parent_state_id = ? AND status IN ('pending', 'running')`,
+      params: [change.to, change.childId, change.from],
+    };
+  }
   if (change.kind === 'setStatus') {
     const from = change.from.map((status) => `'${status.replace(/'/g, '')}'`).join(', ');
     return {

@@ -7,6 +7,7 @@
  * is written.
  */
 import type { MachineDefinition } from '../../definition/machine-definition.js';
+import type { MigrationDefinition } from '../../definition/migrations.js';
 import { migrateSnapshot, planVersion, versionFence } from '../../interpreter/migrate-snapshot.js';
 import type { MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
 import type { EngineContext } from '../context.js';
@@ -25,6 +26,15 @@ export function definitionOf(
   return ctx.registry.resolve(snapshot.machineId);
 }
 
+/** A migration the locked step writes before its compute. */
+export interface PlannedMigration {
+  /** The migrated snapshot and its one history record. */
+  result: MacrostepResult;
+  /** The definition migrated to, and the steps from the stored version. */
+  definition: MachineDefinition;
+  chain: readonly MigrationDefinition[];
+}
+
 /**
  * What the locked step does with a loaded snapshot before its compute: `null` to go on with it
  * as it is, or the migration to write first. Throws `VersionFenceException` for a snapshot of a
@@ -35,7 +45,7 @@ export function versionStep(
   ctx: EngineContext,
   definition: MachineDefinition | undefined,
   snapshot: MachineSnapshot,
-): MacrostepResult | null {
+): PlannedMigration | null {
   if (definition === undefined) return null;
   const plan = planVersion(definition, snapshot);
   switch (plan.kind) {
@@ -45,7 +55,11 @@ export function versionStep(
     case 'unknown':
       throw versionFence(definition, snapshot, plan.version);
     case 'migrate':
-      return migrateSnapshot(definition, snapshot, plan.chain, { now: () => ctx.now() });
+      return {
+        result: migrateSnapshot(definition, snapshot, plan.chain, { now: () => ctx.now() }),
+        definition,
+        chain: plan.chain,
+      };
   }
 }
 
