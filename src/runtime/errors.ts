@@ -411,6 +411,19 @@ export class StoreNotMigratedException extends MachineRoutesError {
 }
 
 /**
+ * A PostgreSQL store URL reaches the server through a connection pooler that gives a client's
+ * server connection to other clients between transactions (PgBouncer's `transaction` or
+ * `statement` pool mode), or that refuses the `options` startup parameter a `?schema=` URL
+ * sends. The store needs session state: named prepared statements, a LISTEN connection for live
+ * state, and a holder connection whose backend lives exactly as long as the process (lock rows
+ * name it). `details.key` holds the URL with its password hidden. Point the URL at PostgreSQL
+ * itself or at a `session`-mode pool (docs/scaling.md "PgBouncer").
+ */
+export class StoreBehindPoolerException extends MachineRoutesError {
+  readonly code = 'MR_STORE_BEHIND_POOLER';
+}
+
+/**
  * The PostgreSQL server a store URL names could not be used: not reachable, the database
  * missing, or the login refused. `details.key` holds the URL with its password hidden,
  * `details.cause` the driver's code (`3D000`, `28P01`, `ECONNREFUSED`, ...); the message says

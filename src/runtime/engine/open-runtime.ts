@@ -10,7 +10,7 @@
 import type { JobQueue } from '../jobs/job-queue.js';
 import { openJobQueue } from '../jobs/open-job-queue.js';
 import type { DurableJobQueue } from '../jobs/types.js';
-import { assertMigrated, openStore } from '../persistence/open-store.js';
+import { assertMigrated, assertSessionConnections, openStore } from '../persistence/open-store.js';
 import { stderrLogger, type Logger } from '../logger.js';
 import { resolveSettings, type ResolvedSettings } from './config.js';
 import type { EngineContext } from './context.js';
@@ -54,6 +54,8 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
   const machineJobs = options.machineJobs !== false;
   let ownedJobs: DurableJobQueue | null = null;
   try {
+    // Before anything else uses it: behind a transaction pooler the first named statement fails.
+    await assertSessionConnections(store);
     if (options.migrate !== true && machineJobs) await assertMigrated(store);
     let jobs: JobQueue;
     if (options.jobs !== undefined) jobs = options.jobs;

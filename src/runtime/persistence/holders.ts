@@ -90,6 +90,11 @@ function statFields(pid: string): string[] {
 export interface BackendHolder {
   pid: number;
   start: string;
+  /**
+   * The connection's startup named another process than the backend that answers (its
+   * BackendKeyData): a pooler stands between this process and PostgreSQL.
+   */
+  pooled?: boolean;
 }
 
 /**

@@ -14,6 +14,7 @@
 import { existsSync } from 'node:fs';
 import {
   MissingPeerDependencyException,
+  StoreBehindPoolerException,
   StoreNotMigratedException,
   StoreUnreachableException,
 } from '../errors.js';
@@ -57,6 +58,9 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       });
       if (options.migrate === true) {
         try {
+          // Before the migration writes anything: behind a transaction pooler it would succeed
+          // (and, without the refused ?schema=, in the role's default schema) and the server fail.
+          await assertSessionConnections(store);
           await store.migrate();
         } catch (error) {
           await store.close();
@@ -167,6 +171,31 @@ export async function assertMigrated(store: Store): Promise<void> {
 }
 
 /**
+ * Refuses a PostgreSQL store reached through a pooler in transaction or statement mode
+ * ({@link StoreBehindPoolerException}): its named statements would fail on other server
+ * connections ("prepared statement ... already exists"), live state would listen on a connection
+ * that moves, and lock rows would name a backend that outlives the process or is closed under
+ * it. Checked when a runtime or worker starts; other stores: no-op.
+ */
+export async function assertSessionConnections(store: Store): Promise<void> {
+  if (store.kind !== 'postgres') return;
+  const postgres = store as PostgresStore;
+  const shares = await postgres.sharesSessions().catch((error: unknown) => {
+    throw unreachable(error, postgres);
+  });
+  if (!shares) return;
+  const shown = shownUrl(postgres);
+  throw new StoreBehindPoolerException(
+    `The PostgreSQL store '${shown}' is reached through a connection pooler that shares server ` +
+      `connections between transactions (PgBouncer pool_mode = transaction or statement): ` +
+      `machine-routes keeps session state (named prepared statements, LISTEN for live state, a ` +
+      `holder connection its lock rows name). Point the URL at PostgreSQL itself, or at a pool ` +
+      `in pool_mode = session (docs/scaling.md "PgBouncer").`,
+    { key: shown },
+  );
+}
+
+/**
  * Imports a PostgreSQL module on first use, so servers on SQLite never load `pg` or `pg-boss`
  * (optional peer dependencies). A missing driver is named with the command that installs it.
  */
@@ -221,6 +250,17 @@ function unreachableHint(code: string, url: URL): string | undefined {
 function unreachable(error: unknown, store: PostgresStore): unknown {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return error;
+  // PgBouncer refuses the `options` parameter that carries a `?schema=` URL's search_path.
+  if (code === '08P01' && /unsupported startup parameter/.test((error as Error).message)) {
+    const shown = shownUrl(store);
+    return new StoreBehindPoolerException(
+      `The PostgreSQL store '${shown}' is reached through a connection pooler that refuses the ` +
+        `'options' startup parameter a ?schema= URL sends (${(error as Error).message}): point the ` +
+        `URL at PostgreSQL itself, or drop ?schema= and give the role a search_path ` +
+        `(ALTER ROLE ... SET search_path), in a pool in pool_mode = session (docs/scaling.md).`,
+      { key: shown },
+    );
+  }
   const hint = unreachableHint(code, new URL(store.connectionString));
   if (hint === undefined) return error;
   const shown = shownUrl(store);

@@ -89,6 +89,9 @@ class SharedHolder {
       );
       const row = result.rows[0];
       if (row === undefined) throw new Error('pg_stat_get_activity does not show this backend.');
+      // PostgreSQL's BackendKeyData carries the backend's pid; a pooler sends a key of its own.
+      const processId = (client as unknown as { processID: number | null }).processID;
+      row.pooled = processId !== null && processId !== row.pid;
       // Idle from now on: an open connection must not keep the process alive.
       socket?.unref();
       return row;

@@ -350,6 +350,30 @@ export class PostgresStore implements Store {
     return row ? readLoadFromRow(row) : null;
   }
 
+  /**
+   * Whether the URL reaches PostgreSQL through a pooler that shares a client's server connection
+   * between transactions (docs/scaling.md "PgBouncer"): `true` when so. The holder connection
+   * tells a pooler apart (its startup key names another process than the backend answering);
+   * only then a probe client opens a transaction and asks for its backend: a pooler that gives
+   * it the holder's backend, idle but still connected, pools per transaction. PgBouncer hands
+   * out the server connection released last, so the probe meets it at once; a pooler set to
+   * rotate its server connections may escape this check.
+   */
+  async sharesSessions(): Promise<boolean> {
+    const holder = await this.#holder.current();
+    if (holder.pooled !== true) return false;
+    const probe = new pg.Client({ connectionString: this.connectionString });
+    try {
+      await probe.connect();
+      await probe.query('BEGIN');
+      const { rows } = await probe.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      return rows[0]?.pid === holder.pid;
+    } finally {
+      await probe.query('ROLLBACK').catch(() => {});
+      await probe.end().catch(() => {});
+    }
+  }
+
   async sweepExpiredLocks(): Promise<number> {
     const result = await this.#query('sweepLocks', []);
     return result.rowCount ?? 0;
