@@ -123,6 +123,9 @@ export function buildContext(options: MachineRuntimeOptions): BuiltContext {
   const close = async () => {
     stopDepth();
     await dispatch.close();
+    // Steps a shutdown cut (requests in flight at its bound, abandoned jobs) still hold lock
+    // rows: delete them rather than leave them to the next writer's dead-holder check or TTL.
+    await locks.releaseAll().catch((error: unknown) => onError(error, 'releasing locks at close'));
     // Before the store: the feed's LISTEN connection and last NOTIFYs use the store's pool,
     // whose end() waits for every checked-out client and fails every later query.
     await feed.close();

@@ -48,6 +48,12 @@ export interface JobBackend {
   complete(job: ClaimedJob): Promise<void>;
   /** The attempt failed: retried after its backoff, or kept as failed when out of attempts. */
   fail(job: ClaimedJob, error: string): Promise<void>;
+  /**
+   * Hands back an attempt a shutdown cut at its bound (the handler still running): the job is
+   * due again at once for any worker, or failed when that was its last attempt, as a dead
+   * worker's job is. Does nothing when the claim is no longer this one.
+   */
+  release(job: ClaimedJob): Promise<void>;
   /** Jobs of `names` running, plus those due now (`due`) or waiting at all (`all`). */
   count(names: readonly string[], scope: PendingScope): Promise<number>;
   /** Failed jobs, oldest first. */

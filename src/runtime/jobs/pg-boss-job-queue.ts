@@ -283,6 +283,20 @@ class PgBossBackend implements JobBackend {
     await this.#boss.complete(job.info.name, job.info.id);
   }
 
+  async release(job: ClaimedJob): Promise<void> {
+    // Due now in state `retry`, the attempt counted, as #reclaimAbandoned does for a dead worker.
+    const result = await this.#boss.getDb().executeSql(
+      `UPDATE ${this.schema}.job SET state = 'retry', start_after = now(), output = NULL
+        WHERE name = $1 AND id = $2 AND state = 'active' AND retry_count < retry_limit`,
+      [job.info.name, job.info.id],
+    );
+    if ((result as { rowCount?: number }).rowCount === 0)
+      await this.#boss.fail(job.info.name, job.info.id, {
+        message:
+          'The attempt did not finish: its worker stopped at shutdown before it did (MACHINE_SHUTDOWN_TIMEOUT).',
+      });
+  }
+
   async fail(job: ClaimedJob, error: string): Promise<void> {
     await this.#boss.fail(job.info.name, job.info.id, { message: error });
   }

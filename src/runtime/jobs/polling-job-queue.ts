@@ -31,6 +31,7 @@ const WAIT_POLL_MS = 20;
 interface Running {
   /** Set when `stop` gave up waiting: the outcome is no longer reported. */
   abandoned: boolean;
+  job: ClaimedJob;
 }
 
 /** A durable queue over any `JobBackend` (see `EmbeddedJobQueue`, `PgBossJobQueue`). */
@@ -136,9 +137,13 @@ export class PollingJobQueue implements DurableJobQueue {
     const timer = delay(options.timeoutMs, 'timeout' as const, { ref: false });
     if ((await Promise.race([settled, timer])) === 'timeout') {
       for (const [promise, state] of running) {
+        if (!this.#running.has(promise)) continue; // it finished meanwhile
         state.abandoned = true;
-        // Its slot is free again: the job itself is reclaimed once its timeout expires.
         this.#running.delete(promise);
+        // Back in the queue at once for another worker, not when its claim expires.
+        await this.#backend.release(state.job).catch((error: unknown) => {
+          this.#report(error, state.job.info);
+        });
       }
     }
   }
@@ -210,7 +215,7 @@ export class PollingJobQueue implements DurableJobQueue {
   }
 
   #launch(job: ClaimedJob): void {
-    const state: Running = { abandoned: false };
+    const state: Running = { abandoned: false, job };
     const attempt = this.#attempt(job, state).finally(() => {
       this.#running.delete(attempt);
       this.#wake();

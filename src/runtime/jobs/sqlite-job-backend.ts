@@ -22,6 +22,10 @@ import {
 } from './job-backend.js';
 import type { FailedJob } from './types.js';
 
+/** Why a last attempt cut by a shutdown failed. */
+const SHUTDOWN_CUT =
+  'The attempt did not finish: its worker stopped at shutdown before it did (MACHINE_SHUTDOWN_TIMEOUT).';
+
 const SQL = {
   insert: `INSERT INTO machine_jobs (id, name, payload, job_key, status, run_at, available_at, attempts,
       max_attempts, backoff_ms, timeout_ms, created_at, updated_at)
@@ -52,6 +56,9 @@ const SQL = {
       last_error = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
   fail: `UPDATE machine_jobs SET status = 'failed', lease_owner = NULL, last_error = ?, updated_at = ?
     WHERE id = ? AND lease_owner = ?`,
+  // The attempt stays counted (it may have done part of its work), as a dead worker's does.
+  release: `UPDATE machine_jobs SET status = 'queued', available_at = ?, lease_owner = NULL,
+      lease_holder = NULL, updated_at = ? WHERE id = ? AND lease_owner = ? AND attempts < max_attempts`,
   countDue: `SELECT count(*) FROM machine_jobs
     WHERE status <> 'failed' AND (status = 'running' OR available_at <= ?)
       AND name IN (SELECT value FROM json_each(?))`,
@@ -203,6 +210,13 @@ export class SqliteJobBackend implements JobBackend {
       now.getTime() + retryDelayMs(job.backoffMs, job.info.attempt),
     ).toISOString();
     this.#sql.retry.run(retryAt, retryAt, error, now.toISOString(), job.info.id, job.token);
+  }
+
+  async release(job: ClaimedJob): Promise<void> {
+    if (!this.#db.open) return;
+    const now = new Date().toISOString();
+    if (this.#sql.release.run(now, now, job.info.id, job.token).changes === 0)
+      this.#sql.fail.run(SHUTDOWN_CUT, now, job.info.id, job.token);
   }
 
   async count(names: readonly string[], scope: PendingScope): Promise<number> {

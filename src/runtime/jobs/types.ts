@@ -75,8 +75,8 @@ export interface FailedJob {
 export interface JobQueueStopOptions {
   /**
    * How long to wait for running handlers, in ms (default: as long as they take). Handlers still
-   * running then are abandoned: their jobs stay claimed and run again once `timeoutMs` expires,
-   * as if this process had died.
+   * running then are abandoned and their jobs handed back to the queue at once: due again for
+   * any worker (the cut attempt counted), or failed when it was their last attempt.
    */
   timeoutMs?: number;
 }

@@ -256,8 +256,23 @@ export class LockManager {
     return this.#waitForSlot(queue, deadline);
   }
 
-  /** Instances whose slot a live handle of this manager owns (set by `#handle`). */
-  readonly #owned = new Set<string>();
+  /** Instances whose slot a live handle of this manager owns (set by `#handle`): its owner id. */
+  readonly #owned = new Map<string, string>();
+
+  /**
+   * Deletes the lock row of every handle still live (steps a shutdown cut: requests still in
+   * flight at its bound, abandoned jobs), so no row of this process outlives it. The steps
+   * themselves may still run; their commits are fenced by the instance's sequence as any
+   * commit without a lock row. Returns how many rows were deleted.
+   */
+  async releaseAll(): Promise<number> {
+    let deleted = 0;
+    for (const [rootEventId, ownerId] of [...this.#owned]) {
+      if (await this.#store.releaseLock(rootEventId, ownerId)) deleted += 1;
+      this.#options.onRelease?.(rootEventId);
+    }
+    return deleted;
+  }
 
   /**
    * One `lockAndLoad` for an instance whose slot this call holds. `handOffOnRefusal`: give the
@@ -316,7 +331,7 @@ export class LockManager {
 
   #handle(rootEventId: string, ownerId: string): LockHandle {
     let released: Promise<boolean> | undefined;
-    this.#owned.add(rootEventId);
+    this.#owned.set(rootEventId, ownerId);
     const forget = () => this.#handOff(rootEventId);
     const onRelease = this.#options.onRelease;
     return {

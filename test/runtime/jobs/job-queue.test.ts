@@ -181,6 +181,31 @@ describe.each(backends)('durable job queue on $name', (backend) => {
     expect(runs).toEqual([expect.objectContaining({ id: job.id, name, attempt: 2 })]);
   });
 
+  it('should hand a job still running at the bound of close back to the queue at once', async () => {
+    const name = jobName();
+    const first = await open();
+    const claimed = deferred<JobInfo>();
+    await first.work(name, (_payload, job) => {
+      claimed.resolve(job);
+      return new Promise<void>(() => {}); // still running when the bound expires
+    });
+    // A claim that would last an hour: only the hand-back makes it run again within WAIT.
+    await first.enqueue({ name, payload: 'x', backoffMs: 0, timeoutMs: 3_600_000 });
+    await first.start();
+    const job = await claimed.promise;
+    await first.close({ timeoutMs: 50 });
+
+    const second = await open();
+    const runs: JobInfo[] = [];
+    await second.work(name, (_payload, info) => {
+      runs.push(info);
+    });
+    await second.start();
+    await second.drain(WAIT);
+    expect(runs).toEqual([expect.objectContaining({ id: job.id, name, attempt: 2 })]);
+    expect(await second.failedJobs(name)).toEqual([]);
+  });
+
   it('should keep as failed a job whose last attempt timed out', async () => {
     const name = jobName();
     const first = await open();
