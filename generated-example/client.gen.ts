@@ -246,6 +246,7 @@ export type OrderState =
 export type OrderSubmitPayload = { amount: number; note?: string };
 export type PaymentState =
   'payment.aborted' | 'payment.authorizing' | 'payment.awaiting_card' | 'payment.paid';
+export type PreconditionFailedResponse = { message: string; etag: string | null };
 export type TicketAvailableEvent = { type: 'ASSIGN' | 'COMMENT' | 'RESOLVE'; source: 'parent' };
 export type TicketCommentPayload = { text: string };
 export type TicketCreatedResponse = {
@@ -280,16 +281,19 @@ export type CalculatorMultiplyResult = CalculatorAddResult;
 export type CheckoutCancelResult =
   | ClientResponse<200, CheckoutResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutResponse>;
 export type CheckoutCancelPaymentResult =
   | ClientResponse<200, CheckoutCancelPaymentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutCancelPaymentResponse>;
 export type CheckoutConfirmPaymentResult =
   | ClientResponse<200, CheckoutConfirmPaymentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutConfirmPaymentResponse>;
 export type CheckoutCreateResult =
@@ -298,11 +302,13 @@ export type CheckoutCreateResult =
 export type CheckoutProvideCardResult =
   | ClientResponse<200, CheckoutProvideCardResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutProvideCardResponse>;
 export type FulfillmentCaptureResult =
   | ClientResponse<200, FulfillmentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, FulfillmentResponse>;
 export type FulfillmentCreateResult =
@@ -312,21 +318,25 @@ export type FulfillmentPackResult = FulfillmentCaptureResult;
 export type InvoicePayResult =
   | ClientResponse<200, InvoiceResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, InvoiceResponse>;
 export type InvoiceReadStatusResult =
   | ClientResponse<200, InvoiceResponse>
+  | ClientResponse<304, null>
   | ClientResponse<400 | 404 | 500 | 503, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type InvoiceVoidResult = InvoicePayResult;
 export type OrderApproveResult =
   | ClientResponse<200, OrderApproveResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, OrderApproveResponse>;
 export type OrderCancelResult =
   | ClientResponse<200, OrderCancelResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, OrderCancelResponse>;
 export type OrderCreateResult =
@@ -335,32 +345,39 @@ export type OrderCreateResult =
 export type OrderQuoteResult =
   | ClientResponse<200, OrderResponse>
   | ClientResponse<400 | 404 | 409 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type OrderReadStatusResult =
   | ClientResponse<200, OrderResponse>
+  | ClientResponse<304, null>
   | ClientResponse<400 | 404 | 500 | 503, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type OrderReadSummaryResult =
   | ClientResponse<200, OrderReadSummaryResponse>
+  | ClientResponse<304, null>
   | ClientResponse<400 | 404 | 500 | 503, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type OrderSubmitResult =
   | ClientResponse<200, OrderResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, OrderResponse>;
 export type OrderReviewApproveResult =
   | ClientResponse<200, OrderReviewApproveResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, OrderReviewApproveResponse>;
 export type OrderReviewReadStatusResult =
   | ClientResponse<200, OrderExplainedResponse>
+  | ClientResponse<304, null>
   | ClientResponse<400 | 404 | 500 | 503, ErrorResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>;
 export type TicketCommentResult =
   | ClientResponse<200, TicketResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, TicketResponse>;
 export type TicketCreateResult =
@@ -369,17 +386,18 @@ export type TicketCreateResult =
 export type TicketStaffAssignResult =
   | ClientResponse<200, TicketResponse>
   | ClientResponse<400 | 401 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, TicketResponse>;
 export type TicketStaffResolveResult = TicketStaffAssignResult;
 
 // Documented statuses, shared by the routes that answer with the same set.
 const STATUSES_1 = [200, 400, 404, 409, 413, 415, 422, 500, 503];
-const STATUSES_2 = [200, 400, 404, 409, 413, 415, 422, 423, 500, 503];
+const STATUSES_2 = [200, 400, 404, 409, 412, 413, 415, 422, 423, 500, 503];
 const STATUSES_3 = [201, 400, 413, 415, 500, 503];
-const STATUSES_4 = [200, 400, 404, 422, 500, 503];
-const STATUSES_5 = [200, 400, 404, 409, 422, 500, 503];
-const STATUSES_6 = [200, 400, 401, 404, 409, 413, 415, 422, 423, 500, 503];
+const STATUSES_4 = [200, 304, 400, 404, 422, 500, 503];
+const STATUSES_5 = [200, 400, 404, 409, 412, 422, 500, 503];
+const STATUSES_6 = [200, 400, 401, 404, 409, 412, 413, 415, 422, 423, 500, 503];
 
 /**
  * A typed client of every route: one method per route, grouped by registration. Each method

@@ -127,6 +127,17 @@ export interface RequestOptions {
    * intended action, e.g. `crypto.randomUUID()` kept across retries.
    */
   idempotencyKey?: string | undefined;
+  /**
+   * Sent as `If-Match` (event routes of an instance): the event is sent only if the instance is
+   * still at this version, the `etag` of an earlier answer; else the answer is 412 with the
+   * current `etag` in its body, and nothing is written.
+   */
+  ifMatch?: string | undefined;
+  /**
+   * Sent as `If-None-Match` (reads): the `etag` of the answer you hold; while the instance is
+   * still at that version the answer is 304 with no body (`ok` false, `body` null).
+   */
+  ifNoneMatch?: string | undefined;
 }
 
 /** A route as the generated client describes it. */
@@ -157,6 +168,11 @@ export interface ClientResponse<TStatus extends number, TBody> {
   ok: TStatus extends 200 | 201 | 202 | 204 ? true : false;
   status: TStatus;
   body: TBody;
+  /**
+   * The answer's `ETag`: the instance version it shows (reads, events and 412 answers of an
+   * instance), for `ifMatch` / `ifNoneMatch` of a later call. Absent when the answer has none.
+   */
+  etag?: string;
 }
 
 /** The 2xx members of a result union: what a method resolves with when it throws on the rest. */
@@ -413,7 +429,7 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
     call: RequestOptions,
     attempt: number,
     mayRetry: boolean,
-  ): Promise<{ ok: boolean; status: number; body: unknown } | 'retry'> {
+  ): Promise<{ ok: boolean; status: number; body: unknown; etag?: string } | 'retry'> {
     // A relative base URL ('/api') resolves against the page in a browser.
     const page = (globalThis as { location?: { href: string } }).location?.href;
     const url = new URL(options.baseUrl.replace(/\/+$/, '') + fillPath(spec.path, input), page);
@@ -423,6 +439,8 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
     if (token) headers['authorization'] = `Bearer ${token}`;
     Object.assign(headers, await headersOf(call.headers));
     if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey;
+    if (call.ifMatch !== undefined) headers['if-match'] = call.ifMatch;
+    if (call.ifNoneMatch !== undefined) headers['if-none-match'] = call.ifNoneMatch;
     let body: string | undefined;
     if (spec.method === 'GET') {
       // GET endpoints read their payload from the query string.
@@ -477,10 +495,12 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
     if (retry && mayRetry) return 'retry';
     if (!spec.statuses.includes(response.status))
       throw new UnexpectedResponseError(response.status, parsed);
+    const etag = response.headers.get('etag');
     return {
       ok: response.status >= 200 && response.status < 300,
       status: response.status,
       body: parsed,
+      ...(etag === null ? {} : { etag }),
     };
   }
 

@@ -345,6 +345,23 @@ export class InstancePausedException extends MachineRoutesError {
   override readonly statusCode = 409;
 }
 
+/**
+ * A send's precondition refused the instance as it is now (HTTP `If-Match` naming a version the
+ * instance has moved on from): HTTP 412, nothing written. `snapshot` is the last committed state
+ * the precondition saw, so the answer can name the current version.
+ */
+export class PreconditionFailedException extends MachineRoutesError {
+  readonly code = 'MR_PRECONDITION_FAILED';
+  override readonly statusCode = 412;
+  /** The instance's last committed snapshot, as the precondition saw it. */
+  readonly snapshot: unknown;
+
+  constructor(message: string, snapshot: unknown, details: ErrorDetails = {}) {
+    super(message, details);
+    this.snapshot = snapshot;
+  }
+}
+
 /** The runtime was closed (shutting down): it serves no more requests. */
 export class RuntimeClosedException extends MachineRoutesError {
   readonly code = 'MR_RUNTIME_CLOSED';

@@ -73,6 +73,8 @@ describe('generated client against the generated server', () => {
     expect(submitted).toEqual({
       ok: true,
       status: 200,
+      // The instance version it shows (docs/client.md "Versions").
+      etag: expect.any(String),
       body: {
         data: {
           id: machineId,
@@ -193,6 +195,8 @@ describe('generated client against the generated server', () => {
     expect(status).toEqual({
       ok: true,
       status: 200,
+      // The instance version it shows (docs/client.md "Versions").
+      etag: expect.any(String),
       body: {
         data: {
           id: machineId,
@@ -379,6 +383,8 @@ describe('generated client against the generated server', () => {
     expect(paid).toEqual({
       ok: true,
       status: 200,
+      // The instance version it shows (docs/client.md "Versions").
+      etag: expect.any(String),
       body: {
         data: {
           id: expect.any(String),
@@ -442,6 +448,8 @@ describe('forwarded child events through the generated client', () => {
     expect(provided).toEqual({
       ok: true,
       status: 200,
+      // The instance version it shows (docs/client.md "Versions").
+      etag: expect.any(String),
       body: {
         data: {
           id: machineId,
@@ -461,6 +469,8 @@ describe('forwarded child events through the generated client', () => {
     expect(confirmed).toEqual({
       ok: true,
       status: 200,
+      // The instance version it shows (docs/client.md "Versions").
+      etag: expect.any(String),
       body: {
         data: {
           id: machineId,

@@ -935,13 +935,56 @@ function casesOf(operation: Operation, recipe: Recipe): Case[] {
     });
   }
 
+  const responses = op['responses'] as JsonObject;
+  if (responses['304'] !== undefined) {
+    // The read asked again with the ETag of its first answer: 304, no body, the same tag.
+    let etag = '';
+    cases.push({
+      name: 'If-None-Match of the current version',
+      expected: 304,
+      request: async () => {
+        const outgoing = await request(recipe.ready, withPayload)();
+        etag = (await send(outgoing)).headers.get('etag') ?? '(no ETag)';
+        return { ...outgoing, headers: { ...outgoing.headers, 'if-none-match': etag } };
+      },
+      check: (response) =>
+        response.headers.get('etag') === etag
+          ? []
+          : [`304 with ETag ${response.headers.get('etag')}`],
+    });
+  }
+  if (responses['412'] !== undefined) {
+    cases.push({
+      name: 'If-Match of a version the instance is not at',
+      expected: 412,
+      request: async () => {
+        const outgoing = await request(recipe.ready, withPayload)();
+        return { ...outgoing, headers: { ...outgoing.headers, 'if-match': '"stale:0"' } };
+      },
+      check: (response) => {
+        const etag = (response.json as JsonObject | undefined)?.['etag'];
+        return etag === response.headers.get('etag') ? [] : [`412 body etag ${String(etag)}`];
+      },
+    });
+  }
+
+  cases.push(wrongMethodCase(operation, params, auth));
+  return cases;
+}
+
+/** A method the path does not route: 405 with the Allow of every method it does. */
+function wrongMethodCase(
+  operation: Operation,
+  params: string[],
+  auth: Record<string, string>,
+): Case {
   const refused = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
     (other) => document.paths[operation.path]![other.toLowerCase()] === undefined,
   );
   const allowed = HTTP_METHODS.map((m) => m.toUpperCase()).filter(
     (m) => document.paths[operation.path]![m.toLowerCase()] !== undefined,
   );
-  cases.push({
+  return {
     name: `wrong method ${refused[0]}`,
     expected: 405,
     request: async () => ({
@@ -956,7 +999,68 @@ function casesOf(operation: Operation, recipe: Recipe): Case[] {
       if (allow.includes(refused[0]!)) problems.push(`Allow '${allow}' lists ${refused[0]}`);
       return problems.concat(errorBodyProblems(response));
     },
-  });
+  };
+}
+
+/**
+ * The recipe of an OPTIONS operation: that of an operation at its path or under it (the
+ * instance path `{prefix}/{machineId}` has no other), whose instance and credentials it uses.
+ */
+function optionsRecipe(operation: Operation): Recipe | undefined {
+  const sibling = operations.find(
+    (other) =>
+      other.method !== 'OPTIONS' &&
+      (other.path === operation.path || other.path.startsWith(`${operation.path}/`)) &&
+      recipes[other.operationId] !== undefined,
+  );
+  return sibling === undefined ? undefined : recipes[sibling.operationId];
+}
+
+/** The cases of an OPTIONS operation: 204 with its headers, 401, 404, 400, 405. */
+function optionsCasesOf(operation: Operation, recipe: Recipe): Case[] {
+  const op = operation.operation;
+  const params = pathParams(operation);
+  const auth =
+    recipe.auth ?? (Array.isArray(op['security']) && op['security'].length > 0 ? STAFF : {});
+  const success = (op['responses'] as JsonObject)['204'] as JsonObject;
+  const headers = Object.keys((success['headers'] ?? {}) as JsonObject).map((name) =>
+    name.toLowerCase(),
+  );
+  const request =
+    (paramsOf: () => Promise<Params>, extra: Record<string, string> = auth, query = '') =>
+    async (): Promise<Outgoing> => ({
+      method: 'OPTIONS',
+      url: `${urlOf(operation, await paramsOf())}${query}`,
+      headers: extra,
+    });
+  const cases: Case[] = [
+    {
+      name: 'success',
+      expected: 204,
+      request: request(recipe.ready),
+      check: (response) => {
+        const problems = headers
+          .filter((name) => !response.headers.has(name))
+          .map((name) => `204 without ${name}`);
+        const allow = (response.headers.get('allow') ?? '').split(/,\s*/);
+        if (!allow.includes('OPTIONS')) problems.push(`Allow '${allow.join(', ')}' lacks OPTIONS`);
+        return problems;
+      },
+    },
+    { name: 'malformed query', expected: 400, request: request(recipe.ready, auth, '?x=%ZZ') },
+  ];
+  if (Array.isArray(op['security']) && op['security'].length > 0) {
+    cases.push({ name: 'no credentials', expected: 401, request: request(recipe.ready, {}) });
+  }
+  for (const name of params) {
+    const unknown = name === 'machineId' ? '01ARZ3NDEKTSV4RRFFQ69G5FAV' : 'INV-404';
+    cases.push({
+      name: `unknown ${name}`,
+      expected: 404,
+      request: request(async () => ({ [name]: unknown })),
+    });
+  }
+  cases.push(wrongMethodCase(operation, params, auth));
   return cases;
 }
 
@@ -999,19 +1103,29 @@ const exercised = new Map<string, Set<number>>();
 describe('the generated example conforms to its OpenAPI document', () => {
   it('should have a request recipe for every operation, and no recipe without an operation', () => {
     expect(operations.length).toBeGreaterThan(0);
-    expect(operations.map((operation) => operation.operationId).sort()).toEqual(
-      Object.keys(recipes).sort(),
-    );
+    // OPTIONS operations borrow the recipe of an operation at their path (optionsRecipe).
+    expect(
+      operations
+        .filter((operation) => operation.method !== 'OPTIONS')
+        .map((operation) => operation.operationId)
+        .sort(),
+    ).toEqual(Object.keys(recipes).sort());
+    expect(
+      operations.filter((operation) => operation.method === 'OPTIONS' && !optionsRecipe(operation)),
+    ).toEqual([]);
   });
 
   it.each(operations)(
     '$operationId ($method $path): every provoked response is documented and valid',
     async (operation) => {
-      const recipe = recipes[operation.operationId];
+      const options = operation.method === 'OPTIONS';
+      const recipe = options ? optionsRecipe(operation) : recipes[operation.operationId];
       if (recipe === undefined) throw new Error(`No request recipe for ${operation.operationId}`);
       const failures: string[] = [];
       const statuses = new Set<number>();
-      for (const testCase of casesOf(operation, recipe)) {
+      for (const testCase of options
+        ? optionsCasesOf(operation, recipe)
+        : casesOf(operation, recipe)) {
         const lockParams = await testCase.params?.();
         const outgoing = await testCase.request();
         const response =
@@ -1106,8 +1220,8 @@ describe('routes outside the document', () => {
     // The example serves /openapi.json and /docs (its config enables docs), nothing else there.
     { method: 'GET', url: '/docs/missing.js' },
     { method: 'GET', url: '/orders/create/' },
-    // OPTIONS is not answered by the routes (left to CORS plugins): unknown, JSON 404.
-    { method: 'OPTIONS', url: '/orders/create' },
+    // OPTIONS of a URL no route serves: unknown, JSON 404.
+    { method: 'OPTIONS', url: '/orders/create/extra' },
   ])('should answer 404 JSON { message } to $method $url', async ({ method, url }) => {
     const response = await send({
       method,
@@ -1127,7 +1241,7 @@ describe('routes outside the document', () => {
     { method: 'POST', url: '/nope', body: '' },
     { method: 'POST', url: '/orders/create/', body: '{"payload":' },
     { method: 'DELETE', url: '/orders', body: '{' },
-    { method: 'OPTIONS', url: '/orders/create', body: '{' },
+    { method: 'OPTIONS', url: '/orders/create/extra', body: '{' },
     { method: 'POST', url: '/nope', body: `"${'x'.repeat(2 * 1024 * 1024)}"` },
   ])(
     'should answer $method $url with a bad JSON body with a 4xx JSON { message }',
@@ -1162,11 +1276,16 @@ describe('routes outside the document', () => {
   );
 
   it.each([
-    { method: 'GET', url: '/orders/create', allow: 'POST' },
-    { method: 'PUT', url: '/calculator/add', allow: 'POST' },
-    { method: 'POST', url: '/orders/01ARZ3NDEKTSV4RRFFQ69G5FAV/quote', allow: 'GET, HEAD' },
-    { method: 'POST', url: '/orders/01ARZ3NDEKTSV4RRFFQ69G5FAV/cancel', allow: 'DELETE' },
-    { method: 'HEAD', url: '/orders/create', allow: 'POST' },
+    { method: 'GET', url: '/orders/create', allow: 'POST, OPTIONS' },
+    { method: 'PUT', url: '/calculator/add', allow: 'POST, OPTIONS' },
+    {
+      method: 'POST',
+      url: '/orders/01ARZ3NDEKTSV4RRFFQ69G5FAV/quote',
+      allow: 'GET, HEAD, OPTIONS',
+    },
+    { method: 'POST', url: '/orders/01ARZ3NDEKTSV4RRFFQ69G5FAV/cancel', allow: 'DELETE, OPTIONS' },
+    { method: 'HEAD', url: '/orders/create', allow: 'POST, OPTIONS' },
+    { method: 'GET', url: '/orders/01ARZ3NDEKTSV4RRFFQ69G5FAV', allow: 'OPTIONS' },
   ])('should answer 405 with Allow: $allow to $method $url', async ({ method, url, allow }) => {
     const response = await send({ method, url });
     expect(response.status).toBe(405);

@@ -20,10 +20,16 @@ const document = JSON.parse(
   readFileSync(path.join(ROOT, 'generated-example/openapi.json'), 'utf8'),
 ) as { paths: Record<string, Record<string, Operation>> };
 const operations = Object.values(document.paths).flatMap((item) => Object.values(item));
+/** The operations of routes: OPTIONS (the HTTP surface of each path) left out. */
+const routeOperations = Object.values(document.paths).flatMap((item) =>
+  Object.entries(item)
+    .filter(([method]) => method !== 'options')
+    .map(([, operation]) => operation),
+);
 
 describe('the example OpenAPI document, as the reference page shows it', () => {
   it("should list the order's operations in the order of its flow", () => {
-    const ids = operations
+    const ids = routeOperations
       .filter((operation) => operation.tags[0] === 'order')
       .map((operation) => operation.operationId);
     expect(ids.slice(0, 5)).toEqual([

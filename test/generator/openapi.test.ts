@@ -201,6 +201,15 @@ describe('emitOpenApi', () => {
         description: MACHINE_ID_DESCRIPTION,
         schema: { type: 'string' },
       },
+      {
+        name: 'If-Match',
+        in: 'header',
+        required: false,
+        description: expect.stringContaining(
+          'Send the event only if the instance is still at this version',
+        ),
+        schema: { type: 'string' },
+      },
     ]);
   });
 
@@ -213,6 +222,15 @@ describe('emitOpenApi', () => {
         in: 'path',
         required: true,
         description: MACHINE_ID_DESCRIPTION,
+        schema: { type: 'string' },
+      },
+      {
+        name: 'If-Match',
+        in: 'header',
+        required: false,
+        description: expect.stringContaining(
+          'Send the event only if the instance is still at this version',
+        ),
         schema: { type: 'string' },
       },
       {
@@ -241,6 +259,7 @@ describe('emitOpenApi', () => {
       '400',
       '404',
       '409',
+      '412',
       '413',
       '415',
       '422',
@@ -254,6 +273,7 @@ describe('emitOpenApi', () => {
       '400',
       '404',
       '409',
+      '412',
       '422',
       '500',
       '503',
@@ -266,6 +286,7 @@ describe('emitOpenApi', () => {
       '401',
       '404',
       '409',
+      '412',
       '413',
       '415',
       '422',
@@ -334,8 +355,12 @@ describe('emitOpenApi', () => {
       .filter(({ op }) => op['security'] !== undefined)
       .map(({ path, method, op }) => [`${method} ${path}`, op['security']]);
     expect(secured).toEqual([
+      // OPTIONS runs the middleware every route of its path runs.
       ['post /staff/tickets/{machineId}/assign', [{ bearerAuth: ['api'] }]],
+      ['options /staff/tickets/{machineId}/assign', [{ bearerAuth: ['api'] }]],
       ['post /staff/tickets/{machineId}/resolve', [{ bearerAuth: ['admin', 'api'] }]],
+      ['options /staff/tickets/{machineId}/resolve', [{ bearerAuth: ['admin', 'api'] }]],
+      ['options /staff/tickets/{machineId}', [{ bearerAuth: ['api'] }]],
     ]);
   });
 
@@ -352,6 +377,9 @@ describe('emitOpenApi', () => {
     const submit = operation(exampleDocument(), '/orders/{machineId}/submit', 'post');
     expect(submit.responses['200']).toEqual({
       description: 'Event processed.',
+      headers: {
+        ETag: expect.objectContaining({ schema: { type: 'string', pattern: '^"[^"]*"$' } }),
+      },
       content: {
         'application/json': {
           schema: { $ref: '#/components/schemas/OrderResponse' },

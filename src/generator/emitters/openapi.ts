@@ -31,6 +31,14 @@ import {
   pathParameterDescription,
 } from './openapi-text.js';
 import { withAdminGroup } from './openapi-admin.js';
+import {
+  addSurfaceHeaders,
+  conditionalParameters,
+  optionsOperations,
+  PRECONDITION_FAILED_BODY,
+  PRECONDITION_FAILED_SCHEMA,
+  surfaceResponse,
+} from './openapi-http-surface.js';
 import type { EmitOptions } from './types.js';
 
 const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -321,11 +329,18 @@ export function errorResponses(route: ManifestRoute): ErrorResponse[] {
   if (route.scenarios) statuses.add(404);
   // Any route of a server that is shutting down (its runtime closed): 503 with Retry-After.
   statuses.add(503);
+  // A read asked with the If-None-Match of the version it holds: 304, no body (no error, but
+  // like the errors not `ok`: the client's result union lists it beside them).
+  if (route.handler === 'read') statuses.add(304);
   return [...statuses]
     .sort((a, b) => a - b)
     .map((status): ErrorResponse => {
       if (status === 423) {
         return { status, schema: ref(responseSchemaName(route)), component: null };
+      }
+      if (status === 304) return { status, schema: { type: 'null' }, component: null };
+      if (status === 412) {
+        return { status, schema: ref(PRECONDITION_FAILED_SCHEMA), component: null };
       }
       if (isSharedStatus(status)) return shared(status);
       // Declared by the endpoint action: `{ message }`, described by the action.
@@ -370,6 +385,7 @@ function sharedResponses(used: ReadonlySet<string>): Record<string, JsonSchema> 
 export function buildComponentSchemas(manifest: RouteManifest): Record<string, JsonSchema> {
   const schemas: Record<string, JsonSchema> = {
     [ERROR_SCHEMA]: objectSchema({ message: { type: 'string' } }, ['message']),
+    [PRECONDITION_FAILED_SCHEMA]: PRECONDITION_FAILED_BODY,
     [VALIDATION_ERROR_SCHEMA]: objectSchema(
       {
         message: { type: 'string' },
@@ -508,6 +524,7 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
     });
   }
   if (route.idempotency !== undefined) parameters.push(idempotencyKeyParameter(route));
+  parameters.push(...conditionalParameters(route));
   if (usesQuery(route) && route.payloadSchema !== null) {
     const properties = (route.payloadSchema['properties'] ?? {}) as Record<string, JsonSchema>;
     const required = (route.payloadSchema['required'] ?? []) as string[];
@@ -612,6 +629,11 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
           },
   };
   for (const error of errors) {
+    const surface = surfaceResponse(route, error.status);
+    if (surface !== undefined) {
+      responses[String(error.status)] = surface;
+      continue;
+    }
     responses[String(error.status)] =
       error.status === 400
         ? badRequestResponse(route)
@@ -641,6 +663,7 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
               : { $ref: `#/components/responses/${error.component}` };
   }
   if (route.idempotency !== undefined) addIdempotencyResponses(route, responses);
+  addSurfaceHeaders(route, responses as Record<string, JsonSchema>);
   if (route.action !== null) responses['default'] = ACTION_DEFAULT_RESPONSE;
   op['responses'] = responses;
   return op;
@@ -777,10 +800,20 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const routes = manifest.registrations.flatMap((registration) => registration.routes);
   const machines: MachinesById = new Map(manifest.machines.map((machine) => [machine.id, machine]));
+  const optionsByPath = optionsOperations(routes, {
+    sharedResponse: (status) => ({
+      $ref: `#/components/responses/${SHARED_RESPONSES[status].name}`,
+    }),
+    security: (guards) => [{ [BEARER_AUTH_SCHEME]: [...guards].sort(compareCodeUnits) }],
+    pathParameter: (route, name) => pathParameterDescription(route, name),
+  });
   for (const route of inFlowOrder(routes, machines)) {
     const item = (paths[route.path] ??= {});
     item[route.method.toLowerCase()] = operation(route, machines);
   }
+  // The OPTIONS operation of each path, after its other operations; instance paths
+  // (`{prefix}/{machineId}`) have no other, and come after the registration's routes.
+  for (const [path, op] of optionsByPath) (paths[path] ??= {})['options'] = op;
   const info: JsonSchema = { title: options.openapi.title, version: options.openapi.version };
   if (options.openapi.description !== null) info['description'] = options.openapi.description;
   const license = options.openapi.license ?? null;

@@ -8,6 +8,7 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject } from '../definition/types.js';
+import { PreconditionFailedException } from '../errors.js';
 import { isInstanceId } from '../ids.js';
 import { resolveForward } from '../interpreter/forwarding.js';
 import { keptAfter, type ScenarioRequest } from '../interpreter/scenarios.js';
@@ -31,6 +32,8 @@ interface SendExtras {
   idempotency?: IdempotentSend | undefined;
   /** Told of an error the step's computation threw (a behavior), before it propagates. */
   onStepError?: ((error: unknown) => void) | undefined;
+  /** `SendOptions.precondition`: checked on the snapshot read under the lock. */
+  precondition?: ((snapshot: MachineSnapshot) => boolean) | undefined;
 }
 
 /**
@@ -53,6 +56,7 @@ export async function send(
   return runSend(ctx, definition, id, event, lock, {
     scenarioRequest: options.scenario,
     idempotency: options.idempotency,
+    precondition: options.precondition,
   });
 }
 
@@ -88,7 +92,8 @@ async function runSend(
     context: 'send',
     machineId: definition.id,
     definition,
-    check: (snapshot) => refusePaused(checked(definition, id, snapshot)),
+    check: (snapshot) =>
+      meetsPrecondition(definition, refusePaused(checked(definition, id, snapshot)), extras),
     // A pinned instance (docs/versioning.md) runs on its own version's definition.
     compute: (snapshot, own) =>
       sendStep(ctx, runningDefinition(definition, snapshot!), snapshot!, event, own, extras),
@@ -178,6 +183,20 @@ async function sendStep(
   };
 }
 
+/** The snapshot, when the send's precondition (HTTP If-Match) accepts it; else a 412 refusal. */
+function meetsPrecondition(
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+  extras: Pick<SendExtras, 'precondition'>,
+): MachineSnapshot {
+  if (extras.precondition === undefined || extras.precondition(snapshot)) return snapshot;
+  throw new PreconditionFailedException(
+    `Instance '${snapshot.id}' of machine '${definition.id}' is at sequence ${snapshot.sequence}, not the version the request's precondition (If-Match) names: read it again and send with its current ETag.`,
+    snapshot,
+    { machine: definition.id },
+  );
+}
+
 /**
  * Whether this send may skip the lock row: the store supports it, the transition of this
  * event type was quick last time, and nothing between load and commit needs more than the
@@ -207,7 +226,7 @@ async function sendUnpersisted(
   event: EventObject,
   options: SendOptions,
 ): Promise<InstanceResult> {
-  const snapshot = await restore(ctx, definition, id);
+  const snapshot = meetsPrecondition(definition, await restore(ctx, definition, id), options);
   const step = unkeptScenarioStep(ctx, definition, snapshot, event.type, options);
   return finish(
     ctx.interpreter.transition(definition, snapshot, event, {

@@ -18,9 +18,12 @@
 import {
   MachineAlreadyRunningException,
   MachineValidationException,
+  PreconditionFailedException,
   ScenarioFailedException,
   ScenarioNotFoundException,
 } from '../errors.js';
+import { headerOf, ifMatchPrecondition, withEtag } from './conditional.js';
+import { isWrongState, withRefusalSurface, type RefusalSurface } from './instance-surface.js';
 import type {
   EndpointActionArgs,
   EventObject,
@@ -75,6 +78,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   // Forwarded responses carry no scenario fields: the child's kept scenario applies inside.
   const scenarios = target.forward === null ? services.scenarios : undefined;
   const respond = createEventResponder(definition, route, target, services, scenarios);
+  const surfaceOf: RefusalSurface<D> = { definition, route, services, instances };
 
   /**
    * 6. Contention: the last committed state, isProcessing true, no hooks. Without a snapshot on
@@ -176,6 +180,18 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       // A record without a machine stays unbound until the send: its machine is created, with
       // the event applied, only if the event is accepted (instances.sendFirst).
       let instance: RouteInstance = found;
+      // If-Match: checked by the runtime on the snapshot it reads under the lock.
+      const precondition = stateless
+        ? undefined
+        : ifMatchPrecondition(headerOf(request, 'if-match'));
+      if (precondition !== undefined && instance.kind === 'unbound') {
+        // No machine, so no version the tag could name (RFC 9110 §13.1.1): nothing is created.
+        throw new PreconditionFailedException(
+          `Route ${route.name}: the record has no machine of '${definition.id}' yet, so If-Match cannot match.`,
+          null,
+          { machine: definition.id },
+        );
+      }
 
       // 4. before() with the pre-transition state.
       const action = target.action;
@@ -229,6 +245,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         if (idempotency !== undefined) options.idempotency = idempotency;
         // `contention: { wait }`: queue for a busy instance instead of answering 423 at once.
         if (route.contention !== undefined) options.lockWaitMs = route.contention.waitMs;
+        if (precondition !== undefined) options.precondition = precondition;
         let result;
         if (instance.kind === 'stateless') {
           // The answer shows no history: the runtime need not build it. Without other options
@@ -292,14 +309,21 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         kept,
         reached,
       });
-      return answer instanceof Promise ? await answer : answer;
+      const answered = answer instanceof Promise ? await answer : answer;
+      // The version this answer shows: what an If-Match of the next request names.
+      return instance.kind === 'stateless' || !definition.options.shouldPersist
+        ? answered
+        : withEtag(answered, snapshot);
     } catch (error) {
-      return errorToResponse(
+      const response = errorToResponse(
         error,
         services.logger ?? request.log ?? defaultHttpLogger,
         route.name,
         request,
       );
+      return isWrongState(error) && !stateless
+        ? await withRefusalSurface(response, request, surfaceOf)
+        : response;
     }
   };
 

@@ -13,6 +13,7 @@ import type { AvailableEvent, MachineSnapshot } from '../interpreter/types.js';
 import type { MachineInstances } from '../engine/machine-instances.js';
 import type { MiddlewareRegistry } from './middleware-registry.js';
 import type { ScenarioServices } from './scenario-fields.js';
+import type { PathMethods } from './instance-surface.js';
 import type { HttpLogger, ModelBinder } from './types.js';
 
 /** What handlers need from the rest of the runtime (see the module comment). */
@@ -69,4 +70,9 @@ export interface HttpServices<D extends MachineDefinitionBase> {
   scenarios?: ScenarioServices<D>;
   /** Idempotency-Key records (routes with `idempotency`, see idempotency.ts). */
   idempotencyKeys: IdempotencyKeyStore;
+  /**
+   * The methods mounted at each path (the router's), for the `Allow` header of OPTIONS answers
+   * and of 409 refusals. Absent (handlers built by hand): 409 answers carry no `Allow`.
+   */
+  paths?: PathMethods;
 }

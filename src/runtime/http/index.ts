@@ -28,7 +28,14 @@ export {
   validateRouteNames,
   type RegistrationContext,
 } from './validate-registration.js';
-export { MachineRouter, type MachineRouterOptions, type MountedRoute } from './machine-router.js';
+export {
+  MachineRouter,
+  type MachineRouterOptions,
+  type MountedOptionsRoute,
+  type MountedRoute,
+} from './machine-router.js';
+export { planOptionsRoutes, type OptionsRoute } from './plan-options.js';
+export { etagOf, type PreconditionFailedBody } from './conditional.js';
 export { createRouteHandler, type HttpServices } from './request-lifecycle.js';
 export { answerClientError } from './client-errors.js';
 export { defineEndpointAction, type EndpointActionConfig } from '../definition/endpoint-action.js';

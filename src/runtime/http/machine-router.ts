@@ -19,6 +19,9 @@ import type { MachineInstances } from '../engine/machine-instances.js';
 import type { AvailableEventsReadOptions } from '../persistence/types.js';
 import type { MiddlewareRegistry } from './middleware-registry.js';
 import { forwardedOutput } from './forwarded-output.js';
+import { PathMethods, pathShape } from './instance-surface.js';
+import { createOptionsHandler } from './options-handler.js';
+import { planOptionsRoutes, type OptionsRoute } from './plan-options.js';
 import { planRegistration } from './plan-routes.js';
 import { createRouteHandler, type HttpServices } from './request-lifecycle.js';
 import type { ScenarioServices } from './scenario-fields.js';
@@ -83,6 +86,12 @@ export interface MountedRoute {
   handler: RouteHandler;
 }
 
+/** An OPTIONS route (plan-options.ts) with its handler, ready for an adapter. */
+export interface MountedOptionsRoute {
+  route: OptionsRoute;
+  handler: RouteHandler;
+}
+
 /**
  * Registers machines and builds their handlers.
  *
@@ -95,6 +104,9 @@ export class MachineRouter {
   readonly bodyLimit: number;
   readonly #services: HttpServices<MachineDefinition>;
   readonly #routes: MountedRoute[] = [];
+  readonly #optionsRoutes: MountedOptionsRoute[] = [];
+  /** Methods mounted per path: the `Allow` of OPTIONS answers and of 409 refusals. */
+  readonly #paths = new PathMethods();
 
   constructor(options: MachineRouterOptions) {
     this.bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -121,6 +133,7 @@ export class MachineRouter {
       logger: options.logger,
       payloadLimit: options.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
       idempotencyKeys: runtime.idempotencyKeys,
+      paths: this.#paths,
       ...((options.scenarios ?? runtime.scenariosEnabled)
         ? { scenarios: scenarioServices(runtime) }
         : {}),
@@ -130,6 +143,14 @@ export class MachineRouter {
   /** Every mounted route, in registration order. */
   get routes(): readonly MountedRoute[] {
     return this.#routes;
+  }
+
+  /**
+   * The OPTIONS routes of the mounted paths (docs/http.md "OPTIONS, Allow and
+   * Machine-Events"): one per path, in mount order. Adapters mount them beside {@link routes}.
+   */
+  get optionsRoutes(): readonly MountedOptionsRoute[] {
+    return this.#optionsRoutes;
   }
 
   /**
@@ -161,6 +182,15 @@ export class MachineRouter {
     throwIfAny(issues);
     for (const route of routes) {
       this.#routes.push({ route, handler: this.handlerFor(machine, route) });
+      this.#paths.add(route.method, route.path);
+    }
+    const taken = new Set(this.#optionsRoutes.map(({ route }) => pathShape(route.path)));
+    for (const route of planOptionsRoutes(routes, taken)) {
+      this.#optionsRoutes.push({
+        route,
+        handler: createOptionsHandler(machine, route, this.#services),
+      });
+      this.#paths.add('OPTIONS', route.path);
     }
   }
 

@@ -38,6 +38,8 @@ export function routeAnswers(
   if (sendsEvent) [409, 422].forEach((status) => statuses.add(status));
   // A read's `waitFor` naming no state, or a `timeout` out of range.
   if (route.handler === 'read') statuses.add(422);
+  // If-Match naming a version the instance moved on from (docs/http.md "Conditional requests").
+  if (bound && sendsEvent) statuses.add(412);
   // Contention: a write answers 423, a GET answers 200 with `isProcessing: true`.
   if (bound && sendsEvent && hasBody) statuses.add(423);
   statuses.add(500);
@@ -55,7 +57,7 @@ export function routeAnswers(
 }
 
 /** The guards of every `auth` middleware of a route, deduplicated; `null` when none. */
-function authGuardsOf(middleware: readonly string[]): string[] | null {
+export function authGuardsOf(middleware: readonly string[]): string[] | null {
   const auth = middleware.map(parseMiddlewareName).filter(({ name }) => name === 'auth');
   if (auth.length === 0) return null;
   return [...new Set(auth.flatMap(({ args }) => args))];

@@ -15,6 +15,7 @@ import type { MachineDefinitionBase, OutputDefinition } from '../definition/type
 import { MachineNotFoundException, MachineValidationException } from '../errors.js';
 import type { AvailableEvent } from '../interpreter/types.js';
 import type { InstanceRead } from '../persistence/types.js';
+import { etagOf, headerOf, notModified } from './conditional.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import type { HttpServices } from './http-services.js';
 import {
@@ -114,11 +115,24 @@ export function createReadHandler<D extends MachineDefinitionBase>(
   services: HttpServices<D>,
 ): RouteHandler {
   const read = readRoute(definition, route, middleware, services);
-  const respond = (current: InstanceRead): EndpointResponse | Promise<EndpointResponse> => {
+  /**
+   * The answer of one read: with the `ETag` of the version it shows, or a 304 when the
+   * request's `If-None-Match` names that version already (no envelope is built). An answer
+   * while a lock is held (`isProcessing: true`) has no tag and is never a 304.
+   */
+  const respond = (
+    current: InstanceRead,
+    request: EndpointRequest,
+  ): EndpointResponse | Promise<EndpointResponse> => {
+    const etag = current.isProcessing ? undefined : etagOf(current.snapshot);
+    if (etag !== undefined && notModified(headerOf(request, 'if-none-match'), etag)) {
+      return { status: 304, body: undefined, headers: { etag } };
+    }
+    const headers = etag === undefined ? undefined : { etag };
     const body = read.envelope(current);
     return body instanceof Promise
-      ? body.then((envelope) => ({ status: route.status, body: envelope }))
-      : { status: route.status, body };
+      ? body.then((envelope) => answer(route.status, envelope, headers))
+      : answer(route.status, body, headers);
   };
 
   return guarded(route, services.logger, async (request) => {
@@ -129,7 +143,7 @@ export function createReadHandler<D extends MachineDefinitionBase>(
     const wait = waitOptions(definition, request.query);
     const named = read.instanceId(request);
     const id = typeof named === 'string' ? named : await named;
-    if (wait === null) return respond(await services.instances.read(definition, id));
+    if (wait === null) return respond(await services.instances.read(definition, id), request);
 
     let settle: (current: InstanceRead) => void = () => {};
     const settled = new Promise<InstanceRead>((resolve) => (settle = resolve));
@@ -153,19 +167,27 @@ export function createReadHandler<D extends MachineDefinitionBase>(
     );
     if (reached(watch.first)) {
       watch.stop();
-      return await respond(watch.first);
+      return await respond(watch.first, request);
     }
     const timer = setTimeout(() => {
       // The timeout answers the state the instance is in now.
       services.instances.read(definition, id).then(settle, () => settle(watch.first));
     }, wait.timeoutMs);
     try {
-      return await respond(await settled);
+      return await respond(await settled, request);
     } finally {
       clearTimeout(timer);
       watch.stop();
     }
   });
+}
+
+function answer(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> | undefined,
+): EndpointResponse {
+  return headers === undefined ? { status, body } : { status, body, headers };
 }
 
 /** `waitFor` and `timeout` of a read's query, validated; `null` when the read does not wait. */

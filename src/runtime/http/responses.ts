@@ -18,8 +18,10 @@ import {
   StateNotInDefinitionException,
   VersionFenceException,
   InstanceMigrationFailedException,
+  PreconditionFailedException,
   type FieldErrors,
 } from '../errors.js';
+import { preconditionFailedResponse } from './conditional.js';
 import type { ScenarioSummary } from '../interpreter/scenarios.js';
 import type { AvailableEvent } from '../interpreter/types.js';
 import type { ScenarioFields } from './scenario-fields.js';
@@ -168,6 +170,7 @@ export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
   404: 'Not Found.',
   405: 'Method Not Allowed.',
   409: 'Conflict.',
+  412: 'Precondition Failed.',
   413: 'Payload Too Large.',
   415: 'Unsupported Media Type.',
   422: 'The given data was invalid.',
@@ -205,6 +208,8 @@ export function errorToResponse(
     return errorResponse(422, error.message || body.message, { errors: error.errors });
   }
   if (error instanceof MachineNotFoundException) return errorResponse(404, 'Machine not found.');
+  // If-Match named a version the instance moved on from: 412 with its current ETag.
+  if (error instanceof PreconditionFailedException) return preconditionFailedResponse(error);
   if (
     error instanceof IdempotencyKeyInFlightException ||
     error instanceof IdempotencyKeyReusedException ||
@@ -247,7 +252,7 @@ export function errorToResponse(
  * Idempotency-Key claim), so the wrapper is made once per route, not once per request.
  */
 export function guarded<Extra = never>(
-  route: PlannedRoute,
+  route: Pick<PlannedRoute, 'name'>,
   logger: HttpLogger | undefined,
   handle: (request: EndpointRequest, extra?: Extra) => Promise<EndpointResponse>,
 ): (request: EndpointRequest, extra?: Extra) => Promise<EndpointResponse> {

@@ -48,7 +48,7 @@ export interface InstanceLoader {
  */
 export function createInstanceLoader<D extends MachineDefinitionBase>(
   definition: D,
-  route: PlannedRoute,
+  route: Pick<PlannedRoute, 'binding' | 'name'>,
   services: HttpServices<D>,
 ): InstanceLoader {
   const binding = route.binding;

@@ -237,6 +237,11 @@ export interface EndpointRequest {
   /** Request headers, lower-cased names. */
   headers: Record<string, string | undefined>;
   /**
+   * One request header by lower-cased name, without copying them all (`headers` makes a copy
+   * on first read). Optional: a hand-built request may leave it out (`headers` is read then).
+   */
+  header?(name: string): string | undefined;
+  /**
    * The framework's logger of this request (Fastify's `request.log`, pino-http's `req.log`):
    * unexpected errors are logged there when the router was given no `logger` of its own.
    */

@@ -53,6 +53,14 @@ export interface SendOptions {
    * reads (the HTTP layer's stateless routes: their answer shows none). Default true.
    */
   keepHistory?: boolean;
+  /**
+   * A condition on the instance's last committed snapshot, checked where the send reads it
+   * under the lock (HTTP `If-Match`): `false` refuses the send with
+   * `PreconditionFailedException` (412) and nothing is written. A concurrent commit between
+   * the check and the send's own commit fences the send out (contention), so a send never
+   * lands on a version its precondition did not see.
+   */
+  precondition?: ((snapshot: MachineSnapshot) => boolean) | undefined;
 }
 
 /**

@@ -35,8 +35,11 @@ import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-/** Methods no planned route uses: Fastify answers them 404 on any path. */
-const ODD_METHODS = ['OPTIONS', 'TRACE', 'PROPFIND'] as const;
+/**
+ * Methods no planned route uses: Fastify answers them 404 on any path. OPTIONS has a route on
+ * every path (router.optionsRoutes): never a 405.
+ */
+const ODD_METHODS = ['TRACE', 'PROPFIND'] as const;
 const ID = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 
 let dir: string;
@@ -64,7 +67,7 @@ beforeAll(() => {
     ['ticket', ticketStaffRoutes],
   ];
   for (const [machine, routes] of mounts) router.mount(machineOf(machine), routes);
-  paths = methodsByPath(router.routes).map(({ path, allowed }) => ({
+  paths = methodsByPath([...router.routes, ...router.optionsRoutes]).map(({ path, allowed }) => ({
     url: path.replace(/\{[^}]+\}/g, ID),
     allowed: new Set(allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed),
     allow: allowHeader(allowed),
@@ -123,6 +126,10 @@ describe('405 answers on Fastify', () => {
             for (const method of ODD_METHODS) {
               expect((await answer(app, method, `${prefix}${path.url}`)).status).toBe(404);
             }
+            // OPTIONS is routed on every path: never refused (http-surface.test.ts answers it).
+            const options = await answer(app, 'OPTIONS', `${prefix}${path.url}`);
+            expect(options.status).not.toBe(405);
+            if (!path.url.includes(ID)) expect(options.status).toBe(204);
           }
           // The refusal's body is the layer's JSON; a HEAD answer has none.
           const refused = paths.find((path) => !path.allowed.has('PUT'))!;
@@ -137,6 +144,7 @@ describe('405 answers on Fastify', () => {
     },
   );
 
+  // Every spelling of every path, by six methods and OPTIONS, on four apps: slow under load.
   it('should answer URL spellings the router folds or refuses alike in both modes', async () => {
     const spellings = (url: string): string[] => {
       const segments = url.split('/');
@@ -185,7 +193,7 @@ describe('405 answers on Fastify', () => {
         await routes.close();
       }
     }
-  });
+  }, 60_000);
 
   it('should refuse a wrong method before reading its body when the not-found handler answers', async () => {
     // A 405 route parsed the body first: a text body was 415. The method decides before it now.
@@ -199,7 +207,7 @@ describe('405 answers on Fastify', () => {
       });
       expect({ status: response.statusCode, allow: response.headers['allow'] }).toEqual({
         status: 405,
-        allow: 'POST',
+        allow: 'POST, OPTIONS',
       });
     } finally {
       await app.close();
@@ -230,7 +238,7 @@ describe('405 answers on Fastify', () => {
         ]) {
           expect(await post('PUT', '/api/orders/create', contentType!, body!)).toEqual({
             status: 405,
-            allow: 'POST',
+            allow: 'POST, OPTIONS',
           });
           // Without `notFound` the application's not-found handler answers (and its errors).
           if (mode === 'table')
@@ -251,7 +259,7 @@ describe('405 answers on Fastify', () => {
     try {
       expect(await answer(app, 'GET', '/API/ORDERS/CREATE')).toEqual({
         status: 405,
-        allow: 'POST',
+        allow: 'POST, OPTIONS',
       });
     } finally {
       await app.close();

@@ -422,11 +422,13 @@ describe('planRoutes: what a route answers', () => {
       errorStatuses: [400, 413, 415, 500],
       actionStatuses: {},
     });
-    expect(bound['doc.sign']!.errorStatuses).toEqual([400, 401, 404, 409, 413, 415, 422, 423, 500]);
+    expect(bound['doc.sign']!.errorStatuses).toEqual([
+      400, 401, 404, 409, 412, 413, 415, 422, 423, 500,
+    ]);
     // A GET reads its query (malformed: 400) and answers contention with 200, not 423.
     expect(bound['doc.peek']).toMatchObject({
       payloadSource: 'query',
-      errorStatuses: [400, 404, 409, 422, 500],
+      errorStatuses: [400, 404, 409, 412, 422, 500],
     });
     const stateless = answers({ prefix: 'docs' });
     expect(stateless['doc.sign']!.errorStatuses).toEqual([400, 401, 409, 413, 415, 422, 500]);

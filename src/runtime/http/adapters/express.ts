@@ -102,13 +102,14 @@ function addRoutes(
   // Requests one of these routes took carry this token: only their errors are answered here.
   const token = {};
   for (const { route, handler } of routes) {
-    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    const method = route.method.toLowerCase() as
+      'get' | 'post' | 'put' | 'patch' | 'delete' | 'options';
     router[method](toColonPath(route.path), routeHandler(handler, bodyLimit, token));
   }
   for (const { path, allowed, refused } of methodsByPath(routes)) {
     const allow = allowHeader(allowed);
-    // HEAD of a path without GET is refused too; methods no route plans (OPTIONS, TRACE, ...)
-    // are 404 as on Fastify, where CORS plugins answer OPTIONS before the routes.
+    // HEAD of a path without GET is refused too; methods no route plans (TRACE, ...) are 404
+    // as on Fastify. OPTIONS has a route on every path of a router (router.optionsRoutes).
     const refusedMethods = new Set<string>(
       allowed.includes('GET') ? refused : [...refused, 'HEAD'],
     );
@@ -356,8 +357,10 @@ function sendResponse(response: Response, result: EndpointResponse): void {
   }
   if (writesDirectly(response, result.status, body)) {
     // What `response.json` sends (Node adds the Content-Length of a body given to `end`), less
-    // the ETag: a hash of every body, which no client can use on a POST, PUT, PATCH or DELETE
-    // answer (Express answers conditional requests for GET and HEAD only).
+    // Express's ETag, a hash of every body: the layer tags what names a version itself (reads
+    // and event answers of an instance, docs/http.md "Conditional requests") and answers their
+    // If-None-Match; a hash on an answer while the instance is processing, or on a command's
+    // answer, would promise a version that is none. Node writes no body for HEAD.
     response.setHeader('content-type', 'application/json; charset=utf-8');
     response.end(JSON.stringify(body));
     return;
@@ -366,8 +369,7 @@ function sendResponse(response: Response, result: EndpointResponse): void {
 }
 
 /**
- * Whether an answer can skip `response.json`: a JSON object answering a command (not GET or
- * HEAD, whose ETag serves conditional requests), with a status that has a body, in an
+ * Whether an answer can skip `response.json`: a JSON object with a status that has a body, in an
  * application that sets none of Express's JSON options (`json replacer`, `json spaces`,
  * `json escape`, which `response.json` applies) and on a response whose content headers are
  * still unset.
@@ -375,8 +377,6 @@ function sendResponse(response: Response, result: EndpointResponse): void {
 function writesDirectly(response: Response, status: number, body: unknown): boolean {
   if (typeof body !== 'object' || body === null || ArrayBuffer.isView(body)) return false;
   if (status === 204 || status === 205 || status === 304) return false;
-  const method = response.req.method;
-  if (method === 'GET' || method === 'HEAD') return false;
   const settings = (response.app as { settings?: Record<string, unknown> }).settings;
   if (
     settings === undefined ||

@@ -13,8 +13,7 @@
 import type { FastifyInstance } from 'fastify';
 import type FindMyWay from 'find-my-way';
 import { createRequire } from 'node:module';
-import type { MountedRoute } from '../machine-router.js';
-import { allowHeader, methodsByPath } from './shared.js';
+import { allowHeader, methodsByPath, type AnyMountedRoute } from './shared.js';
 
 /** The methods a known path can refuse with 405: the planned ones and HEAD; others are 404. */
 const ANSWERED = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
@@ -68,7 +67,7 @@ export class MethodTable {
    * @param prefix the scope's full prefix (`app.prefix`), '' at the root
    * @param maxParamLength the instance's `maxParamLength` ({@link maxParamLength})
    */
-  constructor(prefix: string, routes: readonly MountedRoute[], maxParamLength?: number) {
+  constructor(prefix: string, routes: readonly AnyMountedRoute[], maxParamLength?: number) {
     findMyWay ??= createRequire(import.meta.url)('find-my-way') as typeof FindMyWay;
     this.#router = findMyWay(maxParamLength === undefined ? {} : { maxParamLength });
     // methodsByPath gives one entry per shape (`/x/{id}` and `/x/{key}` are one path).

@@ -4,12 +4,22 @@
  */
 import type { Readable } from 'node:stream';
 import type { HttpMethod } from '../../definition/types.js';
-import type { MachineRouter, MountedRoute } from '../machine-router.js';
+import type { MachineRouter, MountedOptionsRoute, MountedRoute } from '../machine-router.js';
+import { allowValue, pathShape } from '../instance-surface.js';
 import type { EndpointRequest, HttpLogger } from '../types.js';
 import { DEFAULT_BODY_LIMIT, parseQueryString, UnreadableBody } from '../request-parsing.js';
 
-/** What an adapter mounts: a router, or routes plus the body limit. */
-export type MountSource = MachineRouter | { routes: readonly MountedRoute[]; bodyLimit?: number };
+/**
+ * What an adapter mounts: a router, or routes plus the body limit (and the OPTIONS routes of
+ * their paths, `router.optionsRoutes`; without them OPTIONS is not answered, a 404).
+ */
+export type MountSource =
+  | MachineRouter
+  | {
+      routes: readonly MountedRoute[];
+      optionsRoutes?: readonly MountedOptionsRoute[];
+      bodyLimit?: number;
+    };
 
 /** Options shared by `mountFastify` and `mountExpress`. */
 export interface MountOptions {
@@ -20,40 +30,48 @@ export interface MountOptions {
   notFound?: boolean;
 }
 
+/** Methods a known path may refuse with 405 (OPTIONS is routed on every path or on none). */
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** A mounted route of either kind, as far as the 405 bookkeeping reads it. */
+export type AnyMountedRoute = MountedRoute | MountedOptionsRoute;
+
 export function sourceRoutes(source: MountSource): {
-  routes: readonly MountedRoute[];
+  routes: readonly AnyMountedRoute[];
   bodyLimit: number;
 } {
-  return { routes: source.routes, bodyLimit: source.bodyLimit ?? DEFAULT_BODY_LIMIT };
+  return {
+    routes: [...source.routes, ...(source.optionsRoutes ?? [])],
+    bodyLimit: source.bodyLimit ?? DEFAULT_BODY_LIMIT,
+  };
 }
 
 /**
  * For every planned path, the methods it answers and the ones it must refuse with 405.
  * Paths that differ only in parameter names (`/{machineId}/x`, `/{order}/x`) are one path to
  * the router, so they are grouped; the first planned spelling is the one the 405 route uses.
+ * `allowed` lists OPTIONS where an OPTIONS route is mounted; it is never refused.
  */
 export function methodsByPath(
-  routes: readonly MountedRoute[],
-): { path: string; allowed: HttpMethod[]; refused: HttpMethod[] }[] {
-  const byShape = new Map<string, { path: string; methods: Set<HttpMethod> }>();
+  routes: readonly AnyMountedRoute[],
+): { path: string; allowed: string[]; refused: HttpMethod[] }[] {
+  const byShape = new Map<string, { path: string; methods: Set<string> }>();
   for (const { route } of routes) {
-    const shape = route.path.replace(/\{[^}]+\}/g, '{}');
-    const group = byShape.get(shape) ?? { path: route.path, methods: new Set<HttpMethod>() };
+    const shape = pathShape(route.path);
+    const group = byShape.get(shape) ?? { path: route.path, methods: new Set<string>() };
     group.methods.add(route.method);
     byShape.set(shape, group);
   }
   return [...byShape.values()].map(({ path, methods }) => ({
     path,
-    allowed: METHODS.filter((method) => methods.has(method)),
+    allowed: [...METHODS, 'OPTIONS'].filter((method) => methods.has(method)),
     refused: METHODS.filter((method) => !methods.has(method)),
   }));
 }
 
-/** The `Allow` header of a path: its methods, plus HEAD where GET is served. */
-export function allowHeader(allowed: readonly HttpMethod[]): string {
-  return (allowed.includes('GET') ? [...allowed, 'HEAD'] : [...allowed]).join(', ');
+/** The `Allow` header of a path: its methods, HEAD where GET is served, OPTIONS last. */
+export function allowHeader(allowed: readonly string[]): string {
+  return allowValue(allowed);
 }
 
 /** Node's header object in the neutral form: lower-case names, one string per header. */
@@ -160,6 +178,12 @@ class AdapterRequest<Source> implements EndpointRequest {
   // Made on first use (a log line): most requests never log.
   get id(): string {
     return (this.#id ??= requestIdOf(this.#source, this.#rawHeaders));
+  }
+
+  header(name: string): string | undefined {
+    if (this.#headers !== undefined) return this.#headers[name];
+    const value = this.#rawHeaders[name];
+    return Array.isArray(value) ? value.join(', ') : value;
   }
 
   get headers(): Record<string, string | undefined> {

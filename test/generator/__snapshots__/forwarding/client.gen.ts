@@ -64,15 +64,18 @@ export type CheckoutState =
   'checkout.cancelled' | 'checkout.cart' | 'checkout.completed' | 'checkout.paying';
 export type ErrorResponse = { message: string };
 export type PaymentState = 'payment.awaiting' | 'payment.charging' | 'payment.paid';
+export type PreconditionFailedResponse = { message: string; etag: string | null };
 export type ValidationErrorResponse = { message: string; errors: { [key: string]: string[] } };
 export type CheckoutCancelResult =
   | ClientResponse<200, CheckoutResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutResponse>;
 export type CheckoutConfirmPaymentResult =
   | ClientResponse<200, CheckoutConfirmPaymentResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutConfirmPaymentResponse>;
 export type CheckoutCreateResult =
@@ -81,12 +84,13 @@ export type CheckoutCreateResult =
 export type CheckoutProvideCardResult =
   | ClientResponse<200, CheckoutProvideCardResponse>
   | ClientResponse<400 | 404 | 409 | 413 | 415 | 500 | 503, ErrorResponse>
+  | ClientResponse<412, PreconditionFailedResponse>
   | ClientResponse<422, ValidationErrorResponse | ErrorResponse>
   | ClientResponse<423, CheckoutProvideCardResponse>;
 export type CheckoutStartPaymentResult = CheckoutCancelResult;
 
 // Documented statuses, shared by the routes that answer with the same set.
-const STATUSES_1 = [200, 400, 404, 409, 413, 415, 422, 423, 500, 503];
+const STATUSES_1 = [200, 400, 404, 409, 412, 413, 415, 422, 423, 500, 503];
 const STATUSES_2 = [201, 400, 413, 415, 500, 503];
 
 /** The base URL `createClient` uses when none is given (the config's `client.baseUrl`). */
