@@ -81,16 +81,17 @@ export function adminRoutes(
   middleware: readonly ResolvedMiddleware[],
 ): MountedRoute[] {
   const prefix = adminPrefix(options.admin);
+  const machines = withChildren(options.machines);
   const operations = new MachineOperations({
     runtime: options.runtime,
-    machines: options.machines,
+    machines,
     timers: options.timers ?? [],
     ...(options.admin.cancelEvents === undefined
       ? {}
       : { cancelEvents: options.admin.cancelEvents }),
   });
   const diagrams = diagramLoader(options.diagrams);
-  const machinesBody = machineList(options.machines, options.admin.cancelEvents ?? {});
+  const machinesBody = machineList(machines, options.admin.cancelEvents ?? {});
   const api = `${prefix}/api/machines`;
   const instance = `${api}/{machine}/instances/{id}`;
   const route = (
@@ -255,6 +256,24 @@ function diagramLoader(
       loaded = null;
       throw error;
     }));
+}
+
+/**
+ * The machines and every child machine they start (as the runtime registers them), so that an
+ * operator can open a child instance from its parent's page.
+ */
+function withChildren(machines: readonly MachineDefinition[]): MachineDefinition[] {
+  const found = new Map<string, MachineDefinition>();
+  const visit = (machine: MachineDefinition): void => {
+    if (found.has(machine.id)) return;
+    found.set(machine.id, machine);
+    for (const node of machine.idMap.values()) {
+      const child = node.invocation?.machine;
+      if (child !== undefined && typeof child !== 'string') visit(child);
+    }
+  };
+  machines.forEach(visit);
+  return [...found.values()];
 }
 
 /** One machine as the console lists it. */

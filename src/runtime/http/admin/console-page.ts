@@ -29,8 +29,12 @@ a { color: #1558b0; }
 section.panel { background: #fff; border: 1px solid #e1e4ea; border-radius: 6px; padding: 10px; margin-bottom: 14px; }
 section.panel h3 { margin: 0 0 8px; font-size: 14px; }
 #diagram svg { max-width: 100%; height: auto; }
-#diagram .mr-current rect, #diagram .mr-current path, #diagram .mr-current polygon {
-  fill: #ffe082 !important; stroke: #e65100 !important; stroke-width: 3px !important; }
+#diagram g.node.mr-current rect, #diagram g.node.mr-current path, #diagram g.node.mr-current polygon {
+  fill: #ffd54f !important; stroke: #e65100 !important; stroke-width: 3px !important; }
+/* An active compound or parallel state: its frame outlined, its inside left light, so the active
+   leaves inside it stand out. */
+#diagram g.cluster.mr-current > rect, #diagram g.statediagram-cluster.mr-current > rect {
+  fill: #fffdf3 !important; stroke: #e65100 !important; stroke-width: 2px !important; }
 #state-list li.mr-current { font-weight: 700; background: #ffe082; }
 .status-done { color: #6b7280; }
 .paused { color: #b45309; font-weight: 600; }

@@ -153,7 +153,7 @@ function renderRecord(record) {
     ' \u00b7 sequence ' + i.sequence + ' \u00b7 created ' + when(i.createdAt) + (i.businessKey ? ' \u00b7 key ' + i.businessKey : ''),
   );
   const done = i.status === 'done';
-  const enable = { cancel: !done, pause: !done && !i.pausedAt, resume: !!i.pausedAt, release: !!record.lock,
+  const enable = { cancel: !done && !!machine().cancelEvent, pause: !done && !i.pausedAt, resume: !!i.pausedAt, release: !!record.lock,
     retry: record.failedJobs.length > 0, fire: !done && record.timers.some((t) => t.dueAt && t.registered) };
   for (const button of document.querySelectorAll('#actions button')) button.disabled = !enable[button.dataset.action];
   $('send-form').querySelector('button').disabled = done;
@@ -165,7 +165,9 @@ function renderRecord(record) {
   $('timers').replaceChildren(table(['Timer', 'Event', 'Due', 'Fired'], record.timers.map((t) =>
     [t.key, t.eventType, t.dueAt ? when(t.dueAt) : 'not again', String(t.fireCount) + (t.registered ? '' : ' (not registered)')])));
   $('children').replaceChildren(table(['Child', 'Machine', 'Status', 'Started'], record.children.map((c) =>
-    [c.id, c.childMachineId, c.status, when(c.createdAt)])));
+    [view.machines.some((m) => m.id === c.childMachineId)
+      ? el('a', { href: '#/' + encode(c.childMachineId) + '/' + encode(c.id), textContent: c.id }) : c.id,
+    c.childMachineId, c.status, when(c.createdAt)])));
   $('jobs').replaceChildren(table(['Job', 'Name', 'Attempts', 'Error'], record.failedJobs.map((j) =>
     [j.id, j.name, String(j.attempts), j.lastError.split('\n')[0]])));
   $('context').textContent = JSON.stringify(record.context, null, 2);
@@ -175,7 +177,7 @@ function table(headings, rows) {
   if (rows.length === 0) return el('span', { className: 'muted', textContent: 'None' });
   return el('table', {}, [
     el('thead', {}, [el('tr', {}, headings.map((h) => el('th', { textContent: h })))]),
-    el('tbody', {}, rows.map((cells) => el('tr', {}, cells.map((c) => el('td', { textContent: c }))))),
+    el('tbody', {}, rows.map((cells) => el('tr', {}, cells.map((c) => el('td', {}, [c]))))),
   ]);
 }
 
