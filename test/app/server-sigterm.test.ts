@@ -1,6 +1,6 @@
 /**
  * SIGTERM on the generated example server (generated-example/server.gen.ts, a real OS process on
- * a SQLite file): a request in flight when the signal arrives gets its 200 and its event is
+ * a SQLite file, and on PostgreSQL with its jobs on pg-boss): a request in flight when the signal arrives gets its 200 and its event is
  * stored (an acknowledged event is not lost), a new request during the drain gets 503 with
  * Retry-After and readiness fails, a connection after the drain is refused, a job running at
  * the signal finishes before the process exits, no lock row is left, and the exit code is 0.
@@ -12,29 +12,132 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultJobSchema } from '../../src/runtime/jobs/open-job-queue.js';
+import { migrate } from '../../src/runtime/persistence/open-store.js';
 import { startFixture, type FixtureProcess } from '../support/child-process.js';
+import {
+  createTestSchema,
+  dropSchema,
+  PG_TEST_URL,
+  shouldRunPostgresTests,
+  type TestSchema,
+} from '../support/postgres.js';
 
 const SERVER = 'generated-example/server.gen.ts';
 
-let dir: string;
-let file: string;
-let server: FixtureProcess | null = null;
-beforeEach(() => {
-  dir = mkdtempSync(path.join(tmpdir(), 'mr-sigterm-'));
-  file = path.join(dir, 'example.db');
-});
-afterEach(async () => {
-  if (server !== null && server.child.exitCode === null) server.child.kill('SIGKILL');
-  await server?.exited;
-  server = null;
-  rmSync(dir, { recursive: true, force: true });
-});
+/** Where the server stores, and the few reads the test makes of it after the process is gone. */
+interface Backend {
+  name: string;
+  setUp(): Promise<string>;
+  tearDown(): Promise<void>;
+  /** Event types of an instance's history, in order. */
+  events(id: string): Promise<string[]>;
+  states(id: string): Promise<string[]>;
+  count(table: 'machine_instances' | 'machine_locks'): Promise<number>;
+  /** Runs of the example's job actors claimed and not finished. */
+  runningJobs(): Promise<number>;
+}
 
-async function start(env: Record<string, string>): Promise<string> {
+function sqliteBackend(): Backend {
+  let dir = '';
+  const file = () => path.join(dir, 'example.db');
+  const query = <T>(sql: string, ...params: unknown[]): T[] => {
+    const db = new Database(file(), { readonly: true });
+    try {
+      return db.prepare(sql).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  };
+  return {
+    name: 'sqlite file',
+    async setUp() {
+      dir = mkdtempSync(path.join(tmpdir(), 'mr-sigterm-'));
+      return `sqlite:${file()}`;
+    },
+    async tearDown() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+    events: async (id) =>
+      query<{ type: string }>(
+        'SELECT type FROM machine_events WHERE root_event_id = ? ORDER BY sequence_number',
+        id,
+      ).map((row) => row.type),
+    states: async (id) =>
+      query<{ state_id: string }>(
+        'SELECT state_id FROM machine_current_states WHERE root_event_id = ?',
+        id,
+      ).map((row) => row.state_id),
+    count: async (table) => query<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)[0]!.n,
+    runningJobs: async () =>
+      query<{ n: number }>(
+        "SELECT count(*) AS n FROM machine_jobs WHERE name = 'machine-routes.job.run' AND status = 'running'",
+      )[0]!.n,
+  };
+}
+
+function postgresBackend(): Backend {
+  let schema: TestSchema | undefined;
+  const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
+    const client = new pg.Client({ connectionString: PG_TEST_URL });
+    await client.connect();
+    try {
+      return (await client.query(sql, params)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  };
+  const table = (name: string) => `"${schema!.schema}".${name}`;
+  return {
+    name: 'postgres',
+    async setUp() {
+      schema = await createTestSchema('sigterm');
+      await migrate(schema.url);
+      return schema.url;
+    },
+    async tearDown() {
+      if (schema === undefined) return;
+      await dropSchema(defaultJobSchema(schema.schema));
+      await schema.drop();
+    },
+    events: async (id) =>
+      (
+        await query<{ type: string }>(
+          `SELECT type FROM ${table('machine_events')} WHERE root_event_id = $1 ORDER BY sequence_number`,
+          [id],
+        )
+      ).map((row) => row.type),
+    states: async (id) =>
+      (
+        await query<{ state_id: string }>(
+          `SELECT state_id FROM ${table('machine_current_states')} WHERE root_event_id = $1`,
+          [id],
+        )
+      ).map((row) => row.state_id),
+    count: async (name) =>
+      (await query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table(name)}`))[0]!.n,
+    runningJobs: async () =>
+      (
+        await query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM "${defaultJobSchema(schema!.schema)}".job
+            WHERE name = 'machine-routes.job.run' AND state = 'active'`,
+        )
+      )[0]!.n,
+  };
+}
+
+const backends: Backend[] = [sqliteBackend()];
+if (await shouldRunPostgresTests('test/app/server-sigterm.test.ts'))
+  backends.push(postgresBackend());
+
+let server: FixtureProcess | null = null;
+
+async function start(databaseUrl: string, env: Record<string, string>): Promise<string> {
   server = startFixture(SERVER, [], {
     PORT: '0',
-    MACHINE_DATABASE_URL: `sqlite:${file}`,
+    MACHINE_DATABASE_URL: databaseUrl,
     MACHINE_SHUTDOWN_TIMEOUT: '10',
     ...env,
   });
@@ -86,20 +189,22 @@ function fresh(
   });
 }
 
-function query<T>(sql: string, ...params: unknown[]): T[] {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('SIGTERM on the generated example server', () => {
+describe.each(backends)('SIGTERM on the generated example server on $name', (backend) => {
+  let databaseUrl: string;
+  beforeEach(async () => {
+    databaseUrl = await backend.setUp();
+  });
+  afterEach(async () => {
+    if (server !== null && server.child.exitCode === null) server.child.kill('SIGKILL');
+    await server?.exited;
+    server = null;
+    await backend.tearDown();
+  });
+
   it('should finish the request in flight, answer 503 meanwhile, leave no lock and exit 0', async () => {
-    const url = await start({ EXAMPLE_AUTH_DELAY_MS: '1500' });
+    const url = await start(databaseUrl, { EXAMPLE_AUTH_DELAY_MS: '1500' });
     const created = await call(`${url}/tickets/create`, { method: 'POST' });
     expect(created.status).toBe(201);
     const id = (created.body['data'] as { id: string }).id;
@@ -132,20 +237,18 @@ describe('SIGTERM on the generated example server', () => {
     expect((answered.body['data'] as { state: string[] }).state).toEqual(['ticket.assigned']);
     expect(await server!.exited).toBe(0);
     const took = Date.now() - signalled;
-    console.log(`shutdown with one request in flight: ${took} ms from SIGTERM to exit`);
+    console.log(
+      `${backend.name}: shutdown with one request in flight: ${took} ms from SIGTERM to exit`,
+    );
     expect(took).toBeLessThan(10_000);
     await expect(fetch(`${url}/health/live`)).rejects.toThrow();
-    const events = query<{ type: string }>(
-      'SELECT type FROM machine_events WHERE root_event_id = ? ORDER BY sequence_number',
-      id,
-    ).map((row) => row.type);
-    expect(events).toContain('ASSIGN');
-    expect(query('SELECT count(*) AS n FROM machine_instances')).toEqual([{ n: 1 }]);
-    expect(query('SELECT count(*) AS n FROM machine_locks')).toEqual([{ n: 0 }]);
+    expect(await backend.events(id)).toContain('ASSIGN');
+    expect(await backend.count('machine_instances')).toBe(1);
+    expect(await backend.count('machine_locks')).toBe(0);
   }, 60_000);
 
   it('should let a job running at SIGTERM finish before it exits 0', async () => {
-    const url = await start({ EXAMPLE_PROVIDER_DELAY_MS: '2000' });
+    const url = await start(databaseUrl, { EXAMPLE_PROVIDER_DELAY_MS: '2000' });
     const created = await call(`${url}/checkouts/create`, { method: 'POST' });
     const id = (created.body['data'] as { id: string }).id;
     // The payment child is started by a job: wait for it, then pay.
@@ -162,23 +265,14 @@ describe('SIGTERM on the generated example server', () => {
     expect(confirmed.status).toBe(200);
     // The capture job (2 s at the provider) claimed: SIGTERM while it runs.
     const deadline = Date.now() + 10_000;
-    while (
-      query<{ n: number }>(
-        "SELECT count(*) AS n FROM machine_jobs WHERE name = 'machine-routes.job.run' AND status = 'running'",
-      )[0]!.n === 0 &&
-      Date.now() < deadline
-    )
-      await sleep(50);
+    while ((await backend.runningJobs()) === 0 && Date.now() < deadline) await sleep(50);
+    expect(await backend.runningJobs()).toBe(1);
     const signalled = Date.now();
     server!.child.kill('SIGTERM');
     expect(await server!.exited).toBe(0);
     const took = Date.now() - signalled;
-    console.log(`shutdown with one job running: ${took} ms from SIGTERM to exit`);
-    const states = query<{ state_id: string }>(
-      'SELECT state_id FROM machine_current_states WHERE root_event_id = ?',
-      id,
-    ).map((row) => row.state_id);
-    expect(states).toEqual(['checkout.paid']);
-    expect(query('SELECT count(*) AS n FROM machine_locks')).toEqual([{ n: 0 }]);
+    console.log(`${backend.name}: shutdown with one job running: ${took} ms from SIGTERM to exit`);
+    expect(await backend.states(id)).toEqual(['checkout.paid']);
+    expect(await backend.count('machine_locks')).toBe(0);
   }, 60_000);
 });
