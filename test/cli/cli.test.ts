@@ -231,13 +231,13 @@ describe('machine-routes generate', () => {
 
   beforeEach(() => {
     // A project outside the repository: the config imports the example by absolute path.
-    // Without docs: drawing its diagrams takes a browser (test/cli/diagram-svgs.test.ts draws).
+    // Without docs and admin: drawing their diagrams takes a browser (test/cli/diagram-svgs.test.ts draws).
     dir = mkdtempSync(path.join(tmpdir(), 'machine-routes-'));
     writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
     writeFileSync(
       path.join(dir, 'machine-routes.config.ts'),
       `import example from ${JSON.stringify(path.join(ROOT, EXAMPLE_CONFIG))};\n` +
-        `export default { ...example, docs: undefined, output: { dir: 'out', framework: 'express' } };\n`,
+        `export default { ...example, docs: undefined, admin: undefined, output: { dir: 'out', framework: 'express' } };\n`,
     );
   });
 
@@ -300,10 +300,10 @@ describe('machine-routes generate --watch', () => {
 
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  // Without docs, as above: drawing the diagrams takes a browser.
+  // Without docs and admin, as above: drawing the diagrams takes a browser.
   const config = (framework: string) =>
     `import example from ${JSON.stringify(path.join(ROOT, EXAMPLE_CONFIG))};\n` +
-    `export default { ...example, docs: undefined, output: { dir: 'out', framework: '${framework}' } };\n`;
+    `export default { ...example, docs: undefined, admin: undefined, output: { dir: 'out', framework: '${framework}' } };\n`;
 
   it('should generate, then generate again when a source changes, until stopped', async () => {
     writeFileSync(path.join(dir, 'machine-routes.config.ts'), config('express'));
