@@ -1,20 +1,13 @@
 /**
  * Body and query parsing shared by both adapters, so Fastify and Express accept and reject
- * exactly the same requests: `secure-json-parse` for bodies and `qs` for query strings (the
- * libraries made for these jobs), with nesting bounded so a hostile request is a 400 at parse
+ * exactly the same requests: `secure-json-parse` for bodies and qs's nested syntax for query
+ * strings (./nested-query.ts), with nesting bounded so a hostile request is a 400 at parse
  * time instead of a stack overflow wherever the value is walked later (validation, coercion,
  * serialising the history row).
  */
-import { createRequire } from 'node:module';
 import secureJson from 'secure-json-parse';
+import { parseNestedQuery } from './nested-query.js';
 import { HttpError } from './responses.js';
-
-// qs (with its side-channel and get-intrinsic dependencies, some 40 modules) is loaded on the
-// first query string parsed, not at start (bench/startup): loading it cost about a quarter of
-// what loading Fastify does.
-const requireQs = createRequire(import.meta.url);
-const loaded: { qs?: typeof import('qs') } = {};
-const qsModule = (): typeof import('qs') => (loaded.qs ??= requireQs('qs') as typeof import('qs'));
 
 /** Default request-body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -118,14 +111,9 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 export function parseQueryString(query: string): Record<string, unknown> {
   if (query === '' || query === '?') return {};
   try {
-    return qsModule().parse(query, {
-      ignoreQueryPrefix: true,
+    return parseNestedQuery(query, strictDecode, {
       depth: MAX_NESTING_DEPTH,
-      strictDepth: true,
-      parameterLimit: MAX_QUERY_PARAMETERS,
-      throwOnLimitExceeded: true,
-      allowPrototypes: false,
-      decoder: strictDecode,
+      parameters: MAX_QUERY_PARAMETERS,
     });
   } catch (error) {
     if (error instanceof HttpError) throw error;
@@ -133,7 +121,10 @@ export function parseQueryString(query: string): Record<string, unknown> {
   }
 }
 
-/** qs's decoding, except that malformed percent-encoding is a 400 instead of kept as is. */
+/**
+ * qs's decoding (`+` is a space), except that malformed percent-encoding is a 400 instead of
+ * kept as is.
+ */
 function strictDecode(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));

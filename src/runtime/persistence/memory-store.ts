@@ -4,7 +4,7 @@
  * Values are cloned on the way in and out, as a database would, so callers cannot mutate what
  * is stored.
  */
-import type { TraceCarrier } from '../telemetry/tracing.js';
+import type { TraceCarrier } from '../telemetry/trace-carrier.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';

@@ -7,7 +7,7 @@ import type { Context } from '../definition/types.js';
 import type { ChildRow, ChildRowChange, ChildStatus } from '../interpreter/child-rows.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, HistorySource, MachineSnapshot } from '../interpreter/types.js';
-import type { TraceCarrier } from '../telemetry/tracing.js';
+import type { TraceCarrier } from '../telemetry/trace-carrier.js';
 import type {
   CommitRequest,
   CurrentStateRow,

@@ -4,7 +4,7 @@
  * (lock, load, compute, commit) and the store only guarantees atomicity and fencing.
  */
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
-import type { TraceCarrier } from '../telemetry/tracing.js';
+import type { TraceCarrier } from '../telemetry/trace-carrier.js';
 import type { TimerFireStatus } from '../interpreter/due-timers.js';
 import type { ChildStore } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';

@@ -8,17 +8,18 @@
  * again whenever the global provider changed since, which a test that registers its own
  * provider relies on as much as an application that starts its SDK after importing the runtime.
  */
-import {
-  metrics,
-  ValueType,
-  type Attributes,
-  type Counter,
-  type Histogram,
-  type MeterProvider,
-  type UpDownCounter,
+import type {
+  Attributes,
+  Counter,
+  Histogram,
+  MeterProvider,
+  UpDownCounter,
 } from '@opentelemetry/api';
 import { ATTR } from './attributes.js';
+import { otel } from './otel-api.js';
 import { INSTRUMENTATION_SCOPE } from './tracing.js';
+
+const { metrics, ValueType } = otel;
 
 /** Instrument names: the one list docs/operating.md documents. */
 export const METRIC = {

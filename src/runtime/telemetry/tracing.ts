@@ -8,35 +8,39 @@
  * and the span that runs it later is a child of that context: one trace per business event, even
  * when its job runs hours later in another process.
  */
-import {
+import type {
+  Attributes,
+  Context,
+  Link,
+  Span,
+  SpanKind as SpanKindValue,
+  SpanOptions,
+  TextMapGetter,
+  Tracer,
+  TracerProvider,
+} from '@opentelemetry/api';
+import { otel } from './otel-api.js';
+import type { TraceCarrier } from './trace-carrier.js';
+
+const {
   context,
   INVALID_SPAN_CONTEXT,
   isSpanContextValid,
   ProxyTracer,
   propagation,
   ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
   trace,
-  type Attributes,
-  type Context,
-  type Link,
-  type Span,
-  type SpanOptions,
-  type TextMapGetter,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api';
+} = otel;
+/** The API's span kinds (its enum's values). */
+export const SpanKind = otel.SpanKind;
+export type SpanKind = SpanKindValue;
+/** The API's span status codes (its enum's values). */
+export const SpanStatusCode = otel.SpanStatusCode;
 
 /** The instrumentation scope of every span and instrument of the package. */
 export const INSTRUMENTATION_SCOPE = 'machine-routes';
 
-/**
- * A serialized trace context (`traceparent`, and `tracestate` when set), as the global
- * propagator writes it: what a job, a child start or an instance row keeps of the step that
- * caused it. Plain data, stored as JSON.
- */
-export type TraceCarrier = Readonly<Record<string, string>>;
+export type { TraceCarrier };
 
 let cached: { provider: TracerProvider; tracer: Tracer; sdk: boolean } | undefined;
 
@@ -221,4 +225,4 @@ const HEADER_GETTER: TextMapGetter<Readonly<Record<string, string | undefined>>>
   get: (carrier, key) => carrier[key.toLowerCase()],
 };
 
-export { SpanKind, SpanStatusCode, type Attributes, type Context, type Span };
+export type { Attributes, Context, Span };

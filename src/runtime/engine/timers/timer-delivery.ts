@@ -14,7 +14,7 @@
  * A fire whose behavior throws is tried again at later sweeps, a bounded number of times with a
  * growing wait in between, then given up with a TRANSITION_FAIL record (timer-failures.ts).
  */
-import type { TraceCarrier } from '../../telemetry/tracing.js';
+import type { TraceCarrier } from '../../telemetry/trace-carrier.js';
 import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { TimedTransition } from '../../definition/timed-transitions.js';
 import {

@@ -1,0 +1,181 @@
+/**
+ * The OpenTelemetry API as the package uses it, from the one place that loads it.
+ * `@opentelemetry/api` is an optional peer dependency: an application that registers an SDK has
+ * it installed (every SDK package depends on it), and then this module hands out that copy, so
+ * spans and instruments reach the application's provider exactly as a static import did. An
+ * application without it (most production installs) gets {@link NOOP_API}: the same calls,
+ * answering what the API itself answers when no SDK is registered (non-recording spans, no-op
+ * instruments), without installing or loading the package (2 MB on disk).
+ *
+ * Types come from the package as `import type` only: they vanish from the JavaScript, and the
+ * published declarations that reach them are not among those a public entry point imports.
+ */
+import { createRequire } from 'node:module';
+import type {
+  Context,
+  Counter,
+  Histogram,
+  Meter,
+  MeterProvider,
+  ObservableGauge,
+  Span,
+  SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  TextMapGetter,
+  TextMapSetter,
+  Tracer,
+  TracerProvider,
+  UpDownCounter,
+  ValueType,
+} from '@opentelemetry/api';
+
+/** The part of the OpenTelemetry API the package calls. */
+export interface OtelApi {
+  readonly context: {
+    active(): Context;
+    with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+      context: Context,
+      fn: F,
+      thisArg?: ThisParameterType<F>,
+      ...args: A
+    ): ReturnType<F>;
+  };
+  readonly trace: {
+    getTracer(name: string): Tracer;
+    getTracerProvider(): TracerProvider;
+    wrapSpanContext(spanContext: SpanContext): Span;
+    setSpan(context: Context, span: Span): Context;
+    getSpan(context: Context): Span | undefined;
+    getSpanContext(context: Context): SpanContext | undefined;
+  };
+  readonly propagation: {
+    inject<C>(context: Context, carrier: C, setter?: TextMapSetter<C>): void;
+    extract<C>(context: Context, carrier: C, getter?: TextMapGetter<C>): Context;
+  };
+  readonly metrics: { getMeterProvider(): MeterProvider };
+  readonly ROOT_CONTEXT: Context;
+  readonly INVALID_SPAN_CONTEXT: SpanContext;
+  /** The tracer the API's proxy provider hands out while no SDK is registered. */
+  readonly ProxyTracer: abstract new (...args: never[]) => object;
+  isSpanContextValid(spanContext: SpanContext): boolean;
+  readonly SpanKind: typeof SpanKind;
+  readonly SpanStatusCode: typeof SpanStatusCode;
+  readonly ValueType: typeof ValueType;
+}
+
+const ROOT: Context = {
+  getValue: () => undefined,
+  setValue: () => ROOT,
+  deleteValue: () => ROOT,
+};
+
+const INVALID_SPAN_CONTEXT: SpanContext = {
+  traceId: '0'.repeat(32),
+  spanId: '0'.repeat(16),
+  traceFlags: 0,
+};
+
+const NOOP_SPAN: Span = {
+  spanContext: () => INVALID_SPAN_CONTEXT,
+  setAttribute: () => NOOP_SPAN,
+  setAttributes: () => NOOP_SPAN,
+  addEvent: () => NOOP_SPAN,
+  addLink: () => NOOP_SPAN,
+  addLinks: () => NOOP_SPAN,
+  setStatus: () => NOOP_SPAN,
+  updateName: () => NOOP_SPAN,
+  end: () => undefined,
+  isRecording: () => false,
+  recordException: () => undefined,
+};
+
+/**
+ * The tracer without the package: as the API's `ProxyTracer` while no SDK is registered, it
+ * hands out non-recording spans (and, being the stand-in's `ProxyTracer`, tells tracing.ts so).
+ */
+class NoopProxyTracer implements Tracer {
+  startSpan(): Span {
+    return NOOP_SPAN;
+  }
+  // Each overload takes the function last and calls it with the span.
+  startActiveSpan = ((...args: unknown[]) =>
+    (args[args.length - 1] as (span: Span) => unknown)(NOOP_SPAN)) as Tracer['startActiveSpan'];
+}
+const NOOP_TRACER = new NoopProxyTracer();
+const NOOP_TRACER_PROVIDER: TracerProvider = { getTracer: () => NOOP_TRACER };
+
+const NOOP_INSTRUMENT: Counter & Histogram & UpDownCounter = {
+  add: () => undefined,
+  record: () => undefined,
+};
+const NOOP_OBSERVABLE: ObservableGauge = {
+  addCallback: () => undefined,
+  removeCallback: () => undefined,
+};
+const NOOP_METER: Meter = {
+  createGauge: () => NOOP_INSTRUMENT,
+  createHistogram: () => NOOP_INSTRUMENT,
+  createCounter: () => NOOP_INSTRUMENT,
+  createUpDownCounter: () => NOOP_INSTRUMENT,
+  createObservableGauge: () => NOOP_OBSERVABLE,
+  createObservableCounter: () => NOOP_OBSERVABLE,
+  createObservableUpDownCounter: () => NOOP_OBSERVABLE,
+  addBatchObservableCallback: () => undefined,
+  removeBatchObservableCallback: () => undefined,
+};
+
+/**
+ * The API without the package: what `@opentelemetry/api` answers with no SDK registered, for
+ * the calls the package makes. Values of the enums are the API's (they are part of its contract).
+ */
+export const NOOP_API: OtelApi = {
+  context: {
+    active: () => ROOT,
+    with: (_context, fn, thisArg, ...args) => fn.apply(thisArg, args),
+  },
+  trace: {
+    getTracer: () => NOOP_TRACER,
+    getTracerProvider: () => NOOP_TRACER_PROVIDER,
+    wrapSpanContext: () => NOOP_SPAN,
+    setSpan: (context) => context,
+    getSpan: () => undefined,
+    getSpanContext: () => undefined,
+  },
+  propagation: {
+    inject: () => undefined,
+    extract: (context) => context,
+  },
+  metrics: { getMeterProvider: () => ({ getMeter: () => NOOP_METER }) },
+  ROOT_CONTEXT: ROOT,
+  INVALID_SPAN_CONTEXT,
+  ProxyTracer: NoopProxyTracer,
+  isSpanContextValid: () => false,
+  SpanKind: { INTERNAL: 0, SERVER: 1, CLIENT: 2, PRODUCER: 3, CONSUMER: 4 } as typeof SpanKind,
+  SpanStatusCode: { UNSET: 0, OK: 1, ERROR: 2 } as typeof SpanStatusCode,
+  ValueType: { INT: 0, DOUBLE: 1 } as typeof ValueType,
+};
+
+/**
+ * The installed `@opentelemetry/api`, else {@link NOOP_API}. Loaded once, synchronously, when
+ * the telemetry modules are first imported: the package's API keeps its state (the registered
+ * providers and propagator) on a global, so this copy sees the SDK the application registers,
+ * before or after, whichever of its CommonJS or ES module builds the application imported.
+ */
+export function loadOtelApi(
+  require: (id: string) => unknown = createRequire(import.meta.url),
+): OtelApi {
+  try {
+    return require('@opentelemetry/api') as OtelApi;
+  } catch (error) {
+    // Only its absence means "no telemetry"; a broken install of it is an error to see.
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if (code === 'MODULE_NOT_FOUND' && String(message).includes("'@opentelemetry/api'")) {
+      return NOOP_API;
+    }
+    throw error;
+  }
+}
+
+/** The API every telemetry module calls. */
+export const otel: OtelApi = loadOtelApi();
