@@ -14,7 +14,16 @@
 // a mismatch. Not the other way round: npm marks a package an optional peer of a dependency
 // reaches as `devOptional`, and `--omit=dev` would install the whole generator again.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +89,50 @@ const generatorManifest = {
   peerDependencies: { [manifest.name]: version },
 };
 
+/**
+ * Optional peers the published declarations reached from `exports` must not import: a project
+ * without them compiles its own code against ours (`tsc` without `skipLibCheck`).
+ */
+const UNDECLARED_PEERS = ['@opentelemetry/api'];
+
+/**
+ * Removes the `.d.ts` files of `stage` that no `types` of `exports` reaches through relative
+ * imports: tsc writes one per module, and `exports` lets nobody import the others. About a third
+ * of them, each a file of its own on disk. Throws if a reached one imports an undeclared peer.
+ */
+function pruneDeclarations(stage, exports) {
+  const reached = new Set();
+  const pending = Object.values(exports)
+    .map((target) => (typeof target === 'string' ? undefined : target.types))
+    .filter((types) => types !== undefined)
+    .map((types) => path.join(stage, types));
+  while (pending.length > 0) {
+    const file = pending.pop();
+    if (reached.has(file)) continue;
+    reached.add(file);
+    const text = readFileSync(file, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
+    for (const [, specifier] of text.matchAll(/(?:from|import\()\s*['"]([^'"]+)['"]/g)) {
+      if (UNDECLARED_PEERS.includes(specifier)) {
+        throw new Error(`${path.relative(stage, file)} imports '${specifier}', an optional peer.`);
+      }
+      if (!specifier.startsWith('.')) continue;
+      const target = path.join(path.dirname(file), specifier.replace(/\.js$/, '.d.ts'));
+      if (!existsSync(target)) throw new Error(`${path.relative(stage, file)}: no ${specifier}`);
+      pending.push(target);
+    }
+  }
+  const remove = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) remove(full);
+      else if (entry.name.endsWith('.d.ts') && !reached.has(full)) rmSync(full);
+    }
+  };
+  remove(path.join(stage, 'dist'));
+}
+
 /** Writes `files` (relative to the repository) and `packageJson` into a directory and packs it. */
 function pack(packageJson, files) {
   const stage = mkdtempSync(path.join(tmpdir(), `${packageJson.name}-`));
@@ -89,6 +142,9 @@ function pack(packageJson, files) {
         recursive: true,
         filter: (source) => !source.endsWith('.tsbuildinfo'),
       });
+    }
+    if (packageJson.exports !== undefined && existsSync(path.join(stage, 'dist'))) {
+      pruneDeclarations(stage, packageJson.exports);
     }
     writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(packageJson, null, 2)}\n`);
     const packed = execFileSync(

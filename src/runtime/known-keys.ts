@@ -5,10 +5,6 @@
  * added to a type and not here does not compile). An unknown key is an error naming the
  * nearest known one: `machineIDFor` -> `machineIdFor`.
  */
-import { createRequire } from 'node:module';
-
-// fastest-levenshtein on the first unknown key (a message being written), not at each start.
-let levenshtein: typeof import('fastest-levenshtein') | undefined;
 
 export const KNOWN_KEYS = {
   /** `MachineRouter.register(machine, options)` and a config registration (plus `machine`). */
@@ -104,11 +100,8 @@ export function findUnknownKeys(value: unknown, known: readonly string[]): Unkno
 export function nearestKey(key: string, known: readonly string[]): string | null {
   let best: string | null = null;
   let bestDistance = Infinity;
-  levenshtein ??= createRequire(import.meta.url)(
-    'fastest-levenshtein',
-  ) as typeof import('fastest-levenshtein');
   for (const candidate of known) {
-    const d = levenshtein.distance(key.toLowerCase(), candidate.toLowerCase());
+    const d = editDistance(key.toLowerCase(), candidate.toLowerCase());
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;
@@ -117,6 +110,23 @@ export function nearestKey(key: string, known: readonly string[]): string | null
   if (best === null) return null;
   const allowed = Math.max(1, Math.floor(Math.max(key.length, best.length) / 3));
   return bestDistance <= allowed ? best : null;
+}
+
+/**
+ * The Levenshtein distance of two strings (insertions, deletions and substitutions of UTF-16
+ * code units), one row at a time. Keys are short and compared only while a message is written.
+ */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = previous[j - 1]! + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1);
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 /** `unknown key 'x' (did you mean 'y'?)` phrases, for messages. */

@@ -148,3 +148,20 @@ describe('validateConfig', () => {
     expect(validateConfig({ registrations: [], docs: { enabled: true } })).toEqual([]);
   });
 });
+
+describe('Redoc bundle of the built package', () => {
+  it('should ship it gzipped in dist/ and serve it unzipped, the same bytes as Redoc', async () => {
+    // The build the global setup made: the package's own copy, not the redoc devDependency.
+    const built = (await import(
+      path.join(ROOT, 'dist/runtime/index.js')
+    )) as typeof import('../../src/runtime/index.js');
+    const script = built
+      .apiReferenceRoutes({ document: '{}', title: 'T' })
+      .find((route) => route.path.endsWith('/redoc.standalone.js'))!;
+    const served = (await script.read('/docs/redoc.standalone.js')) as Buffer;
+    const redoc = readFileSync(path.join(ROOT, 'node_modules/redoc/bundles/redoc.standalone.js'));
+    expect(Buffer.compare(Buffer.from(served), redoc)).toBe(0);
+    const shipped = readFileSync(path.join(ROOT, 'dist/api-reference/redoc.standalone.js.gz'));
+    expect(shipped.length).toBeLessThan(redoc.length / 3);
+  });
+});

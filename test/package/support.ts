@@ -79,6 +79,9 @@ export function shFailing(
   throw new Error(`${command} ${args.join(' ')} succeeded in ${cwd}; it should have failed`);
 }
 
+/** What only the generator loads: a server must not install them. */
+export const GENERATOR_ONLY = ['handlebars', 'jiti', 'prettier', 'ts-morph'];
+
 /** The two published packages' tarballs (scripts/pack.js) of the dist/ the global setup built. */
 export interface Tarballs {
   'machine-routes': string;
@@ -95,6 +98,50 @@ export function packTarballs(destination: string): Tarballs {
 export function versionIn(modules: string, name: string): string {
   const manifest = readFileSync(path.join(modules, name, 'package.json'), 'utf8');
   return (JSON.parse(manifest) as { version: string }).version;
+}
+
+/**
+ * Bytes `dir` takes on disk: the blocks allocated to its files and folders, what `du -s` counts
+ * (the figure of docs/generator.md's install table).
+ */
+export function diskBytesUnder(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce(
+    (total, entry) => {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) return total + diskBytesUnder(full);
+      return entry.isFile() ? total + statSync(full).blocks * 512 : total;
+    },
+    statSync(dir).blocks * 512,
+  );
+}
+
+/** The packages npm installed in a project (its hidden lockfile's entries). */
+export function installedPackages(modules: string): string[] {
+  const lock = JSON.parse(readFileSync(path.join(modules, '.package-lock.json'), 'utf8')) as {
+    packages: Record<string, unknown>;
+  };
+  return Object.keys(lock.packages).map((key) => key.slice(key.lastIndexOf('node_modules/') + 13));
+}
+
+/** The entries of a tarball and its package.json. */
+export function unpacked(tarball: string): {
+  tops: string[];
+  listed: string[];
+  manifest: Manifest;
+} {
+  const listed = sh(ROOT, 'tar', ['-tzf', tarball]).trim().split('\n');
+  const tops = [...new Set(listed.map((entry) => entry.split('/')[1] ?? ''))].sort();
+  const manifest = JSON.parse(sh(ROOT, 'tar', ['-xzOf', tarball, 'package/package.json']));
+  return { tops, listed, manifest: manifest as Manifest };
+}
+
+/** The fields of a packed package.json the tests read. */
+export interface Manifest {
+  scripts?: Record<string, string>;
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  devDependencies?: Record<string, string>;
 }
 
 /** Bytes of the files under `dir` (their length, not the blocks they take on disk). */

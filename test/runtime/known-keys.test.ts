@@ -1,8 +1,32 @@
+import fc from 'fast-check';
+import { distance } from 'fastest-levenshtein';
 import { describe, expect, it } from 'vitest';
-import { findUnknownKeys, KNOWN_KEYS, nearestKey } from '../../src/runtime/known-keys.js';
+import {
+  editDistance,
+  findUnknownKeys,
+  KNOWN_KEYS,
+  nearestKey,
+} from '../../src/runtime/known-keys.js';
 import { defineMachine } from '../../src/runtime/definition/define-machine.js';
 import { planRegistration } from '../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../src/runtime/http/types.js';
+
+describe('editDistance', () => {
+  it('should give the Levenshtein distance fastest-levenshtein gives (a devDependency now)', () => {
+    const word = fc.string({
+      unit: fc.constantFrom('a', 'b', 'c', 'I', 'd', 'é', '😀'),
+      maxLength: 12,
+    });
+    fc.assert(
+      fc.property(word, word, (a, b) => {
+        expect(editDistance(a, b)).toBe(distance(a, b));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(editDistance('machineIDFor', 'machineIdFor')).toBe(1);
+    expect(editDistance('kitten', 'sitting')).toBe(3);
+  });
+});
 
 describe('nearestKey', () => {
   it.each<[string, string | null]>([

@@ -13,6 +13,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { ApiReferenceUnavailableException } from '../errors.js';
 import { FROM_SOURCES, OWN_ROOT } from '../own-root.js';
 
@@ -57,6 +59,7 @@ export interface ApiReferenceOptions {
 }
 
 const require = createRequire(import.meta.url);
+const unzip = promisify(gunzip);
 
 /**
  * The page may load only from its own origin: Redoc's footer logo (a CDN image) is refused, so
@@ -73,15 +76,18 @@ const PAGE_POLICY = [
 ].join('; ');
 
 /**
- * Redoc's bundle: the package's own copy once built; run from its sources (this repository),
- * the `redoc` development dependency's. Missing, the server fails at start, naming the file.
+ * Redoc's bundle: the package's own copy once built, gzipped (0.3 MB of a production install
+ * instead of 1.1 MB; unzipped once, on the first request for it, and served as it was); run from
+ * its sources (this repository), the `redoc` development dependency's. Missing, the server fails
+ * at start, naming the file.
  */
-function redocBundle(): string {
-  const shipped = fileURLToPath(new URL('api-reference/redoc.standalone.js', OWN_ROOT));
-  if (existsSync(shipped)) return shipped;
+function redocBundle(): () => Promise<Buffer> {
+  const shipped = fileURLToPath(new URL('api-reference/redoc.standalone.js.gz', OWN_ROOT));
+  if (existsSync(shipped)) return async () => unzip(await readFile(shipped));
   if (FROM_SOURCES) {
     try {
-      return require.resolve('redoc/bundles/redoc.standalone.js');
+      const plain = require.resolve('redoc/bundles/redoc.standalone.js');
+      return () => readFile(plain);
     } catch {
       // reported below
     }
@@ -232,7 +238,7 @@ export function apiReferenceRoutes(options: ApiReferenceOptions): ApiReferenceRo
       path: `${prefix}/docs/redoc.standalone.js`,
       contentType: 'text/javascript; charset=utf-8',
       headers: {},
-      read: cached(() => readFile(redoc)),
+      read: cached(redoc),
     },
   ];
 }

@@ -36,8 +36,7 @@
  * macrostep share one `createdAt`. Only the last record carries the full context (restore reads
  * it); the others have `context: null`.
  */
-import { monotonicFactory } from 'ulid';
-import { pooledRandom } from '../ids.js';
+import { monotonicUlidFactory, pooledRandom } from '../ids.js';
 import type { Context, EventObject } from '../definition/types.js';
 import type { HistoryRecord, HistorySource } from './types.js';
 
@@ -45,7 +44,7 @@ const ENCODING = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const RANDOM_START = 10;
 // The pooled source matters: one crypto value per character costs ~40 us for the first id of
 // every millisecond.
-const seedFactory = monotonicFactory(pooledRandom);
+const seedFactory = monotonicUlidFactory(pooledRandom);
 
 let lastTime = -1;
 let prefix = '';

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import express from 'express';
 import Fastify from 'fastify';
+import fp from 'fastify-plugin';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createOrderFixture } from '../../../fixtures/http/order-machine.js';
 import {
@@ -137,6 +138,17 @@ describe('framework integration', () => {
           Symbol.for('plugin-meta')
         ],
       ).toMatchObject({ fastify: '5.x', name: 'machine-routes' });
+      // The symbols Fastify reads are fastify-plugin's (a devDependency now) for these options.
+      const reference = fp(async () => undefined, {
+        name: 'machine-routes',
+        fastify: '5.x',
+        encapsulate: true,
+      }) as unknown as Record<symbol, unknown>;
+      for (const key of ['skip-override', 'fastify.display-name', 'plugin-meta']) {
+        expect((machineRoutes as unknown as Record<symbol, unknown>)[Symbol.for(key)], key).toEqual(
+          reference[Symbol.for(key)],
+        );
+      }
     });
   });
 

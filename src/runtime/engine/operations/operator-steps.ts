@@ -7,7 +7,7 @@
  * check and restore never read it as one) of type `@operator.<action>`, carries
  * `actor: operator:<who>`, the active states and the full context (the snapshot does not change).
  */
-import { ulid } from 'ulid';
+import { ulid } from '../../ids.js';
 import { InvalidOperationQueryException } from '../../errors.js';
 import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { HistoryRecord, MachineSnapshot } from '../../interpreter/types.js';

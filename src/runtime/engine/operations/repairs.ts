@@ -5,7 +5,7 @@
  * operator (`actor: operator:<who>`). Releasing a lock takes the lock row as any writer
  * would, which only succeeds when the row is expired or its holder is dead, then frees it.
  */
-import { ulid } from 'ulid';
+import { ulid } from '../../ids.js';
 import { InvalidOperationQueryException, MachineAlreadyRunningException } from '../../errors.js';
 import type { EventObject } from '../../definition/types.js';
 import type { MachineDefinition } from '../../definition/machine-definition.js';

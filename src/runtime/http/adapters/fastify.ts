@@ -10,7 +10,6 @@ import type {
   FastifyReply,
   FastifyRequest,
 } from 'fastify';
-import fp from 'fastify-plugin';
 import { Readable } from 'node:stream';
 import type { EndpointResponse } from '../../definition/types.js';
 import {
@@ -68,8 +67,8 @@ export interface MachineRoutesPluginOptions extends FastifyPluginOptions {
 }
 
 /**
- * The routes of a router as a Fastify plugin. Encapsulated (fastify-plugin with
- * `encapsulate: true`, for its name and Fastify version check): its JSON parser, error handler
+ * The routes of a router as a Fastify plugin. Encapsulated, with a name and Fastify's version
+ * check (as fastify-plugin with `encapsulate: true` makes one): its JSON parser, error handler
  * and not-found handler apply to its own routes only, `prefix` works as for any plugin, and the
  * application's hooks and decorators still reach its routes. Errors are logged through
  * `request.log`, i.e. the application's pino logger.
@@ -80,7 +79,7 @@ export interface MachineRoutesPluginOptions extends FastifyPluginOptions {
  * app.get('/health', async () => ({ ok: true })); // before or after: both answer
  * await app.listen({ port: 3000 });
  */
-export const machineRoutes = fp<MachineRoutesPluginOptions>(
+export const machineRoutes = pluginMeta<FastifyPluginAsync<MachineRoutesPluginOptions>>(
   async (scope, options) => {
     const notFound = options.notFound ?? (options.prefix !== undefined && options.prefix !== '');
     const refusals = notFound ? methodTableOf(scope, options.router) : undefined;
@@ -97,7 +96,7 @@ export const machineRoutes = fp<MachineRoutesPluginOptions>(
       scope.setNotFoundHandler((request, reply) => sendResponse(reply, notFoundAnswer(request)));
     }
   },
-  { name: 'machine-routes', fastify: '5.x', encapsulate: true },
+  'machine-routes',
 );
 
 /**
@@ -110,7 +109,20 @@ export function encapsulatedPlugin<Options extends FastifyPluginOptions>(
   plugin: FastifyPluginAsync<Options>,
   name: string,
 ): FastifyPluginAsync<Options> {
-  return fp(plugin, { name, fastify: '5.x', encapsulate: true });
+  return pluginMeta(plugin, name);
+}
+
+/**
+ * Marks `plugin` as fastify-plugin does with `{ name, fastify: '5.x', encapsulate: true }`: the
+ * three symbols Fastify reads (a scope of its own, its name in errors and `printPlugins`, and
+ * the version range Fastify checks at `register`), without the package.
+ */
+function pluginMeta<Plugin extends object>(plugin: Plugin, name: string): Plugin {
+  return Object.assign(plugin, {
+    [Symbol.for('skip-override')]: false,
+    [Symbol.for('fastify.display-name')]: name,
+    [Symbol.for('plugin-meta')]: { name, fastify: '5.x', encapsulate: true },
+  });
 }
 
 const withNotFound = new WeakSet<FastifyInstance>();

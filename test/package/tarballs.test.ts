@@ -1,0 +1,108 @@
+/**
+ * The two tarballs of `npm run package` (scripts/pack.js) as published: what each holds and
+ * what its package.json declares. test/package/install.test.ts installs them.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../generator/support.js';
+import { GENERATOR_ONLY, packTarballs, sh, unpacked, type Tarballs } from './support.js';
+
+const VERSION = (
+  JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
+).version;
+
+let work: string;
+let tarballs: Tarballs;
+
+beforeAll(() => {
+  work = mkdtempSync(path.join(tmpdir(), 'machine-routes-tarballs-'));
+  // The global setup built dist/: pack it as it is.
+  tarballs = packTarballs(work);
+}, 120_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the packed tarballs', () => {
+  it('should hold only what runs: dist, templates, the CLI entry, LICENSE, README and package.json', () => {
+    const { tops, listed } = unpacked(tarballs['machine-routes']);
+    expect(tops).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'package.json', 'templates']);
+    expect(listed.filter((entry) => entry.endsWith('.map'))).toEqual([]);
+    expect(sh(ROOT, 'tar', ['-xzOf', tarballs['machine-routes'], 'package/LICENSE'])).toContain(
+      'MIT License',
+    );
+  });
+
+  it('should ship no lifecycle script, no devDependencies and the runtime dependencies only', () => {
+    const { manifest } = unpacked(tarballs['machine-routes']);
+    expect(manifest.scripts).toBeUndefined();
+    expect(manifest.devDependencies).toBeUndefined();
+    for (const name of [...GENERATOR_ONLY, '@types/better-sqlite3', '@types/pg', 'qs']) {
+      expect(manifest.dependencies).not.toHaveProperty(name);
+    }
+    // The OpenTelemetry API: an optional peer, which the application's SDK brings.
+    expect(manifest.dependencies).not.toHaveProperty('@opentelemetry/api');
+    expect(manifest.peerDependenciesMeta?.['@opentelemetry/api']).toEqual({ optional: true });
+    expect(manifest.peerDependencies).not.toHaveProperty('machine-routes-generator');
+  });
+
+  it('should pack machine-routes-generator with the generator packages, pinned to the runtime version', () => {
+    const { tops, manifest } = unpacked(tarballs['machine-routes-generator']);
+    expect(tops).toEqual(['LICENSE', 'README.md', 'index.js', 'package.json']);
+    expect(manifest.scripts).toBeUndefined();
+    expect(Object.keys(manifest.dependencies)).toEqual(
+      expect.arrayContaining([...GENERATOR_ONLY, '@types/better-sqlite3', '@types/pg']),
+    );
+    expect(manifest.peerDependencies).toEqual({ 'machine-routes': VERSION });
+  });
+
+  it('should ship the declarations the exports reach, none naming an optional peer', () => {
+    const { listed } = unpacked(tarballs['machine-routes']);
+    const declarations = listed.filter((entry) => entry.endsWith('.d.ts'));
+    expect(declarations).toContain('package/dist/runtime/index.d.ts');
+    expect(declarations).toContain('package/dist/runtime/telemetry/trace-carrier.d.ts');
+    // Internal modules no export reaches are not shipped (scripts/pack.js pruneDeclarations).
+    expect(declarations).not.toContain('package/dist/runtime/telemetry/otel-api.d.ts');
+    expect(declarations).not.toContain('package/dist/runtime/http/nested-query.d.ts');
+    for (const entry of declarations) {
+      const text = sh(ROOT, 'tar', ['-xzOf', tarballs['machine-routes'], entry]);
+      expect(text, entry).not.toContain("'@opentelemetry/api'");
+    }
+    expect(listed).toContain('package/dist/api-reference/redoc.standalone.js.gz');
+    expect(listed).not.toContain('package/dist/api-reference/redoc.standalone.js');
+  });
+
+  it('should import only its dependencies, its peers, Node built-ins and, in the generator, the generator package', () => {
+    const { listed, manifest } = unpacked(tarballs['machine-routes']);
+    // What the generator loads (through machine-routes-generator, or the project's own copy).
+    const allowed = new Set([
+      ...Object.keys(manifest.dependencies),
+      ...Object.keys(manifest.peerDependencies),
+      ...GENERATOR_ONLY,
+      'mermaid-isomorphic',
+      'machine-routes',
+    ]);
+    const patterns = [
+      /^\s*(?:import|export)\b[^'"]*?\bfrom\s*["']([^"'.][^"']*)["']/gm,
+      /^\s*import\s*["']([^"'.][^"']*)["']/gm,
+      /\b(?:import|require\d*)\(\s*["']([^"'.][^"']*)["']\s*\)/g,
+    ];
+    const imported = new Set<string>();
+    for (const entry of listed.filter((file) => file.endsWith('.js'))) {
+      const text = sh(ROOT, 'tar', ['-xzOf', tarballs['machine-routes'], entry]);
+      for (const pattern of patterns) {
+        for (const [, specifier = ''] of text.matchAll(pattern)) {
+          const parts = specifier.split('/');
+          imported.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!);
+        }
+      }
+    }
+    const undeclared = [...imported].filter(
+      (name) => !name.startsWith('node:') && !allowed.has(name),
+    );
+    expect(undeclared).toEqual([]);
+    expect(imported).toContain('@opentelemetry/api');
+    expect(imported).toContain('commander');
+  });
+});
