@@ -9,7 +9,7 @@ import type { MachineDefinition } from '../runtime/definition/machine-definition
 import { commitChildRows, JOB_HANDLERS, type EngineContext } from '../runtime/engine/index.js';
 import { resolveJobOutcome } from '../runtime/interpreter/complete-child.js';
 import { ACTIVE_CHILD_STATUSES } from '../runtime/interpreter/child-rows.js';
-import { describeError } from '../runtime/interpreter/invoke-child.js';
+import { describeError } from '../runtime/interpreter/child-outcomes.js';
 import type { JobPayloads } from '../runtime/interpreter/job-payloads.js';
 import {
   InMemoryJobQueue,

@@ -31,6 +31,7 @@ const ALLOWED_CYCLES: readonly (readonly string[])[] = [
     'runtime/interpreter/macrostep.ts',
     'runtime/interpreter/microstep.ts',
     'runtime/interpreter/plan-region-dispatch.ts',
+    'runtime/interpreter/route-child-outcome.ts',
   ],
   ['generator/emitters/client.ts', 'generator/emitters/tanstack.ts'],
 ];

@@ -11,11 +11,11 @@ import { finishMacrostep, settle } from './macrostep.js';
 import {
   describeError,
   finalStateKey,
-  routeChildOutcome,
   type ChildError,
   type ChildOutcome,
   type JobOutcome,
-} from './invoke-child.js';
+} from './child-outcomes.js';
+import { routeChildOutcome } from './route-child-outcome.js';
 import type { InvocationDefinition, JobInvocation } from '../definition/invocation.js';
 import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from './types.js';
 

@@ -53,7 +53,7 @@ export {
   type ChildCompletion,
   type ReportedJobOutcome,
 } from './complete-child.js';
-export type { ChildError, ChildOutcome, JobOutcome } from './invoke-child.js';
+export type { ChildError, ChildOutcome, JobOutcome } from './child-outcomes.js';
 export {
   resolveForward,
   activeForwardingStates,

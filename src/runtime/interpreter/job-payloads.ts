@@ -9,7 +9,7 @@ import type {
   SendEffect,
   StartJobEffect,
 } from './effects.js';
-import type { ChildError, JobOutcome } from './invoke-child.js';
+import type { ChildError, JobOutcome } from './child-outcomes.js';
 import type { QueuedListenerRun } from './queued-listener.js';
 
 /** Payload of each job kind. Payloads are JSON-serializable (durable queues store them). */

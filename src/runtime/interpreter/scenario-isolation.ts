@@ -6,7 +6,8 @@
  * outcome the scenario gives its state, here, instead of running its function.
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
-import { forcedOutcome, type JobOutcome } from './invoke-child.js';
+import type { JobOutcome } from './child-outcomes.js';
+import { forcedOutcome } from './route-child-outcome.js';
 import { macrostepFromSnapshot } from './macrostep-context.js';
 import { resumeScenario } from './scenarios.js';
 import type { CarriedScenario, MachineSnapshot, MacrostepOptions } from './types.js';

@@ -7,7 +7,7 @@ import type { MachineDefinition } from '../definition/machine-definition.js';
 import { contractKeys } from '../definition/typed-contracts.js';
 import type { Context } from '../definition/types.js';
 import { MachineFailureResolutionException, MachineInputValidationException } from '../errors.js';
-import type { ChildError } from './invoke-child.js';
+import type { ChildError } from './child-outcomes.js';
 
 /**
  * The input a child starts with: `input` parsed by the child's typed input (defaults applied,

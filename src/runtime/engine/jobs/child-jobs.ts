@@ -8,7 +8,7 @@ import { MachineAlreadyRunningException } from '../../errors.js';
 import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from '../../interpreter/child-rows.js';
 import { completeChild, type ChildCompletion } from '../../interpreter/complete-child.js';
 import { initialize } from '../../interpreter/initialize.js';
-import { describeError } from '../../interpreter/invoke-child.js';
+import { describeError } from '../../interpreter/child-outcomes.js';
 import type { JobPayloads } from '../../interpreter/job-payloads.js';
 import { resolveOutput } from '../../interpreter/output.js';
 import { completionJob } from '../../interpreter/plan-commit.js';

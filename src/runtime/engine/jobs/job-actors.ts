@@ -30,7 +30,7 @@ import {
   resolveJobOutcome,
   type ReportedJobOutcome,
 } from '../../interpreter/complete-child.js';
-import type { JobOutcome } from '../../interpreter/invoke-child.js';
+import type { JobOutcome } from '../../interpreter/child-outcomes.js';
 import type { JobPayloads } from '../../interpreter/job-payloads.js';
 import { scenarioJobOutcome } from '../../interpreter/scenario-isolation.js';
 import type { JobInfo } from '../../jobs/job-queue.js';
