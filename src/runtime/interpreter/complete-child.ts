@@ -82,7 +82,7 @@ export function completeJob(
   outcome: JobOutcome,
   options: Pick<
     MacrostepOptions,
-    'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors'
+    'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors' | 'scenario'
   > = {},
 ): MacrostepResult | null {
   return routeInParent(
@@ -148,7 +148,10 @@ function routeInParent(
   parent: MachineSnapshot,
   parentStateId: string,
   outcomeFor: (invocation: InvocationDefinition) => ChildOutcome | JobOutcome | null,
-  options: Pick<MacrostepOptions, 'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors'>,
+  options: Pick<
+    MacrostepOptions,
+    'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors' | 'scenario'
+  >,
 ): MacrostepResult | null {
   if (parent.status === 'done' || parent.machineId !== definition.id) return null;
   const state = definition.idMap.get(parentStateId);
@@ -169,6 +172,8 @@ function routeInParent(
       machines: options.machines,
       maxTransitionDepth: options.maxTransitionDepth,
       traceBehaviors: options.traceBehaviors,
+      // The scenario the outcome's work carried, played again by this completion step.
+      ...(options.scenario ? { scenario: options.scenario } : {}),
     },
     leaves,
   );

@@ -37,7 +37,7 @@ import type {
 } from './effects.js';
 import { describeError, finalStateKey, resolveChildMachine } from './child-outcomes.js';
 import { nextRecordId } from './history.js';
-import { carryScenario } from './scenarios.js';
+import { carryScenario, resumeScenario } from './scenarios.js';
 import { initialize } from './initialize.js';
 import type { Macrostep } from './macrostep-context.js';
 import { resolveOutput } from './output.js';
@@ -112,9 +112,20 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
   }
 
   const child = resolveChildMachine(invocation, macrostep.machines, macrostep.machineId);
+  // Started under the parent's scenario (scenario isolation): the child's first step plays its
+  // own scenario of that slug, kept on it while it waits, as an asynchronous child's start job
+  // does (engine/jobs/child-jobs.ts). A child without that slug starts for real.
+  const inherited =
+    childScenario === null
+      ? resumeScenario(child, carryScenario(macrostep.definition, macrostep.scenario))
+      : null;
+  const kept =
+    childScenario ??
+    (inherited === null ? null : { slug: inherited.slug, params: { ...inherited.params } });
   let result: MacrostepResult;
   try {
     result = initialize(child, {
+      ...(inherited === null ? {} : { scenario: inherited }),
       id: childId,
       context: input,
       now: () => new Date(macrostep.time),
@@ -152,7 +163,7 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
     status: done ? 'completed' : 'running',
     effects: result.effects,
     // Kept only while the child pauses for more events (a finished child plays nothing more).
-    ...(childScenario === null || done ? {} : { scenario: childScenario }),
+    ...(kept === null || done ? {} : { scenario: kept }),
   };
   macrostep.effects.push(persist);
   // Not finished in its first macrostep: the child stays, tracked like an asynchronous one.

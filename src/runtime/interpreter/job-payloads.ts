@@ -11,6 +11,7 @@ import type {
 } from './effects.js';
 import type { ChildError, JobOutcome } from './child-outcomes.js';
 import type { QueuedListenerRun } from './queued-listener.js';
+import type { CarriedScenario } from './types.js';
 
 /** Payload of each job kind. Payloads are JSON-serializable (durable queues store them). */
 export interface JobPayloads {
@@ -24,8 +25,11 @@ export interface JobPayloads {
   send: { effect: SendEffect; attempt: number; exceptions: number };
   /** Runs a job actor's function, then applies its outcome (or hands it to `job.outcome`). */
   'job.run': Omit<StartJobEffect, 'kind' | 'timeoutSeconds'>;
-  /** Applies a job actor's outcome whose parent was locked past the lock timeout. */
-  'job.outcome': { jobId: string; outcome: JobOutcome };
+  /**
+   * Applies a job actor's outcome whose parent was locked past the lock timeout; `scenario`:
+   * the one its run carried, which the parent's completion step plays again.
+   */
+  'job.outcome': { jobId: string; outcome: JobOutcome; scenario?: CarriedScenario };
   /** Runs a queued listener (`[listener, { '@queue': true }]`) on the instance's latest state. */
   'listener.run': QueuedListenerRun;
   /** Runs a dispatched region's entry actions and merges them into the instance. */

@@ -4,9 +4,13 @@
  * SQLite file (and PostgreSQL when reachable), each instance plays scenario `qa` on one event:
  * - a job actor started then takes the outcome `qa` gives its state; its function never runs;
  * - an asynchronous child started then starts under its own `qa` (its guard override decides);
- * - a queued listener queued then runs its step under `qa` (its guard override decides).
+ * - a queued listener queued then runs its step under `qa` (its guard override decides);
+ * - a synchronous child started in that step starts under its own `qa` (and the parent's `@done`
+ *   follows in the same step);
+ * - the parent's completion step of a job started then plays `qa` again, so the next job it
+ *   starts carries it (its continuation's `@fail`; the parcel is never shipped).
  * Each would take the real path on the code before (the job ran, the child waited, the guard
- * refused).
+ * refused, the synchronous child waited, the second job ran).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
@@ -132,6 +136,68 @@ const notified = defineMachine({
   ],
 });
 
+const reviewNow = defineMachine({
+  config: {
+    id: 'reviewNow',
+    initial: 'idle',
+    context: { note: '' },
+    states: {
+      idle: { on: { SUBMIT: { target: 'reviewing', actions: 'note' } } },
+      reviewing: { machine: check, on: { '@done': 'approved' } },
+      approved: { type: 'final' },
+    },
+  },
+  behavior: { actions: { note: ({ context }) => void (context.note = 'real') } },
+  scenarios: [
+    defineScenario({
+      slug: 'qa',
+      description: 'A QA review, its check run inline',
+      source: 'idle',
+      event: 'SUBMIT',
+      plan: { actions: { note: ({ context }) => void (context.note = 'qa') } },
+    }),
+  ],
+});
+
+const parcel = defineMachine({
+  config: {
+    id: 'parcel',
+    initial: 'idle',
+    context: { note: '' },
+    states: {
+      idle: { on: { BUY: { target: 'charging', actions: 'note' } } },
+      charging: {
+        job: async () => {
+          real.push('charged a card');
+          return {};
+        },
+        on: { '@done': 'shipping', '@fail': 'declined' },
+      },
+      shipping: {
+        job: async () => {
+          real.push('shipped a parcel');
+          return {};
+        },
+        on: { '@done': 'shipped', '@fail': 'held' },
+      },
+      shipped: { type: 'final' },
+      held: { type: 'final' },
+      declined: { type: 'final' },
+    },
+  },
+  behavior: { actions: { note: ({ context }) => void (context.note = 'real') } },
+  scenarios: [
+    defineScenario({
+      slug: 'qa',
+      description: 'A QA order: charged and shipped by nobody',
+      source: 'idle',
+      event: 'BUY',
+      plan: { actions: { note: ({ context }) => void (context.note = 'qa') } },
+      continuation: { children: { charging: '@done', shipping: '@fail' } },
+    }),
+  ],
+});
+
 describe.each(backends)('scenario isolation on $name', (backend) => {
   let runtime: MachineRuntime;
   beforeAll(async () => {
@@ -139,7 +205,7 @@ describe.each(backends)('scenario isolation on $name', (backend) => {
       databaseUrl: await backend.setUp(),
       migrate: true,
       scenariosEnabled: true,
-      machines: [shop, check, review, notified],
+      machines: [shop, check, review, notified, reviewNow, parcel],
       jobQueue: { pollIntervalMs: 20, backoffMs: 0 },
     });
   }, 60_000);
@@ -185,6 +251,25 @@ describe.each(backends)('scenario isolation on $name', (backend) => {
     await settlesIn(notified, snapshot.id, ['notified.cleared']);
   });
 
+  it('should start a synchronous child under its own scenario of the slug its parent plays', async () => {
+    const { snapshot } = await runtime.create(reviewNow);
+    const submitted = await runtime.send(reviewNow, snapshot.id, { type: 'SUBMIT' }, PLAY);
+    // Inline: the child's own `qa` approves it in the parent's step, whose @done follows.
+    expect(submitted.snapshot.value).toEqual(['reviewNow.approved']);
+    const [child] = await runtime.children(snapshot.id);
+    expect((await runtime.restore(check, child!.id)).value).toEqual(['check.approved']);
+  });
+
+  it("should play the scenario again in the parent's completion step of a job started under it", async () => {
+    real.length = 0;
+    const { snapshot } = await runtime.create(parcel);
+    await runtime.send(parcel, snapshot.id, { type: 'BUY' }, PLAY);
+    // charging: the continuation's @done when its job runs; the completion step enters shipping
+    // under `qa`, so shipping's job carries it and takes the continuation's @fail.
+    await settlesIn(parcel, snapshot.id, ['parcel.held']);
+    expect(real).toEqual([]);
+  });
+
   it('should leave the same work real without a scenario', async () => {
     const shopped = (await runtime.create(shop)).snapshot.id;
     await runtime.send(shop, shopped, { type: 'BUY' });
@@ -206,5 +291,14 @@ describe.each(backends)('scenario isolation on $name', (backend) => {
       expect(history.filter((record) => record.type.endsWith('.completed')).length).toBe(2);
     }, DEADLINE);
     expect((await runtime.read(notified, listened)).snapshot.value).toEqual(['notified.submitted']);
+    const inline = (await runtime.create(reviewNow)).snapshot.id;
+    expect((await runtime.send(reviewNow, inline, { type: 'SUBMIT' })).snapshot.value).toEqual([
+      'reviewNow.reviewing',
+    ]);
+    real.length = 0;
+    const bought = (await runtime.create(parcel)).snapshot.id;
+    await runtime.send(parcel, bought, { type: 'BUY' });
+    await settlesIn(parcel, bought, ['parcel.shipped']);
+    expect(real).toEqual(['charged a card', 'shipped a parcel']);
   });
 });

@@ -33,6 +33,7 @@ import {
 import type { JobOutcome } from '../../interpreter/child-outcomes.js';
 import type { JobPayloads } from '../../interpreter/job-payloads.js';
 import { scenarioJobOutcome } from '../../interpreter/scenario-isolation.js';
+import { resumeScenario } from '../../interpreter/scenarios.js';
 import type { JobInfo } from '../../jobs/job-queue.js';
 import { commitChildRows } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
@@ -97,7 +98,13 @@ export async function runJobActor(
       );
     return;
   }
-  await applyOrDefer(ctx, payload.parentMachineId, { jobId: payload.jobId, outcome });
+  // The completion step plays the scenario the run carried (scenario isolation): work it starts
+  // carries it on.
+  await applyOrDefer(ctx, payload.parentMachineId, {
+    jobId: payload.jobId,
+    outcome,
+    ...(payload.scenario === undefined ? {} : { scenario: payload.scenario }),
+  });
 }
 
 /** The `job.outcome` handler. */
@@ -193,7 +200,7 @@ async function applyOrDefer(
 async function apply(
   ctx: EngineContext,
   machineId: string,
-  { jobId, outcome }: OutcomePayload,
+  { jobId, outcome, scenario }: OutcomePayload,
 ): Promise<boolean> {
   const { store } = ctx;
   const [row] = await store.findChildren({ id: jobId });
@@ -208,7 +215,10 @@ async function apply(
     compute: async (parent, definition) => {
       const [current] = await store.findChildren({ id: jobId });
       if (current === undefined || !ACTIVE_CHILD_STATUSES.includes(current.status)) return null;
-      return completeJob(definition, parent, row.parentStateId, outcome, ctx.macrostepOptions);
+      return completeJob(definition, parent, row.parentStateId, outcome, {
+        ...ctx.macrostepOptions,
+        scenario: resumeScenario(definition, scenario),
+      });
     },
     children: [terminal(ctx, jobId, outcome)],
   });
