@@ -20,6 +20,7 @@
  * | `jobConcurrency` | `MACHINE_JOB_CONCURRENCY` | integer >= 1 | 4 |
  * | `jobPollInterval` | `MACHINE_JOB_POLL_INTERVAL` | seconds > 0 | 1 |
  * | `shutdownTimeout` | `MACHINE_SHUTDOWN_TIMEOUT` | seconds >= 0 | 10 |
+ * | `historyRetentionDays` | `MACHINE_HISTORY_RETENTION_DAYS` | integer >= 0 (0 = keep all) | 0 |
  * | `parallelDispatchEnabled` | `MACHINE_PARALLEL_DISPATCH_ENABLED` | `true`/`false`/`1`/`0` | false |
  * | `parallelDispatchQueue` | `MACHINE_PARALLEL_DISPATCH_QUEUE` | a queue name (letters, digits, `_ . -`) | none |
  * | `parallelDispatchLockTimeout` | `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | seconds >= 0 | 30 |
@@ -152,6 +153,10 @@ export const ENVIRONMENT_SETTINGS = {
   // Shutdown (SIGTERM, `runtime.close()`): how long requests in flight and running jobs may take
   // to finish before they are cut (docs/operating.md "Shutdown").
   shutdownTimeout: named(['MACHINE_SHUTDOWN_TIMEOUT'], seconds('nonnegative', 10)),
+
+  // History retention (engine/history-retention.ts): workers delete the history of instances
+  // finished more than this many days ago; 0 keeps every record.
+  historyRetentionDays: named(['MACHINE_HISTORY_RETENTION_DAYS'], count(0, 0)),
 
   // Parallel dispatch (spec: "Parallel dispatch settings", prefix MACHINE_PARALLEL_DISPATCH_):
   // region jobs' own settings; child and send jobs keep the ones above

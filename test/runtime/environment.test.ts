@@ -38,6 +38,7 @@ describe('environment schema', () => {
       timerTries: 3,
       timerBackoff: 1,
       shutdownTimeout: 10,
+      historyRetentionDays: 0,
       jobTries: 3,
       jobBackoff: 30,
       jobTimeout: 300,

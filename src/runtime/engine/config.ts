@@ -14,6 +14,7 @@
  * | `timerTries` | `MACHINE_TIMER_TRIES` | 3 |
  * | `timerBackoff` (seconds) | `MACHINE_TIMER_BACKOFF` | 1 |
  * | `shutdownTimeout` (seconds) | `MACHINE_SHUTDOWN_TIMEOUT` | 10 |
+ * | `historyRetentionDays` | `MACHINE_HISTORY_RETENTION_DAYS` (0 = keep all) | 0 |
  *
  * The spec's `MACHINE_PARALLEL_DISPATCH_LOCK_*` are not aliases of these: they are region jobs'
  * own (engine/parallel-dispatch-config.ts).
@@ -64,6 +65,11 @@ export interface MachineRuntimeConfig {
    * generated server's SIGTERM drain, and `close()`'s default job wait.
    */
   shutdownTimeout: number;
+  /**
+   * Days a finished instance keeps its history: workers delete the history of instances that
+   * finished longer ago (docs/operations.md "History retention"). 0 (default) keeps everything.
+   */
+  historyRetentionDays: number;
 }
 
 const KEYS = [
@@ -77,6 +83,7 @@ const KEYS = [
   'timerTries',
   'timerBackoff',
   'shutdownTimeout',
+  'historyRetentionDays',
 ] as const satisfies readonly (keyof MachineRuntimeConfig)[];
 
 /** Defaults of every setting. */
@@ -129,6 +136,7 @@ export function resolveSettings(options: SettingsSource = {}): ResolvedSettings 
   const env = layeredEnvironment(options.env);
   const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
   const { timerTries, timerBackoff, shutdownTimeout, traceBehaviors, traceSteps } = options;
+  const { historyRetentionDays } = options;
   return {
     runtime: loadRuntimeConfig(
       {
@@ -142,6 +150,7 @@ export function resolveSettings(options: SettingsSource = {}): ResolvedSettings 
         timerTries,
         timerBackoff,
         shutdownTimeout,
+        historyRetentionDays,
       },
       env,
     ),

@@ -42,6 +42,12 @@ export {
   type ExpiredRowsReport,
   type LockSweeperOptions,
 } from './lock-sweeper.js';
+export {
+  DEFAULT_RETENTION_SWEEP_INTERVAL_MS,
+  HistoryRetentionSweeper,
+  type HistoryRetentionOptions,
+  type RetentionReport,
+} from './history-retention.js';
 export { TimerWorker, type TimerWorkerOptions } from './timers/timer-worker.js';
 export { deliverDueFires, type DeliveryResult } from './timers/timer-delivery.js';
 export {

@@ -14,6 +14,7 @@ import { assertMigrated, assertSessionConnections, openStore } from '../persiste
 import { stderrLogger, type Logger } from '../logger.js';
 import { resolveSettings, type ResolvedSettings } from './config.js';
 import type { EngineContext } from './context.js';
+import { HistoryRetentionSweeper } from './history-retention.js';
 import { LockSweeper } from './lock-sweeper.js';
 import type { MachineRuntimeOptions, OpenRuntimeOptions } from './options.js';
 import { TimerWorker } from './timers/timer-worker.js';
@@ -72,6 +73,7 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
     }
     let timerWorker: TimerWorker | null = null;
     let sweeper: LockSweeper | null = null;
+    let retention: HistoryRetentionSweeper | null = null;
     const opened: OpenedParts = {
       settings,
       ownedJobs,
@@ -81,6 +83,7 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
       async stop(registered, jobTimeoutMs) {
         await timerWorker?.stop();
         await sweeper?.stop();
+        await retention?.stop();
         await registered;
         await ownedJobs?.close({ timeoutMs: jobTimeoutMs });
       },
@@ -133,6 +136,20 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
           runtime.context.logger.error({ err: error }, 'machine-routes: expired-row sweep failed'),
       });
       sweeper.start();
+    }
+    const retentionDays = config.historyRetentionDays;
+    if (worker === true && retentionDays > 0 && options.retentionSweepIntervalMs !== false) {
+      retention = new HistoryRetentionSweeper({
+        store,
+        retentionDays,
+        ...(options.clock === undefined ? {} : { now: () => options.clock!.now() }),
+        ...(options.retentionSweepIntervalMs === undefined
+          ? {}
+          : { intervalMs: options.retentionSweepIntervalMs }),
+        onError: (error: unknown) =>
+          runtime.context.logger.error({ err: error }, 'machine-routes: history retention failed'),
+      });
+      retention.start();
     }
     return runtime;
   } catch (error) {

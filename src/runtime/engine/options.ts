@@ -155,6 +155,12 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
    * never with `false` (another process sweeps, e.g. `machine-routes worker`).
    */
   lockSweepIntervalMs?: number | false;
+  /**
+   * With `worker` (the default) and `historyRetentionDays` above 0, this process deletes the
+   * history of instances finished longer ago than that (`engine/history-retention.ts`) every
+   * this many ms (default 3 600 000), or never with `false` (another process sweeps).
+   */
+  retentionSweepIntervalMs?: number | false;
   /** Time source of history, state entry times and timers (default: the system clock). */
   clock?: Clock;
   /** Parallel dispatch settings given in code (they win over `env`'s `MACHINE_PARALLEL_DISPATCH_*`). */

@@ -46,6 +46,7 @@ export {
   type StoredResponse,
 } from './idempotency.js';
 export type { TimerFailureRow, TimerFailureStore } from './timer-failures.js';
+export type { HistoryRetentionStore, RetentionBatch } from './history-retention.js';
 export { keptScenario } from './kept-scenarios.js';
 export { MemoryStore } from './memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';

@@ -9,6 +9,7 @@ import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import { IdempotencyClaimLostError, MemoryIdempotencyKeys } from './idempotency.js';
+import { memoryHistoryRetention } from './history-retention.js';
 import { MemoryInstanceQueries } from './memory-instance-queries.js';
 import { MemoryTimerFailures } from './timer-failures.js';
 import { applyChildChange, matchesChildQuery, type ChildQuery } from './child-rows.js';
@@ -58,6 +59,7 @@ export class MemoryStore implements Store {
   readonly #now: () => number;
   readonly idempotencyKeys: MemoryIdempotencyKeys;
   readonly queries = new MemoryInstanceQueries(this.#instances);
+  readonly historyRetention = memoryHistoryRetention(this.#instances);
   readonly timerFailures = new MemoryTimerFailures();
 
   /** @param options.now clock for lock expiry (tests); default `Date.now`. */

@@ -16,6 +16,7 @@
  * original's per-column indexes on `machine_events` (type, source, machine_value, ...) serve
  * ad-hoc queries only and are left out.
  */
+import { HISTORY_RETENTION_POSTGRES, HISTORY_RETENTION_SQLITE } from './history-retention.js';
 import { HOLDER_GONE_FUNCTION_POSTGRES } from './holders.js';
 import { IDEMPOTENCY_TABLE_POSTGRES, IDEMPOTENCY_TABLE_SQLITE } from './idempotency.js';
 import { JOBS_LEASE_HOLDER_SQLITE, JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
@@ -319,6 +320,15 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     name: 'instance pause',
     sqlite: `ALTER TABLE machine_instances ADD COLUMN paused_at TEXT;`,
     postgres: `ALTER TABLE machine_instances ADD COLUMN paused_at timestamptz;`,
+  },
+  // History retention (history-retention.ts): finished instances whose history the worker
+  // deleted are marked, and a partial index lists the finished ones not yet swept, so a sweep
+  // reads only instances it has work for. Written once per instance, when it finishes.
+  {
+    version: 15,
+    name: 'history retention',
+    sqlite: HISTORY_RETENTION_SQLITE,
+    postgres: HISTORY_RETENTION_POSTGRES,
   },
 ];
 

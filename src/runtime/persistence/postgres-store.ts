@@ -18,6 +18,7 @@ import { holderConnection, type HolderConnection } from './postgres-holder.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import { postgresHistoryRetention, type HistoryRetentionStore } from './history-retention.js';
 import { postgresInstanceQueries, type InstanceQueries } from './instance-queries.js';
 import type { Migration } from './migrations.js';
 import { commitOneStatement, writeInstance } from './postgres-commit.js';
@@ -107,6 +108,7 @@ export class PostgresStore implements Store {
   /** This process's holder connection: the backend its lock rows and key claims name. */
   readonly #holder: HolderConnection;
   readonly queries: InstanceQueries;
+  readonly historyRetention: HistoryRetentionStore;
 
   constructor(options: PostgresStoreOptions) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
@@ -128,6 +130,7 @@ export class PostgresStore implements Store {
     this.#holder = holderConnection(options.connectionString);
     this.idempotencyKeys = new PostgresIdempotencyKeys(this.#pool, () => this.#holder.current());
     this.queries = postgresInstanceQueries(this.#pool);
+    this.historyRetention = postgresHistoryRetention(this.#pool);
     this.timerFailures = new PostgresTimerFailures(this.#pool);
   }
 

@@ -27,6 +27,7 @@ import { SqliteStatements, isBusy, type Statements } from './sqlite-statements.j
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
+import { sqliteHistoryRetention, type HistoryRetentionStore } from './history-retention.js';
 import { sqliteInstanceQueries, type InstanceQueries } from './instance-queries.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
 import {
@@ -116,6 +117,7 @@ export class SqliteStore implements Store {
   readonly queries: InstanceQueries;
   readonly #prepared: SqliteStatements;
   readonly #commits: GroupCommits;
+  readonly historyRetention: HistoryRetentionStore;
   readonly #lockAndLoadTransaction: (request: LockRequest) => LockedLoad;
   readonly #synchronous: 'NORMAL' | 'FULL';
   /** Commits until the checkpoint thread starts (`null`: checkpoints stay inline). */
@@ -140,6 +142,7 @@ export class SqliteStore implements Store {
     this.idempotencyKeys = new SqliteIdempotencyKeys(this.#db);
     this.timerFailures = new SqliteTimerFailures(this.#db);
     this.queries = sqliteInstanceQueries(this.#db);
+    this.historyRetention = sqliteHistoryRetention(this.#db);
     if (options.migrate !== false) this.migrateSync();
     this.#commits = new GroupCommits(
       this.#db,

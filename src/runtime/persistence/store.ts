@@ -9,6 +9,7 @@ import type { TimerFireStatus } from '../interpreter/due-timers.js';
 import type { ChildStore } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { TransactionHook } from './transaction.js';
+import type { HistoryRetentionStore } from './history-retention.js';
 import type { InstanceQueries } from './instance-queries.js';
 import type { IdempotencyCompletion, IdempotencyKeyStore } from './idempotency.js';
 import type { TimerFailureStore } from './timer-failures.js';
@@ -258,6 +259,8 @@ export interface Store extends ChildStore {
   readonly timerFailures: TimerFailureStore;
   /** The operator's reads: instances by state, time or key, history pages (docs/operations.md). */
   readonly queries: InstanceQueries;
+  /** Deletes the history of instances finished long ago (`MACHINE_HISTORY_RETENTION_DAYS`). */
+  readonly historyRetention: HistoryRetentionStore;
   /** Releases connections / file handles. */
   close(): Promise<void>;
   /**

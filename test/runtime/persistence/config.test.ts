@@ -15,6 +15,7 @@ describe('loadRuntimeConfig', () => {
       timerTries: 3,
       timerBackoff: 1,
       shutdownTimeout: 10,
+      historyRetentionDays: 0,
     });
     expect(loadRuntimeConfig({}, {})).toEqual(DEFAULT_RUNTIME_CONFIG);
   });
@@ -42,6 +43,7 @@ describe('loadRuntimeConfig', () => {
       timerTries: 3,
       timerBackoff: 1,
       shutdownTimeout: 10,
+      historyRetentionDays: 0,
     });
     expect(loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: '0' }).scenariosEnabled).toBe(false);
     expect(() => loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: 'yes' })).toThrow(
