@@ -61,7 +61,7 @@ export const KNOWN_KEYS = {
   /** An entry of `timers` (the config's, or `MachineRuntime.open({ timers })`). */
   timers: ['machine', 'missed', 'schedules'],
   /** An entry of a timer registration's `schedules`. */
-  schedule: ['name', 'cron', 'event', 'states', 'timezone', 'missed'],
+  schedule: ['name', 'cron', 'event', 'states', 'instances', 'resolver', 'timezone', 'missed'],
 } as const satisfies Record<string, readonly string[]>;
 
 /**

@@ -30,6 +30,14 @@ export async function nextDueTime(
   for (const job of jobs) consider(job.runAt.getTime());
   for (const registration of registrations) {
     for (const timer of registrationTimers(registration)) {
+      // A schedule: its next tick (whether it reaches an instance is the sweep's to find).
+      if (timer.selection !== undefined) {
+        if (timer.timer.kind === 'cron') {
+          const tick = timer.timer.cron.nextRun(now);
+          if (tick !== null) consider(tick.getTime());
+        }
+        continue;
+      }
       const dueBy = candidateBound(timer, horizon);
       if (dueBy === null) continue;
       let after: { stateEnteredAt: string; rootEventId: string } | undefined;

@@ -565,14 +565,58 @@ describe('checkProject: timers entries', () => {
         `${ROOT}${file}`,
         16,
         11,
-        "Schedule 'TICK' of machine 'order': unknown key 'sates' (did you mean 'states'?). Known keys: name, cron, event, states, timezone, missed.",
+        "Schedule 'TICK' of machine 'order': unknown key 'sates' (did you mean 'states'?). Known keys: name, cron, event, states, instances, resolver, timezone, missed.",
       ],
       [
         'InvalidScheduleDefinitionException',
         `${ROOT}${file}`,
         17,
         11,
-        "Schedule 'TICK' of machine 'order': unknown key 'every'. Known keys: name, cron, event, states, timezone, missed.",
+        "Schedule 'TICK' of machine 'order': unknown key 'every'. Known keys: name, cron, event, states, instances, resolver, timezone, missed.",
+      ],
+    ]);
+  });
+
+  it('should report a bad selection of instances at the schedule key at fault', async () => {
+    const file = 'fixtures/invalid/timers-schedule-selection.config.ts';
+    const report = await checkProject({ config: file, cwd: ROOT });
+    expect(report.manifest).toBeNull();
+    expect(
+      report.issues.map((issue) => [
+        issue.code,
+        issue.location?.file,
+        issue.location?.line,
+        issue.location?.column,
+        issue.message,
+      ]),
+    ).toEqual([
+      [
+        'MR_INVALID_SCHEDULE_DEFINITION',
+        `${ROOT}${file}`,
+        12,
+        77,
+        "Schedule 'both' of machine 'order': 'states' and 'instances' both select instances. Keep one of 'states', 'instances' or 'resolver'.",
+      ],
+      [
+        'MR_INVALID_SCHEDULE_DEFINITION',
+        `${ROOT}${file}`,
+        13,
+        59,
+        "Schedule 'some' of machine 'order': instances: \"some\" is not a selection. Use 'all' (every running instance), or 'states' or 'resolver'.",
+      ],
+      [
+        'MR_INVALID_SCHEDULE_DEFINITION',
+        `${ROOT}${file}`,
+        14,
+        59,
+        "Schedule 'text' of machine 'order': resolver is string, not a function. Give a function of the tick returning instance ids.",
+      ],
+      [
+        'MR_INVALID_SCHEDULE_DEFINITION',
+        `${ROOT}${file}`,
+        20,
+        11,
+        "Schedule 'late' of machine 'order': missed: 'catch-up' needs one answer per missed tick, and a resolver answers for the latest tick only. Give the schedule missed: 'once' or 'skip'.",
       ],
     ]);
   });

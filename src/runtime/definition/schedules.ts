@@ -1,9 +1,12 @@
 /**
- * Scheduled (cron) events (spec "Events" 7): a cron expression that sends an event to the
- * instances of a machine in given states, registered with the machine's timer registration.
- * Each (schedule, state) pair is swept like a timer of that state whose boundaries are the
- * cron ticks (croner evaluates the expression), so it shares the timers' stays, claims and
- * missed-tick policy.
+ * Scheduled (cron) events (spec "Events" 7): a cron expression that sends an event to instances
+ * of a machine, registered with the machine's timer registration. A schedule selects the
+ * instances of each tick by their states (the default), as every running instance of the
+ * machine (`instances: 'all'`), or by a resolver function the worker calls (`resolver`).
+ * Each schedule is swept like a timer of the machine's root state, whose stay is the instance's
+ * life (from its creation) and whose boundaries are the cron ticks (croner evaluates the
+ * expression): one fire row per instance and schedule, so a tick reaches an instance once,
+ * however many of its states match.
  */
 import { createRequire } from 'node:module';
 import type { Cron } from 'croner';
@@ -31,7 +34,43 @@ export interface ScheduleConfig {
   readonly timezone?: string;
   /** Ticks missed while no worker ran (default: the registration's `missed`, else `once`). */
   readonly missed?: MissedFirePolicy;
+  /**
+   * `'all'`: every running (not finished, not paused) instance of the machine receives each
+   * tick, whatever its state (created before the tick). Not with `states` or `resolver`.
+   */
+  readonly instances?: 'all';
+  /**
+   * The instances a tick reaches, decided by the application (e.g. a query of its own tables):
+   * called by the worker's timer sweep once per tick and process, outside any lock or
+   * transaction, and may be async. Its answer only selects: each instance still receives the
+   * tick at most once (the fire row's claim), so it may be called again for the same tick (a
+   * restarted or second worker) and must answer the same. Ids of other machines, unknown,
+   * finished or paused instances are skipped. Not with `states`, `instances` or
+   * `missed: 'catch-up'` (it answers for the latest tick only).
+   */
+  readonly resolver?: ScheduleResolver;
 }
+
+/** A schedule's `resolver`: the ids of the instances `tick` reaches. */
+export type ScheduleResolver = (
+  tick: ScheduleTick,
+) => Iterable<string> | AsyncIterable<string> | Promise<Iterable<string>>;
+
+/** What a resolver is told. */
+export interface ScheduleTick {
+  readonly machineId: string;
+  /** The schedule's name (default: its event). */
+  readonly schedule: string;
+  readonly event: string;
+  /** The tick (the latest at or before now). */
+  readonly at: Date;
+}
+
+/** How a schedule selects the instances of a tick. */
+export type ScheduleSelection =
+  | { readonly kind: 'states'; readonly stateIds: readonly string[] }
+  | { readonly kind: 'all' }
+  | { readonly kind: 'resolver'; readonly resolver: ScheduleResolver; readonly name: string };
 
 true satisfies ExactKeys<ScheduleConfig, typeof KNOWN_KEYS.schedule>;
 
@@ -43,6 +82,9 @@ export interface CronTimer {
   readonly cron: Cron;
 }
 
+// The policies (timer-registration.ts imports this module, so the list is not imported back).
+const MISSED_POLICIES: readonly MissedFirePolicy[] = ['once', 'catch-up', 'skip'];
+
 // By schedules, then by definition: one registration's schedules select states in each version
 // it keeps loaded (pinned, docs/versioning.md).
 const cache = new WeakMap<
@@ -51,9 +93,10 @@ const cache = new WeakMap<
 >();
 
 /**
- * The (schedule, state) pairs of a machine's schedules, swept like timers. Keys:
- * `<stateId>:<event>:cron:<name>`. Throws nothing: invalid schedules are left out here and
- * reported by {@link checkSchedules}.
+ * The schedules of a machine, swept like timers of its root state (`stateId` is the machine id;
+ * the stay is the instance's life). Keys: `<machineId>:<event>:cron:<name>`, one fire row per
+ * instance and schedule. Throws nothing: invalid schedules are left out here and reported by
+ * {@link checkSchedules}.
  */
 export function scheduledTransitions(
   definition: MachineDefinition,
@@ -73,17 +116,25 @@ export function scheduledTransitions(
     if (cron === null) continue;
     const name = schedule.name ?? schedule.event;
     const policy = schedule.missed ?? missed;
-    for (const stateId of selectedStates(definition, schedule).found) {
-      found.push(
-        Object.freeze({
-          stateId,
-          eventType: schedule.event,
-          timer: Object.freeze({ kind: 'cron', expression: schedule.cron, cron }),
-          key: `${stateId}:${schedule.event}:cron:${name}`,
-          ...(policy === undefined ? {} : { missed: policy }),
-        }),
-      );
+    let selection: ScheduleSelection;
+    if (typeof schedule.resolver === 'function')
+      selection = Object.freeze({ kind: 'resolver', resolver: schedule.resolver, name });
+    else if (schedule.instances === 'all') selection = Object.freeze({ kind: 'all' });
+    else {
+      const stateIds = selectedStates(definition, schedule).found;
+      if (stateIds.length === 0) continue;
+      selection = Object.freeze({ kind: 'states', stateIds: Object.freeze(stateIds) });
     }
+    found.push(
+      Object.freeze({
+        stateId: definition.id,
+        eventType: schedule.event,
+        timer: Object.freeze({ kind: 'cron', expression: schedule.cron, cron }),
+        key: `${definition.id}:${schedule.event}:cron:${name}`,
+        selection,
+        ...(policy === undefined ? {} : { missed: policy }),
+      }),
+    );
   }
   const frozen = Object.freeze(found);
   byDefinition.set(definition, frozen);
@@ -99,6 +150,7 @@ export function checkSchedules(
   definition: MachineDefinition,
   schedules: readonly ScheduleConfig[],
   path: string,
+  missed?: MissedFirePolicy,
 ): MachineRoutesError[] {
   const issues: MachineRoutesError[] = [];
   const names = new Set<string>();
@@ -134,6 +186,40 @@ export function checkSchedules(
         `cron ${JSON.stringify(schedule.cron)}${schedule.timezone === undefined ? '' : ` (time zone ${JSON.stringify(schedule.timezone)})`} is not a valid expression. Use 5 fields (minute hour day month weekday) or 6 with seconds first, e.g. '0 9 * * 1-5'.`,
       );
     }
+    const selectors = (['states', 'instances', 'resolver'] as const).filter(
+      (key) => schedule[key] !== undefined,
+    );
+    if (selectors.length > 1) {
+      fail(
+        selectors[1]!,
+        `'${selectors.join("' and '")}' both select instances. Keep one of 'states', 'instances' or 'resolver'.`,
+      );
+    }
+    if (schedule.instances !== undefined && schedule.instances !== 'all') {
+      fail(
+        'instances',
+        `instances: ${JSON.stringify(schedule.instances)} is not a selection. Use 'all' (every running instance), or 'states' or 'resolver'.`,
+      );
+    }
+    if (schedule.resolver !== undefined) {
+      if (typeof schedule.resolver !== 'function') {
+        fail(
+          'resolver',
+          `resolver is ${typeof schedule.resolver}, not a function. Give a function of the tick returning instance ids.`,
+        );
+      } else if ((schedule.missed ?? missed) === 'catch-up') {
+        fail(
+          schedule.missed === undefined ? 'resolver' : 'missed',
+          `missed: 'catch-up'${schedule.missed === undefined ? " (the registration's)" : ''} needs one answer per missed tick, and a resolver answers for the latest tick only. Give the schedule missed: 'once' or 'skip'.`,
+        );
+      }
+    }
+    if (schedule.missed !== undefined && !MISSED_POLICIES.includes(schedule.missed)) {
+      fail(
+        'missed',
+        `missed: ${JSON.stringify(schedule.missed)} is not a policy. Use one of: ${MISSED_POLICIES.join(', ')}.`,
+      );
+    }
     const handled = [...definition.idMap.values()].some((node) =>
       node.handlers.has(schedule.event),
     );
@@ -144,6 +230,7 @@ export function checkSchedules(
       );
       return;
     }
+    if (schedule.instances !== undefined || schedule.resolver !== undefined) return;
     const { found, unknown } = selectedStates(definition, schedule);
     if (unknown.length > 0) {
       fail(

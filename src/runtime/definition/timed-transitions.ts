@@ -4,14 +4,14 @@
  * `machine_timer_fires`.
  */
 import type { MachineDefinition } from './machine-definition.js';
-import type { CronTimer } from './schedules.js';
+import type { CronTimer, ScheduleSelection } from './schedules.js';
 import { isLeaf } from './state-node.js';
 import type { MissedFirePolicy } from './timer-registration.js';
 import type { TimerDefinition } from './timers.js';
 
 /**
  * One timed transition: the state it waits in, the event it sends, its timer. A scheduled
- * (cron) event is one per selected state (schedules.ts), with a `cron` timer.
+ * (cron) event is one entry of the machine's root state (schedules.ts), with a `cron` timer.
  */
 export interface TimedTransition {
   /** Full id of the state that declares it (`order.submitted`). */
@@ -27,6 +27,11 @@ export interface TimedTransition {
   readonly key: string;
   /** A schedule's own missed-tick policy (else the registration's). */
   readonly missed?: MissedFirePolicy;
+  /**
+   * A schedule's selection of instances (only schedules have one): the entry is a timer of the
+   * machine's root state, one fire row per instance (interpreter/due-ticks.ts).
+   */
+  readonly selection?: ScheduleSelection;
 }
 
 const cache = new WeakMap<MachineDefinition, readonly TimedTransition[]>();

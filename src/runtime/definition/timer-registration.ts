@@ -56,11 +56,16 @@ export function sweptTimers(registration: TimerRegistration): readonly TimedTran
   const pinned = registration.machine.pinned;
   const own = registrationTimers(registration);
   if (pinned === undefined || pinned.size === 0) return own;
-  const seen = new Set(own.map((timer) => `${timer.stateId} ${timer.key}`));
+  // A schedule of each version selects that version's states (its key is the same).
+  const identity = (timer: TimedTransition): string =>
+    timer.selection?.kind === 'states'
+      ? `${timer.key} ${timer.selection.stateIds.join(' ')}`
+      : `${timer.stateId} ${timer.key}`;
+  const seen = new Set(own.map(identity));
   const all = [...own];
   for (const old of pinned.values()) {
     for (const timer of registrationTimers(registration, old)) {
-      const key = `${timer.stateId} ${timer.key}`;
+      const key = identity(timer);
       if (seen.has(key)) continue;
       seen.add(key);
       all.push(timer);
@@ -111,7 +116,9 @@ export function checkTimerRegistrations(
         ),
       );
     }
-    issues.push(...checkSchedules(registration.machine, registration.schedules ?? [], path));
+    issues.push(
+      ...checkSchedules(registration.machine, registration.schedules ?? [], path, missed),
+    );
   });
   for (const machine of machines) {
     const [first] = timedTransitions(machine);

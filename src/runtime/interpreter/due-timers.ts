@@ -20,37 +20,17 @@
 import type { CronTimer } from '../definition/schedules.js';
 import type { TimedTransition } from '../definition/timed-transitions.js';
 import type { MissedFirePolicy } from '../definition/timer-registration.js';
+import {
+  dueScheduledTick,
+  latestTick,
+  tickAfter,
+  type ActiveStay,
+  type DueFire,
+  type ScheduledInstance,
+  type TimerFireState,
+} from './due-ticks.js';
 
-/** Status of a timer's fire record: `active` (recurring, running), `fired` (one-shot), `exhausted`. */
-export type TimerFireStatus = 'active' | 'fired' | 'exhausted';
-
-/** The recorded fires of one timer during one stay. */
-export interface TimerFireState {
-  fireCount: number;
-  /** ISO-8601 UTC: the boundary (or deadline) of the last fire. */
-  lastFiredAt: string;
-  status: TimerFireStatus;
-}
-
-/** An active state and when its stay began (`machine_current_states`). */
-export interface ActiveStay {
-  stateId: string;
-  /** ISO-8601 UTC. */
-  enteredAt: string;
-}
-
-/** A fire to deliver. */
-export interface DueFire {
-  readonly timer: TimedTransition;
-  /** The event to send: the timer's, or `then` after the last recurring fire. */
-  readonly eventType: string;
-  /** The stay it belongs to (ISO-8601 UTC entry time). */
-  readonly stateEnteredAt: string;
-  /** The record it was computed from (`null`: first fire of the stay). */
-  readonly expected: TimerFireState | null;
-  /** The record after the fire. */
-  readonly next: TimerFireState;
-}
+export type { ActiveStay, DueFire, TimerFireState, TimerFireStatus } from './due-ticks.js';
 
 const SKIP_TOLERANCE_MS = 60_000;
 
@@ -114,10 +94,8 @@ export function dueFire(
   };
 }
 
-/**
- * A scheduled event's tick due at `now`: the first tick after the stay began (or after the last
- * delivered tick), with missed ticks handled as `every` boundaries are. No count limit.
- */
+// A cron timer without a selection (schedules have one and go through due-ticks.ts): the first
+// tick after the stay began or the last fire, as `every` boundaries are.
 function dueTick(
   timer: TimedTransition,
   cron: CronTimer,
@@ -127,18 +105,9 @@ function dueTick(
   missed: MissedFirePolicy,
 ): DueFire | null {
   if (fire !== null && fire.status !== 'active') return null;
-  const next = cron.cron.nextRun(new Date(fire === null ? stateEnteredAt : fire.lastFiredAt));
-  if (next === null || next.getTime() > now.getTime()) return null;
-  const latest = latestTick(cron, now)!;
-  let tick: Date;
-  if (missed === 'catch-up') tick = next;
-  else if (missed === 'once') tick = latest;
-  else {
-    const following = cron.cron.nextRun(latest);
-    const gap = following === null ? SKIP_TOLERANCE_MS : following.getTime() - latest.getTime();
-    if (now.getTime() - latest.getTime() >= Math.min(gap / 2, SKIP_TOLERANCE_MS)) return null;
-    tick = latest;
-  }
+  const since = new Date(fire === null ? stateEnteredAt : fire.lastFiredAt);
+  const tick = tickAfter(cron, since, now, missed);
+  if (tick === null) return null;
   return {
     timer,
     stateEnteredAt,
@@ -150,11 +119,6 @@ function dueTick(
       status: 'active',
     },
   };
-}
-
-// The last tick at or before `now`.
-function latestTick(cron: CronTimer, now: Date): Date | null {
-  return cron.cron.previousRuns(1, new Date(now.getTime() + 1))[0] ?? null;
 }
 
 /**
@@ -189,7 +153,8 @@ export function nextFireAt(
 /**
  * Every fire due at `now` for an instance, in the order of `timers` (a machine's timed
  * transitions, then its schedules): `stays` are its active states, `fires` its records by timer
- * key, each with the stay it belongs to.
+ * key, each with the stay it belongs to. Schedules need `instance` (its creation, and the ticks
+ * resolvers named it for; due-ticks.ts) and are left out without it.
  */
 export function dueTimers(
   timers: readonly TimedTransition[],
@@ -197,10 +162,24 @@ export function dueTimers(
   fires: ReadonlyMap<string, TimerFireState & { stateEnteredAt: string | null }>,
   now: Date,
   missed: MissedFirePolicy = 'once',
+  instance?: Omit<ScheduledInstance, 'stays'>,
 ): DueFire[] {
   const entered = new Map(stays.map((stay) => [stay.stateId, stay.enteredAt]));
   const due: DueFire[] = [];
   for (const timer of timers) {
+    if (timer.selection !== undefined) {
+      if (instance === undefined) continue;
+      const found = dueScheduledTick(
+        timer,
+        { ...instance, stays },
+        fires.get(timer.key) ?? null,
+        now,
+        missed,
+        perStateFloor(timer, fires),
+      );
+      if (found !== null) due.push(found);
+      continue;
+    }
     const stateEnteredAt = entered.get(timer.stateId);
     if (stateEnteredAt === undefined) continue;
     const record = fires.get(timer.key);
@@ -209,6 +188,21 @@ export function dueTimers(
     if (found !== null) due.push(found);
   }
   return due;
+}
+
+// The last tick delivered under the per-state keys of a schedule (`<stateId>:<event>:cron:<name>`,
+// before one row per instance): an upgrade does not deliver it again.
+function perStateFloor(
+  timer: TimedTransition,
+  fires: ReadonlyMap<string, TimerFireState>,
+): string | null {
+  const suffix = timer.key.slice(timer.stateId.length);
+  let floor: string | null = null;
+  for (const [key, row] of fires) {
+    if (!key.startsWith(`${timer.stateId}.`) || !key.endsWith(suffix)) continue;
+    if (floor === null || Date.parse(row.lastFiredAt) > Date.parse(floor)) floor = row.lastFiredAt;
+  }
+  return floor;
 }
 
 function iso(time: number): string {

@@ -1,7 +1,7 @@
 /**
  * History retention (`MACHINE_HISTORY_RETENTION_DAYS`, docs/operations.md "History retention"):
  * deletes the history of instances that finished before a cutoff, a batch of instances per
- * transaction, one implementation per backend.
+ * transaction, on SQLite and PostgreSQL (the memory store keeps everything).
  *
  * Only finished instances (`status = 'done'`) whose last commit (`updated_at`, their finish) is
  * older than the cutoff lose their history, and they lose all of it at once: a running instance
@@ -12,7 +12,6 @@
  */
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
-import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 
 /** What one batch deleted. */
 export interface RetentionBatch {
@@ -97,38 +96,12 @@ export function postgresHistoryRetention(pool: pg.Pool): HistoryRetentionStore {
   };
 }
 
-/** What the memory store keeps of an instance that retention reads. */
-interface MemoryRetentionView {
-  snapshot: MachineSnapshot;
-  history: HistoryRecord[];
-}
-
 /**
- * Retention on the memory store's instances: the last record's time stands for `updated_at`
- * (the snapshot has none). `swept` remembers the instances done, as `history_deleted_at` does.
+ * The memory store keeps every record: its history ends with the process anyway, and its reads
+ * take an instance's creation time from its first record.
  */
-export function memoryHistoryRetention(
-  instances: ReadonlyMap<string, MemoryRetentionView>,
-): HistoryRetentionStore {
-  const swept = new Set<string>();
-  return {
-    async deleteFinishedBefore(cutoff, limit) {
-      const bound = cutoff.toISOString();
-      const due = [...instances.entries()]
-        .filter(([id, entry]) => {
-          const last = entry.history.at(-1)?.createdAt;
-          return (
-            entry.snapshot.status === 'done' && !swept.has(id) && last !== undefined && last < bound
-          );
-        })
-        .slice(0, limit);
-      let records = 0;
-      for (const [id, entry] of due) {
-        records += entry.history.length;
-        entry.history.length = 0;
-        swept.add(id);
-      }
-      return { instances: due.length, records };
-    },
-  };
-}
+export const memoryHistoryRetention: HistoryRetentionStore = {
+  async deleteFinishedBefore() {
+    return { instances: 0, records: 0 };
+  },
+};

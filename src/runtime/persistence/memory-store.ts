@@ -11,6 +11,7 @@ import type { InstanceWrite } from '../interpreter/plan-commit.js';
 import { IdempotencyClaimLostError, MemoryIdempotencyKeys } from './idempotency.js';
 import { memoryHistoryRetention } from './history-retention.js';
 import { MemoryInstanceQueries } from './memory-instance-queries.js';
+import { memoryScheduleCandidates } from './schedule-candidates.js';
 import { MemoryTimerFailures } from './timer-failures.js';
 import { applyChildChange, matchesChildQuery, type ChildQuery } from './child-rows.js';
 import {
@@ -59,7 +60,10 @@ export class MemoryStore implements Store {
   readonly #now: () => number;
   readonly idempotencyKeys: MemoryIdempotencyKeys;
   readonly queries = new MemoryInstanceQueries(this.#instances);
-  readonly historyRetention = memoryHistoryRetention(this.#instances);
+  readonly historyRetention = memoryHistoryRetention;
+  readonly scheduleCandidates = memoryScheduleCandidates(this.#instances, (rootEventId, timerKey) =>
+    this.#timerFires.get(fireKey({ rootEventId, timerKey })),
+  );
   readonly timerFailures = new MemoryTimerFailures();
 
   /** @param options.now clock for lock expiry (tests); default `Date.now`. */

@@ -20,6 +20,7 @@ import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import { postgresHistoryRetention, type HistoryRetentionStore } from './history-retention.js';
 import { postgresInstanceQueries, type InstanceQueries } from './instance-queries.js';
+import { postgresScheduleCandidates, type ScheduleCandidates } from './schedule-candidates.js';
 import type { Migration } from './migrations.js';
 import { commitOneStatement, writeInstance } from './postgres-commit.js';
 import {
@@ -109,6 +110,7 @@ export class PostgresStore implements Store {
   readonly #holder: HolderConnection;
   readonly queries: InstanceQueries;
   readonly historyRetention: HistoryRetentionStore;
+  readonly scheduleCandidates: ScheduleCandidates;
 
   constructor(options: PostgresStoreOptions) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
@@ -131,6 +133,7 @@ export class PostgresStore implements Store {
     this.idempotencyKeys = new PostgresIdempotencyKeys(this.#pool, () => this.#holder.current());
     this.queries = postgresInstanceQueries(this.#pool);
     this.historyRetention = postgresHistoryRetention(this.#pool);
+    this.scheduleCandidates = postgresScheduleCandidates(this.#pool);
     this.timerFailures = new PostgresTimerFailures(this.#pool);
   }
 

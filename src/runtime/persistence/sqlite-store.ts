@@ -29,6 +29,7 @@ import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import { sqliteHistoryRetention, type HistoryRetentionStore } from './history-retention.js';
 import { sqliteInstanceQueries, type InstanceQueries } from './instance-queries.js';
+import { sqliteScheduleCandidates, type ScheduleCandidates } from './schedule-candidates.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
 import {
   childChangeSql,
@@ -118,6 +119,7 @@ export class SqliteStore implements Store {
   readonly #prepared: SqliteStatements;
   readonly #commits: GroupCommits;
   readonly historyRetention: HistoryRetentionStore;
+  readonly scheduleCandidates: ScheduleCandidates;
   readonly #lockAndLoadTransaction: (request: LockRequest) => LockedLoad;
   readonly #synchronous: 'NORMAL' | 'FULL';
   /** Commits until the checkpoint thread starts (`null`: checkpoints stay inline). */
@@ -143,6 +145,7 @@ export class SqliteStore implements Store {
     this.timerFailures = new SqliteTimerFailures(this.#db);
     this.queries = sqliteInstanceQueries(this.#db);
     this.historyRetention = sqliteHistoryRetention(this.#db);
+    this.scheduleCandidates = sqliteScheduleCandidates(this.#db);
     if (options.migrate !== false) this.migrateSync();
     this.#commits = new GroupCommits(
       this.#db,

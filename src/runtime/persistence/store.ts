@@ -11,6 +11,7 @@ import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { TransactionHook } from './transaction.js';
 import type { HistoryRetentionStore } from './history-retention.js';
 import type { InstanceQueries } from './instance-queries.js';
+import type { ScheduleCandidates } from './schedule-candidates.js';
 import type { IdempotencyCompletion, IdempotencyKeyStore } from './idempotency.js';
 import type { TimerFailureStore } from './timer-failures.js';
 
@@ -259,6 +260,8 @@ export interface Store extends ChildStore {
   readonly timerFailures: TimerFailureStore;
   /** The operator's reads: instances by state, time or key, history pages (docs/operations.md). */
   readonly queries: InstanceQueries;
+  /** The timer sweep's candidate queries of scheduled (cron) events. */
+  readonly scheduleCandidates: ScheduleCandidates;
   /** Deletes the history of instances finished long ago (`MACHINE_HISTORY_RETENTION_DAYS`). */
   readonly historyRetention: HistoryRetentionStore;
   /** Releases connections / file handles. */

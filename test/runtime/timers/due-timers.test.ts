@@ -7,6 +7,10 @@ import {
   registrationTimers,
   timedTransitions,
 } from '../../../src/runtime/definition/index.js';
+import type { ScheduleConfig } from '../../../src/runtime/definition/schedules.js';
+import type { TimedTransition } from '../../../src/runtime/definition/timed-transitions.js';
+import { dueScheduledTick } from '../../../src/runtime/interpreter/due-ticks.js';
+import type { TimerFireState } from '../../../src/runtime/interpreter/due-timers.js';
 import { dueFire, dueTimers, nextFireAt } from '../../../src/runtime/interpreter/index.js';
 import { expiringMachine, pollingMachine, remindedMachine } from './fixtures/machines.js';
 
@@ -131,36 +135,128 @@ describe('every', () => {
 });
 
 describe('schedules', () => {
-  const hourly = (missed?: 'once' | 'catch-up' | 'skip') =>
+  const CREATED = '2026-01-01T00:00:00.000Z';
+  const schedule = (extra: Partial<ScheduleConfig> = {}) =>
     registrationTimers({
       machine: remindedMachine,
-      schedules: [
-        { cron: '0 * * * *', event: 'REMIND', states: ['open'], ...(missed ? { missed } : {}) },
-      ],
+      schedules: [{ cron: '0 * * * *', event: 'REMIND', states: ['open'], ...extra }],
     })[0]!;
+  const open = (enteredAt: string) => [{ stateId: 'reminded.open', enteredAt }];
+  /** The ticks delivered one after the other at `now`, each recorded before the next. */
+  const ticks = (
+    timer: TimedTransition,
+    stays: { stateId: string; enteredAt: string }[],
+    now: Date,
+    resolved?: Map<string, string>,
+  ): string[] => {
+    const delivered: string[] = [];
+    let record: (TimerFireState & { stateEnteredAt: string }) | null = null;
+    for (let round = 0; round < 10; round += 1) {
+      const instance = { createdAt: CREATED, stays, ...(resolved ? { resolved } : {}) };
+      const fire = dueScheduledTick(timer, instance, record, now);
+      if (fire === null) break;
+      delivered.push(fire.next.lastFiredAt);
+      record = { ...fire.next, stateEnteredAt: fire.stateEnteredAt };
+    }
+    return delivered;
+  };
 
-  it('should select the named states, or every leaf state handling the event', () => {
-    expect(
-      registrationTimers({
-        machine: remindedMachine,
-        schedules: [{ cron: '0 * * * *', event: 'REMIND' }],
-      }).map((timer) => timer.key),
-    ).toEqual(['reminded.open:REMIND:cron:REMIND', 'reminded.snoozed:REMIND:cron:REMIND']);
-    expect(hourly().key).toBe('reminded.open:REMIND:cron:REMIND');
+  it('should be one timer of the root state per schedule, one key per instance', () => {
+    const timers = registrationTimers({
+      machine: remindedMachine,
+      schedules: [
+        { cron: '0 * * * *', event: 'REMIND' },
+        { name: 'all', cron: '0 * * * *', event: 'REMIND', instances: 'all' },
+        { name: 'some', cron: '0 * * * *', event: 'REMIND', resolver: () => [] },
+      ],
+    });
+    expect(timers.map((timer) => [timer.stateId, timer.key, timer.selection?.kind])).toEqual([
+      ['reminded', 'reminded:REMIND:cron:REMIND', 'states'],
+      ['reminded', 'reminded:REMIND:cron:all', 'all'],
+      ['reminded', 'reminded:REMIND:cron:some', 'resolver'],
+    ]);
+    expect(timers[0]!.selection).toEqual({
+      kind: 'states',
+      stateIds: ['reminded.open', 'reminded.snoozed'],
+    });
   });
 
   it('should be due at the first tick after the stay began, then at each tick', () => {
     const entered = '2026-01-01T00:10:00.000Z';
-    expect(dueFire(hourly(), entered, null, new Date('2026-01-01T00:59:59.999Z'))).toBeNull();
-    const first = dueFire(hourly(), entered, null, new Date('2026-01-01T01:00:00.000Z'));
-    expect(first?.next).toEqual({
-      fireCount: 1,
-      lastFiredAt: '2026-01-01T01:00:00.000Z',
-      status: 'active',
-    });
+    const instance = { createdAt: CREATED, stays: open(entered) };
     expect(
-      dueFire(hourly(), entered, first!.next, new Date('2026-01-01T01:59:00.000Z')),
+      dueScheduledTick(schedule(), instance, null, new Date('2026-01-01T00:59:59.999Z')),
     ).toBeNull();
+    const first = dueScheduledTick(schedule(), instance, null, new Date('2026-01-01T01:00:00Z'));
+    expect(first).toMatchObject({
+      stateEnteredAt: CREATED,
+      next: { fireCount: 1, lastFiredAt: '2026-01-01T01:00:00.000Z', status: 'active' },
+    });
+    const row = { ...first!.next, stateEnteredAt: CREATED };
+    expect(
+      dueScheduledTick(schedule(), instance, row, new Date('2026-01-01T01:59:00.000Z')),
+    ).toBeNull();
+    // Not in a selected state: nothing.
+    const away = {
+      createdAt: CREATED,
+      stays: [{ stateId: 'reminded.closed', enteredAt: entered }],
+    };
+    expect(dueScheduledTick(schedule(), away, null, new Date('2026-01-01T05:00:00Z'))).toBeNull();
+  });
+
+  it('should deliver a tick once to an instance in several selected states', () => {
+    const both = registrationTimers({
+      machine: remindedMachine,
+      schedules: [{ cron: '0 * * * *', event: 'REMIND', states: ['open', 'snoozed'] }],
+    })[0]!;
+    const stays = [
+      { stateId: 'reminded.open', enteredAt: '2026-01-01T00:10:00.000Z' },
+      { stateId: 'reminded.snoozed', enteredAt: '2026-01-01T00:20:00.000Z' },
+    ];
+    expect(ticks(both, stays, new Date('2026-01-01T01:30:00Z'))).toEqual([
+      '2026-01-01T01:00:00.000Z',
+    ]);
+  });
+
+  it('should not deliver again a tick recorded under the per-state keys of before', () => {
+    const stays = open('2026-01-01T00:10:00.000Z');
+    const legacy = new Map([
+      [
+        'reminded.open:REMIND:cron:REMIND',
+        {
+          fireCount: 1,
+          lastFiredAt: '2026-01-01T01:00:00.000Z',
+          status: 'active' as const,
+          stateEnteredAt: '2026-01-01T00:10:00.000Z',
+        },
+      ],
+    ]);
+    const now = new Date('2026-01-01T01:30:00Z');
+    const instance = { createdAt: CREATED };
+    expect(dueTimers([schedule()], stays, legacy, now, 'once', instance)).toEqual([]);
+    expect(
+      dueTimers([schedule()], stays, legacy, new Date('2026-01-01T02:00:00Z'), 'once', instance),
+    ).toHaveLength(1);
+    // Without the instance (a caller that knows nothing of schedules), schedules are left out.
+    expect(dueTimers([schedule()], stays, new Map(), new Date('2026-01-01T02:00:00Z'))).toEqual([]);
+  });
+
+  it('should reach every instance created before the tick with instances: all', () => {
+    const all = schedule({ states: undefined, instances: 'all' });
+    expect(ticks(all, [], new Date('2026-01-01T00:59:00Z'))).toEqual([]);
+    expect(ticks(all, [], new Date('2026-01-01T01:00:00Z'))).toEqual(['2026-01-01T01:00:00.000Z']);
+  });
+
+  it('should reach an instance with a resolver only for the tick it was named for', () => {
+    const some = schedule({ states: undefined, resolver: () => [] });
+    const now = new Date('2026-01-01T03:10:00Z');
+    expect(ticks(some, [], now)).toEqual([]);
+    const named = new Map([[some.key, '2026-01-01T03:00:00.000Z']]);
+    expect(ticks(some, [], now, named)).toEqual(['2026-01-01T03:00:00.000Z']);
+    // skip: a tick named too late is dropped.
+    const late = schedule({ states: undefined, resolver: () => [], missed: 'skip' });
+    const stale = new Map([[late.key, '2026-01-01T03:00:00.000Z']]);
+    expect(ticks(late, [], now, stale)).toEqual([]);
   });
 
   it.each([
@@ -177,15 +273,7 @@ describe('schedules', () => {
     ['skip', []],
   ] as const)('should follow missed: %s for ticks missed during an outage', (missed, expected) => {
     const now = new Date('2026-01-01T04:40:00.000Z');
-    const ticks: string[] = [];
-    let record = null;
-    for (let round = 0; round < 10; round += 1) {
-      const fire = dueFire(hourly(missed), '2026-01-01T00:10:00.000Z', record, now);
-      if (fire === null) break;
-      ticks.push(fire.next.lastFiredAt);
-      record = fire.next;
-    }
-    expect(ticks).toEqual(expected);
+    expect(ticks(schedule({ missed }), open('2026-01-01T00:10:00.000Z'), now)).toEqual(expected);
   });
 
   it('should report invalid schedules', () => {

@@ -74,13 +74,15 @@ export function claimOf(rootEventId: string, fire: DueFire): TimerFireClaim {
 
 /**
  * Delivers every fire of instance `id` due at `now()`, one event per fire, re-reading the
- * instance after each (a fire may leave the state and cancel the others).
+ * instance after each (a fire may leave the state and cancel the others). `resolved`: the ticks
+ * (ISO-8601) resolvers named this instance for, by schedule key (schedule-sweep.ts).
  */
 export async function deliverDueFires(
   ctx: EngineContext,
   registration: TimerRegistration,
   id: string,
   now: () => Date,
+  resolved?: ReadonlyMap<string, string>,
 ): Promise<DeliveryResult> {
   const definition = registration.machine;
   const missed = registration.missed ?? 'once';
@@ -92,10 +94,14 @@ export async function deliverDueFires(
     let delivered = 0;
     let conflicts = 0;
     for (let round = 0; round < MAX_FIRES_PER_INSTANCE; round += 1) {
-      const due = await nextDueFire(ctx.store, timers, id, now(), missed);
+      const due = await nextDueFire(ctx.store, timers, id, now(), missed, resolved);
       if (due === null) break;
       const { fire, failure, armedBy } = due;
-      const dueAt = nextFireAt(fire.timer, fire.stateEnteredAt, fire.expected);
+      // A schedule's fire is its tick; a timer's, its deadline or boundary.
+      const dueAt =
+        fire.timer.selection === undefined
+          ? nextFireAt(fire.timer, fire.stateEnteredAt, fire.expected)
+          : new Date(fire.next.lastFiredAt);
       const result = await instrumentedTimerFire(
         {
           machineId: definition.id,
@@ -145,20 +151,28 @@ async function nextDueFire(
   id: string,
   now: Date,
   missed: MissedFirePolicy,
+  resolved: ReadonlyMap<string, string> | undefined,
 ): Promise<{
   fire: DueFire;
   failure: TimerFailureRow | undefined;
   armedBy: TraceCarrier | null;
 } | null> {
-  const [states, fires, failures] = await Promise.all([
+  const scheduled = timers.some((timer) => timer.selection !== undefined);
+  const [states, fires, failures, summary] = await Promise.all([
     store.currentStates(id),
     store.timerFires(id),
     store.timerFailures.list(id),
+    // Schedules count from the instance's creation and skip finished or paused instances.
+    scheduled ? store.queries.instanceSummary(id) : null,
   ]);
   const stays = states.map((row) => ({ stateId: row.stateId, enteredAt: row.stateEnteredAt }));
   const byKey = new Map(fires.map((row) => [row.timerKey, row]));
   const failed = new Map(failures.map((row) => [row.timerKey, row]));
-  for (const fire of dueTimers(timers, stays, byKey, now, missed)) {
+  const instance =
+    summary !== null && summary.status === 'active' && summary.pausedAt === null
+      ? { createdAt: summary.createdAt, ...(resolved === undefined ? {} : { resolved }) }
+      : undefined;
+  for (const fire of dueTimers(timers, stays, byKey, now, missed, instance)) {
     const failure = failed.get(fire.timer.key);
     if (isBackingOff(failure, fire, now)) continue;
     const state = states.find((row) => row.stateId === fire.timer.stateId);

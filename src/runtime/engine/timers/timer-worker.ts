@@ -8,6 +8,7 @@ import { systemClock, type Clock } from '../../clock.js';
 import type { TimerRegistration } from '../../definition/timer-registration.js';
 import type { EngineContext } from '../context.js';
 import { SweepLoop } from '../sweep-loop.js';
+import type { ScheduleMemo } from './schedule-sweep.js';
 import { sweepTimers, type SweepReport } from './timer-sweep.js';
 
 /** Options of {@link TimerWorker}. */
@@ -34,6 +35,8 @@ export interface TimerWorkerOptions {
 export class TimerWorker {
   readonly #options: TimerWorkerOptions;
   readonly #loop: SweepLoop<SweepReport>;
+  // Schedules' ticks this process has swept (schedule-sweep.ts).
+  readonly #schedules: ScheduleMemo = new Map();
 
   constructor(options: TimerWorkerOptions) {
     this.#options = options;
@@ -70,6 +73,7 @@ export class TimerWorker {
       context,
       registrations,
       clock,
+      schedules: this.#schedules,
       onError: (error, where) => onError(error, `timer of ${where.machine} ${where.id}`),
     });
   }
