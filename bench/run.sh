@@ -25,6 +25,7 @@ declare -A COMMANDS=(
   [scale-notify]="npx tsx bench/scale/notify-in-commit.ts"
   [scale-growth]="npx tsx bench/scale/growth.ts"
   [scale-timers]="npx tsx bench/scale/timers.ts"
+  [scale-contention]="npx tsx bench/scale/contention.ts"
 )
 ORDER=(http reads startup startup-compiled generate watch idempotency interpreter persistence timers)
 selected=("$@")
