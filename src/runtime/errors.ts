@@ -91,6 +91,18 @@ export class VersionFenceException extends MachineRoutesError {
 }
 
 /**
+ * Pinned versions over HTTP (docs/versioning.md "HTTP"): the route cannot serve this instance's
+ * version. An instance pinned to an older version whose machine has no endpoint for the route's
+ * event (an event only newer versions take), or a route only an older pinned version has asked
+ * for an instance of another version: HTTP 409, naming the instance, both versions and the route.
+ * Nothing was sent.
+ */
+export class PinnedVersionRouteException extends MachineRoutesError {
+  readonly code = 'MR_PINNED_VERSION_ROUTE';
+  override readonly statusCode = 409;
+}
+
+/**
  * Migrating an instance to the machine's version failed (docs/versioning.md): its context
  * function threw, its output failed the context schema, or a state it maps to is not a state of
  * the machine. Nothing was written; HTTP 409 naming the instance and the step.

@@ -274,7 +274,8 @@ const SHARED_RESPONSES: Readonly<
   409: {
     name: 'Conflict',
     description:
-      'No transition accepts the event in the current state, or an operator paused the instance (code MR_INSTANCE_PAUSED: it accepts no events until resumed; docs/operations.md).',
+      'No transition accepts the event in the current state, or an operator paused the instance (code MR_INSTANCE_PAUSED: it accepts no events until resumed; docs/operations.md), ' +
+      "or the instance is pinned to an older version of its machine that has no endpoint for the route's event (code MR_PINNED_VERSION_ROUTE; docs/versioning.md).",
     schema: ref(ERROR_SCHEMA),
   },
   413: { name: 'PayloadTooLarge', description: 'Body too large.', schema: ref(ERROR_SCHEMA) },

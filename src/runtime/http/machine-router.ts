@@ -34,6 +34,7 @@ import type {
   RouteHandler,
 } from './types.js';
 import { validateRouteNames } from './validate-registration.js';
+import { hasPinnedVersions, pinnedOnlyRoutes, versionedHandler } from './versioned-routes.js';
 
 const EXPLAIN: AvailableEventsReadOptions = Object.freeze({ explain: true });
 
@@ -163,6 +164,16 @@ export class MachineRouter {
     const plan = planRegistration(machine, options);
     throwIfAny([...plan.issues, ...validateRouteNames(plan.routes, options, this.#context())]);
     this.mount(machine, plan.routes);
+    // Events only a pinned older version takes keep their routes for that version's instances
+    // (docs/versioning.md "HTTP"); they are not in the returned table, which the generator and
+    // the OpenAPI document describe (the newest version).
+    if (hasPinnedVersions(machine)) {
+      for (const route of pinnedOnlyRoutes(machine, options, plan.routes))
+        this.#routes.push({
+          route,
+          handler: versionedHandler(machine, route, this.#services, null),
+        });
+    }
     return plan.routes;
   }
 
@@ -209,7 +220,11 @@ export class MachineRouter {
 
   /** The framework-neutral handler of one planned route (for generated per-route code). */
   handlerFor(machine: MachineDefinition, route: PlannedRoute): RouteHandler {
-    return createRouteHandler(machine, route, this.#services);
+    const handler = createRouteHandler(machine, route, this.#services);
+    // An instance of a pinned older version is served by its own version's endpoint.
+    return hasPinnedVersions(machine)
+      ? versionedHandler(machine, route, this.#services, handler)
+      : handler;
   }
 
   #context(): { middleware: string[]; models: string[] } {

@@ -17,6 +17,7 @@ import {
   ScenarioNotFoundException,
   StateNotInDefinitionException,
   VersionFenceException,
+  PinnedVersionRouteException,
   InstanceMigrationFailedException,
   PreconditionFailedException,
   type FieldErrors,
@@ -215,7 +216,8 @@ export function errorToResponse(
     error instanceof IdempotencyKeyReusedException ||
     error instanceof StateNotInDefinitionException ||
     error instanceof VersionFenceException ||
-    error instanceof InstanceMigrationFailedException
+    error instanceof InstanceMigrationFailedException ||
+    error instanceof PinnedVersionRouteException
   )
     return errorResponse(error.statusCode, error.message);
   // Typed contracts broken by the values requests put in the context (docs/delegation.md).

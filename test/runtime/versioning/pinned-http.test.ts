@@ -1,0 +1,212 @@
+/**
+ * Pinned mode over HTTP (docs/versioning.md "HTTP"): one process, one router, a real listening
+ * server, on a SQLite file and PostgreSQL. `permit` v2 pins v1; v1 and v2 instances side by side:
+ * - a route both versions have validates with the instance's own version's payload schema
+ *   (v1's APPROVE takes `{ by }`, v2's `{ approverId }`) and runs its transition;
+ * - REVIEW, which only v1 has, keeps a route for v1 instances (not in the newest route table);
+ * - where a version cannot take the route (ESCALATE on a v1 instance, REVIEW on a v2 one) the
+ *   answer is 409 `PinnedVersionRouteException`, nothing sent;
+ * - reads answer a v1 instance with v1's available events.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineMachine } from '../../../src/runtime/definition/define-machine.js';
+import { defineEvent } from '../../../src/runtime/definition/event-type.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
+import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
+import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
+import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+import { send, startServer, type TestServer } from '../http/support/servers.js';
+
+const permitV1 = defineMachine({
+  config: {
+    id: 'permit',
+    version: 'v1',
+    initial: 'applied',
+    context: { approvedBy: '' },
+    states: {
+      applied: { on: { REVIEW: 'reviewing', APPROVE: { target: 'approved', actions: 'approve' } } },
+      reviewing: { on: { APPROVE: { target: 'approved', actions: 'approve' } } },
+      approved: { on: { PAY: 'paid' } },
+      paid: { type: 'final' },
+    },
+  },
+  behavior: {
+    events: {
+      APPROVE: defineEvent({ type: 'APPROVE', payload: z.object({ by: z.string().min(1) }) }),
+    },
+    actions: {
+      approve: ({ context, event }) => {
+        context.approvedBy = String(event.payload?.['by']);
+      },
+    },
+  },
+  endpoints: [{ REVIEW: {} }, { APPROVE: {} }, { PAY: {} }],
+});
+
+const permitV2 = defineMachine({
+  config: {
+    id: 'permit',
+    version: 'v2',
+    initial: 'applied',
+    context: { approver: 0 },
+    states: {
+      applied: {
+        on: { APPROVE: { target: 'accepted', actions: 'approve' }, ESCALATE: 'escalated' },
+      },
+      accepted: { on: { PAY: 'paid' } },
+      escalated: {},
+      paid: { type: 'final' },
+    },
+  },
+  behavior: {
+    events: {
+      APPROVE: defineEvent({
+        type: 'APPROVE',
+        payload: z.object({ approverId: z.number().int() }),
+      }),
+    },
+    actions: {
+      approve: ({ context, event }) => {
+        context.approver = Number(event.payload?.['approverId']);
+      },
+    },
+  },
+  endpoints: [{ APPROVE: {} }, { PAY: {} }, { ESCALATE: {} }],
+  versioning: 'pin',
+  previous: [permitV1],
+});
+
+const OPTIONS: RegistrationOptions = {
+  prefix: 'permits',
+  create: true,
+  machineIdFor: ['APPROVE', 'PAY', 'ESCALATE'],
+  reads: true,
+};
+
+const backends: StoreBackend[] = [sqliteFileBackend()];
+const postgres = await postgresBackend('versioning_pinned_http');
+if (postgres) backends.push(postgres);
+
+interface Envelope {
+  data: {
+    id: string;
+    state: string[];
+    output: Record<string, unknown>;
+    availableEvents?: { type: string }[];
+  };
+}
+
+describe.each(backends)('pinned versions over HTTP ($name)', (backend) => {
+  let runtime: MachineRuntime;
+  let router: MachineRouter;
+  let server: TestServer;
+  const logged: unknown[] = [];
+
+  beforeAll(async () => {
+    await backend.setUp();
+    runtime = await MachineRuntime.open({
+      databaseUrl: backend.url(),
+      migrate: true,
+      worker: false,
+      machines: [permitV2],
+    });
+    router = new MachineRouter({ runtime });
+    router.register(permitV2, OPTIONS);
+    server = await startServer('fastify', [router], { error: (_m, meta) => logged.push(meta) });
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await runtime?.close();
+    await backend.tearDown();
+  });
+
+  const path = (event: string) => {
+    const route = router.routes.find((mounted) => mounted.route.eventType === event)!.route;
+    return (id: string) => route.path.replace(/\{[^}]+\}/, id);
+  };
+  const readPath = (id: string) =>
+    router.routes
+      .find((mounted) => mounted.route.handler === 'read')!
+      .route.path.replace(/\{[^}]+\}/, id);
+  const post = (event: string, id: string, body: unknown = {}) =>
+    send(server.url, 'POST', path(event)(id), { body: { payload: body } });
+
+  it('should serve v1 and v2 instances side by side with their own routes and schemas', async () => {
+    const old = (await runtime.create(permitV1)).snapshot.id;
+    const created = await send(server.url, 'POST', '/permits/create', { body: {} });
+    expect(created.status).toBe(201);
+    const fresh = (created.body as Envelope).data.id;
+    expect((await runtime.read(permitV2, fresh)).snapshot.version).toBe('v2');
+
+    // REVIEW exists only in v1: it has a route, for v1 instances.
+    const reviewed = await post('REVIEW', old);
+    expect(reviewed.status).toBe(200);
+    expect((reviewed.body as Envelope).data.state).toEqual(['permit.reviewing']);
+    const refusedReview = await post('REVIEW', fresh);
+    expect(refusedReview.status).toBe(409);
+    expect((refusedReview.body as { message: string }).message).toMatch(
+      /is at version 'v2'.*route of a pinned older version only/,
+    );
+
+    // APPROVE in both, with another payload: each instance validates with its own version's.
+    expect((await post('APPROVE', old, { approverId: 7 })).status).toBe(422);
+    expect((await post('APPROVE', fresh, { by: 'ann' })).status).toBe(422);
+    const approvedOld = await post('APPROVE', old, { by: 'ann' });
+    expect(approvedOld.status).toBe(200);
+    expect((approvedOld.body as Envelope).data.state).toEqual(['permit.approved']);
+    const approvedNew = await post('APPROVE', fresh, { approverId: 7 });
+    expect(approvedNew.status).toBe(200);
+    expect((approvedNew.body as Envelope).data.state).toEqual(['permit.accepted']);
+    expect((await runtime.read(permitV2, old)).snapshot).toMatchObject({
+      version: 'v1',
+      context: { approvedBy: 'ann' },
+    });
+    expect((await runtime.read(permitV2, fresh)).snapshot.context).toEqual({ approver: 7 });
+
+    // ESCALATE exists only in v2: a v1 instance cannot take it, and nothing is sent.
+    const other = (await runtime.create(permitV1)).snapshot.id;
+    const escalated = await post('ESCALATE', other);
+    expect(escalated.status).toBe(409);
+    expect((escalated.body as { message: string }).message).toMatch(
+      /pinned to version 'v1', which has no endpoint .* \(event 'ESCALATE'\)/,
+    );
+    expect((await runtime.read(permitV2, other)).snapshot.value).toEqual(['permit.applied']);
+    expect((await runtime.history(permitV2, other)).length).toBe(
+      (await runtime.history(permitV1, other)).length,
+    );
+
+    // Reads answer with the instance's own version's available events.
+    const readOld = await send(server.url, 'GET', readPath(other));
+    expect(readOld.status).toBe(200);
+    expect(
+      ((readOld.body as Envelope).data.availableEvents ?? []).map((e) => e.type).sort(),
+    ).toEqual(['APPROVE', 'REVIEW']);
+    const readNew = await send(server.url, 'GET', readPath(fresh));
+    expect(((readNew.body as Envelope).data.availableEvents ?? []).map((e) => e.type)).toEqual([
+      'PAY',
+    ]);
+
+    // Both finish on their own version.
+    expect((await post('PAY', old)).status).toBe(200);
+    expect((await post('PAY', fresh)).status).toBe(200);
+    expect((await runtime.read(permitV2, old)).snapshot).toMatchObject({
+      status: 'done',
+      version: 'v1',
+    });
+    // Unknown ids stay 404 on every route, a v1-only one included.
+    expect((await post('REVIEW', 'nope')).status).toBe(404);
+    expect((await post('APPROVE', 'nope', { approverId: 1 })).status).toBe(404);
+    expect(logged).toEqual([]);
+  });
+
+  it('should keep the route table it returns (and documents) to the newest version', () => {
+    const planned = new MachineRouter({ runtime }).register(permitV2, OPTIONS);
+    expect(
+      planned
+        .map((route) => route.eventType)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['APPROVE', 'ESCALATE', 'PAY']);
+  });
+});
