@@ -31,6 +31,7 @@ import { maxParamLength, MethodTable, routesLikeTable } from './method-not-allow
 import {
   allowHeader,
   endStreams,
+  silentConnections,
   methodsByPath,
   endpointRequest,
   rawQuery,
@@ -194,7 +195,11 @@ function registerRoutes(
     // Open state streams end when the app closes: else close() would wait for their clients.
     closingStreams.add(scope.server);
     const server = scope.server;
-    scope.addHook('preClose', async () => endStreams(server));
+    const silent = silentConnections(server);
+    scope.addHook('preClose', async () => {
+      endStreams(server);
+      silent.destroy();
+    });
   }
   // Encapsulated: these parsers and this error handler apply to the routes below only.
   // A body they cannot read is handed on as an UnreadableBody rather than refused here: route

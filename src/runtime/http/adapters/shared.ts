@@ -2,6 +2,8 @@
  * What both adapters share: the mounted-route source, 405 bookkeeping and the conversion of
  * a neutral response into status, headers and body.
  */
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { HttpMethod } from '../../definition/types.js';
 import type { MachineRouter, MountedOptionsRoute, MountedRoute } from '../machine-router.js';
@@ -241,4 +243,24 @@ export function trackStream(server: object | undefined | null, stream: Readable)
 /** Ends every open stream of `server` (its clients reconnect, with `Last-Event-ID`, elsewhere). */
 export function endStreams(server: object): void {
   for (const stream of openStreams.get(server) ?? []) stream.destroy();
+}
+
+/**
+ * Connections that have not sent a byte, destroyed on close. fetch() (undici) opens a fresh
+ * connection when one of its streams is aborted, and sends nothing on it: Node's close() waits
+ * for such a connection (closeIdleConnections only closes ones that finished a request), so an
+ * app whose state stream a fetch() client left never finished closing. Nothing is lost: no
+ * request was made on them.
+ */
+export function silentConnections(server: Server): { destroy(): void } {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return {
+    destroy: () => {
+      for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
+    },
+  };
 }
