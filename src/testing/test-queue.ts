@@ -117,7 +117,11 @@ export class TestJobQueue implements JobQueue {
       ]);
       return;
     }
-    await this.#handler(JOB_OUTCOME)({ jobId: run.jobId, outcome: jobOutcome } as never, info);
+    // The fake's answer stands for the run; the scenario the run carried still reaches the
+    // parent's completion step (scenario isolation).
+    const payload: JobPayloads['job.outcome'] = { jobId: run.jobId, outcome: jobOutcome };
+    if (run.scenario !== undefined) payload.scenario = run.scenario;
+    await this.#handler(JOB_OUTCOME)(payload as never, info);
   }
 
   async #childStart(
