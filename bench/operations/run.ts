@@ -108,6 +108,7 @@ async function sqlite(count: number): Promise<Map<string, number>> {
     console.log(
       `sqlite ${count}: generated in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
+    console.log(`sqlite ${count}: measuring at load average ${loadavg()[0]!.toFixed(2)}`);
     return await measure(store, count);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -133,6 +134,7 @@ async function postgres(count: number): Promise<Map<string, number> | null> {
     console.log(
       `postgres ${count}: generated in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
+    console.log(`postgres ${count}: measuring at load average ${loadavg()[0]!.toFixed(2)}`);
     return await measure(store, count);
   } finally {
     await client.query(`DROP SCHEMA ${schema} CASCADE`);
