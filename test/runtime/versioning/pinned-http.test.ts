@@ -1,6 +1,7 @@
 /**
  * Pinned mode over HTTP (docs/versioning.md "HTTP"): one process, one router, a real listening
- * server, on a SQLite file and PostgreSQL. `permit` v2 pins v1; v1 and v2 instances side by side:
+ * server (Fastify and Express), on a SQLite file and PostgreSQL. `permit` v2 pins v1; v1 and v2
+ * instances side by side:
  * - a route both versions have validates with the instance's own version's payload schema
  *   (v1's APPROVE takes `{ by }`, v2's `{ approverId }`) and runs its transition;
  * - REVIEW, which only v1 has, keeps a route for v1 instances (not in the newest route table);
@@ -97,7 +98,15 @@ interface Envelope {
   };
 }
 
-describe.each(backends)('pinned versions over HTTP ($name)', (backend) => {
+const cases = backends.flatMap((backend) =>
+  (['fastify', 'express'] as const).map((adapter) => ({
+    name: `${backend.name}, ${adapter}`,
+    backend,
+    adapter,
+  })),
+);
+
+describe.each(cases)('pinned versions over HTTP ($name)', ({ backend, adapter }) => {
   let runtime: MachineRuntime;
   let router: MachineRouter;
   let server: TestServer;
@@ -113,7 +122,7 @@ describe.each(backends)('pinned versions over HTTP ($name)', (backend) => {
     });
     router = new MachineRouter({ runtime });
     router.register(permitV2, OPTIONS);
-    server = await startServer('fastify', [router], { error: (_m, meta) => logged.push(meta) });
+    server = await startServer(adapter, [router], { error: (_m, meta) => logged.push(meta) });
   }, 60_000);
   afterAll(async () => {
     await server?.close();
