@@ -146,6 +146,18 @@ describe.each(['', '/api'])('the admin console of the example server at "%s"', (
       items.map((item) => item.getAttribute('data-type')),
     );
     expect(types.indexOf('CANCEL')).toBeLessThan(types.indexOf('QUOTE'));
+
+    // The other submitted order: its pending EXPIRE timer fired from its row, through the
+    // timer's own path.
+    await page.goto(`${base}/admin/console#/order/${submitted[1]!}`);
+    await page.waitForSelector('#timers button[data-action="fire"]');
+    await page.click('#timers button[data-action="fire"]');
+    await page.waitForFunction(
+      `document.getElementById('current-state')?.textContent === 'expired'`,
+    );
+    await page.waitForSelector('#diagram svg g.node.mr-current[data-current="order.expired"]');
+    await page.goto(`${base}/admin/console#/order/${id}`);
+    await page.waitForSelector('#diagram svg g.node.mr-current[data-current="order.cancelled"]');
     if (mount === '') {
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: path.join(ARTIFACTS, 'admin-console.png'), fullPage: true });

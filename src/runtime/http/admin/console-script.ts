@@ -162,15 +162,24 @@ function renderRecord(record) {
   $('lock').replaceChildren(lock
     ? el('span', { textContent: 'Held by ' + lock.ownerId + ' (' + (lock.context || '?') + ') since ' + when(lock.acquiredAt) + ', expires ' + when(lock.expiresAt) + (lock.expired ? ' (expired)' : '') })
     : el('span', { className: 'muted', textContent: 'Not locked' }));
-  $('timers').replaceChildren(table(['Timer', 'Event', 'Due', 'Fired'], record.timers.map((t) =>
-    [t.key, t.eventType, t.dueAt ? when(t.dueAt) : 'not again', String(t.fireCount) + (t.registered ? '' : ' (not registered)')])));
+  $('timers').replaceChildren(table(['Timer', 'Event', 'Due', 'Fired', ''], record.timers.map((t) =>
+    [t.key, t.eventType, t.dueAt ? when(t.dueAt) : 'not again', String(t.fireCount) + (t.registered ? '' : ' (not registered)'),
+      t.dueAt && t.registered && !done && !i.pausedAt ? actionButton('Fire now', 'fire', { timer: t.key }) : ''])));
   $('children').replaceChildren(table(['Child', 'Machine', 'Status', 'Started'], record.children.map((c) =>
     [view.machines.some((m) => m.id === c.childMachineId)
       ? el('a', { href: '#/' + encode(c.childMachineId) + '/' + encode(c.id), textContent: c.id }) : c.id,
     c.childMachineId, c.status, when(c.createdAt)])));
-  $('jobs').replaceChildren(table(['Job', 'Name', 'Attempts', 'Error'], record.failedJobs.map((j) =>
-    [j.id, j.name, String(j.attempts), j.lastError.split('\n')[0]])));
+  $('jobs').replaceChildren(table(['Job', 'Name', 'Attempts', 'Error', ''], record.failedJobs.map((j) =>
+    [j.id, j.name, String(j.attempts), j.lastError.split('\n')[0], actionButton('Retry', 'retry', { jobId: j.id })])));
   $('context').textContent = JSON.stringify(record.context, null, 2);
+}
+
+/** A button of one timer's or one job's row: the repair with that timer or job named. */
+function actionButton(label, action, body) {
+  const button = el('button', { textContent: label, type: 'button' });
+  button.dataset.action = action;
+  button.addEventListener('click', () => repair(action, body));
+  return button;
 }
 
 function table(headings, rows) {
