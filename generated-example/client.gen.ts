@@ -243,6 +243,7 @@ export type OrderScenario = {
 export type OrderScenarioSlug = 'over-limit';
 export type OrderState =
   'order.approved' | 'order.cancelled' | 'order.draft' | 'order.expired' | 'order.submitted';
+export type OrderStateEvent = { id: string; event: 'state'; retry?: string; data: string };
 export type OrderSubmitPayload = { amount: number; note?: string };
 export type PaymentState =
   'payment.aborted' | 'payment.authorizing' | 'payment.awaiting_card' | 'payment.paid';

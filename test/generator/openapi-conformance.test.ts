@@ -103,6 +103,30 @@ function validatorOf(operationId: string, status: number, schema: Json) {
   return validate;
 }
 
+/** The problems of a stream's first message against the message schema its operation documents. */
+function streamMessageProblems(
+  operation: Operation,
+  response: Received,
+  stream: JsonObject,
+  items: JsonObject,
+): string[] {
+  const problems: string[] = [];
+  const message = validatorOf(`${operation.operationId} event`, response.status, items);
+  if (!message(response.event ?? {})) {
+    problems.push(
+      `event ${JSON.stringify(response.event)} does not match the documented message: ${ajv.errorsText(message.errors)}`,
+    );
+  }
+  const name = /([^/]+)$/.exec(String(items['$ref'] ?? ''))?.[1] ?? '';
+  const fields = (document.components.schemas[name] as JsonObject | undefined)?.['properties'] as
+    JsonObject | undefined;
+  const content = (fields?.['data'] as JsonObject | undefined)?.['contentSchema'];
+  if (JSON.stringify(content) !== JSON.stringify(stream['x-data-schema'])) {
+    problems.push(`message data's contentSchema ${JSON.stringify(content)} is not the envelope`);
+  }
+  return problems;
+}
+
 /** The problems of one response against the operation's documentation; empty when conformant. */
 function conformance(operation: Operation, response: Received): string[] {
   const problems: string[] = [];
@@ -122,6 +146,11 @@ function conformance(operation: Operation, response: Received): string[] {
         `event data ${response.text} does not match: ${ajv.errorsText(validate.errors)}`,
       );
     }
+    // The document types each message of a route's stream (its `items`): id, event and data,
+    // data's JSON by its contentSchema, which must be the envelope validated above.
+    const items = (stream['schema'] as JsonObject | undefined)?.['items'] as JsonObject | undefined;
+    if (items !== undefined)
+      problems.push(...streamMessageProblems(operation, response, stream, items));
     return problems;
   }
   const schema = content?.['application/json']?.['schema'];
@@ -154,6 +183,8 @@ interface Received {
   contentType: string;
   text: string;
   json: Json | undefined;
+  /** A state stream's first server-sent event, its fields as sent (`data` as text). */
+  event?: Record<string, string>;
 }
 
 interface Outgoing {
@@ -177,9 +208,10 @@ async function send(request: Outgoing): Promise<Received> {
   });
   const contentType = response.headers.get('content-type') ?? '';
   // A state stream never ends on its own: its first message stands for the body.
-  const text = contentType.startsWith('text/event-stream')
-    ? await firstEventData(response)
-    : await response.text();
+  const event = contentType.startsWith('text/event-stream')
+    ? await firstEvent(response)
+    : undefined;
+  const text = event === undefined ? await response.text() : (event['data'] ?? '');
   let json: Json | undefined;
   try {
     json = JSON.parse(text) as Json;
@@ -192,21 +224,29 @@ async function send(request: Outgoing): Promise<Received> {
     contentType: response.headers.get('content-type') ?? '',
     text,
     json,
+    ...(event === undefined ? {} : { event }),
   };
 }
 
-/** The `data` of the first server-sent event of a stream, which is then closed. */
-async function firstEventData(response: Response): Promise<string> {
+/** The fields of the first server-sent event of a stream, which is then closed. */
+async function firstEvent(response: Response): Promise<Record<string, string>> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return '';
+      if (done) return {};
       buffer += decoder.decode(value, { stream: true });
       const data = /^data: (.*)$/m.exec(buffer);
-      if (data !== null && buffer.includes('\n\n', data.index)) return data[1]!;
+      if (data === null || !buffer.includes('\n\n', data.index)) continue;
+      const block = buffer.slice(0, buffer.indexOf('\n\n', data.index));
+      const fields: Record<string, string> = {};
+      for (const line of block.split('\n')) {
+        const match = /^(\w+): (.*)$/.exec(line);
+        if (match !== null) fields[match[1]!] = match[2]!;
+      }
+      return fields;
     }
   } finally {
     await reader.cancel();

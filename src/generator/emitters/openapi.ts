@@ -39,6 +39,7 @@ import {
   PRECONDITION_FAILED_SCHEMA,
   surfaceResponse,
 } from './openapi-http-surface.js';
+import { stateEventSchema, stateEventSchemaName, streamResponse } from './openapi-live-state.js';
 import type { EmitOptions } from './types.js';
 
 const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -431,6 +432,8 @@ export function buildComponentSchemas(manifest: RouteManifest): Record<string, J
     const name = responseSchemaName(route);
     if (!(name in schemas) || route.scenarios) schemas[name] = successSchema(route);
     if (route.payloadSchema !== null) schemas[payloadSchemaName(route)] = route.payloadSchema;
+    // A state stream's messages, typed by the envelope its data carries.
+    if (route.handler === 'events') schemas[stateEventSchemaName(name)] = stateEventSchema(name);
   }
   return Object.fromEntries(sortBy(Object.entries(schemas), ([name]) => name));
 }
@@ -488,22 +491,6 @@ function waitParameters(machineId: string): JsonSchema[] {
       schema: { type: 'integer', minimum: 0, maximum: 60000 },
     },
   ];
-}
-
-/** The success answer of a state stream: server-sent events, each `data` a JSON envelope. */
-function streamResponse(route: ManifestRoute): JsonSchema {
-  return {
-    description:
-      `Server-sent events, one per committed state, oldest first: \`id\` is its sequence number, ` +
-      `\`event\` is \`state\`, \`data\` the JSON of ${responseSchemaName(route)} (the read envelope). ` +
-      'The first message is the current state; the stream ends after a final state.',
-    content: {
-      'text/event-stream': {
-        schema: { type: 'string' },
-        'x-data-schema': ref(responseSchemaName(route)),
-      },
-    },
-  };
 }
 
 function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
@@ -613,7 +600,7 @@ function operation(route: ManifestRoute, machines: MachinesById): JsonSchema {
   const responses: JsonSchema = {
     [String(route.status)]:
       route.handler === 'events'
-        ? streamResponse(route)
+        ? streamResponse(route, responseSchemaName(route))
         : {
             description:
               route.handler === 'create'

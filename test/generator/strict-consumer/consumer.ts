@@ -10,9 +10,10 @@ import {
   type ClientResponse,
   type Credentials,
   type OrderApproveResult,
+  type OrderSubmitResult,
   type ResponseErrorOf,
 } from '../../../generated-example/client.gen.js';
-import { createQueries } from '../../../generated-example/query.gen.js';
+import { createQueries, type MutationError } from '../../../generated-example/query.gen.js';
 
 export async function submitOrder(
   baseUrl: string,
@@ -117,4 +118,50 @@ export async function orderStateThroughQueries(
     ...summary.data.state,
     ...fieldErrors,
   ].join(',');
+}
+
+/**
+ * A mutation's `onError`, narrowed by `status` alone once `isResponseError` says it is an answer:
+ * every documented status of SUBMIT has a case and the body type of that status, and the
+ * `never` of the default proves the union holds no other (a status added to or dropped from
+ * the route's documentation fails this file's compilation). No casts.
+ */
+export function submitFailure(error: MutationError<OrderSubmitResult>): string {
+  if (!isResponseError(error)) return `no answer: ${error.message}`;
+  switch (error.status) {
+    case 400:
+    case 404:
+    case 409:
+    case 413:
+    case 415:
+    case 500:
+    case 503:
+      return error.body.message;
+    case 412:
+      // PreconditionFailedResponse: the version the order is at now.
+      return error.body.etag ?? 'no machine yet';
+    case 422:
+      return 'errors' in error.body ? Object.keys(error.body.errors).join(',') : error.body.message;
+    case 423:
+      return error.body.data.isProcessing ? 'busy' : 'free';
+    default: {
+      const undocumented: never = error;
+      return undocumented;
+    }
+  }
+}
+
+/** The same through the bindings: `onError` of `queries.order.submit()` gets that union. */
+export function submitWithTypedErrors(queryClient: QueryClient, baseUrl: string): string[] {
+  const seen: string[] = [];
+  const queries = createQueries(createClient({ baseUrl }), queryClient);
+  new MutationObserver(queryClient, {
+    ...queries.order.submit(),
+    onError: (error) => {
+      seen.push(submitFailure(error));
+      // @ts-expect-error 418 is no status SUBMIT documents: the comparison cannot be true.
+      if (isResponseError(error) && error.status === 418) seen.push('teapot');
+    },
+  });
+  return seen;
 }

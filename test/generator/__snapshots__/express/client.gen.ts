@@ -192,6 +192,7 @@ export type OrderReviewApproveResponse = {
 };
 export type OrderState =
   'order.approved' | 'order.cancelled' | 'order.draft' | 'order.expired' | 'order.submitted';
+export type OrderStateEvent = { id: string; event: 'state'; retry?: string; data: string };
 export type OrderSubmitPayload = { amount: number; note?: string };
 export type PaymentState =
   'payment.aborted' | 'payment.authorizing' | 'payment.awaiting_card' | 'payment.paid';
