@@ -26,6 +26,7 @@ declare -A COMMANDS=(
   [scale-growth]="npx tsx bench/scale/growth.ts"
   [scale-timers]="npx tsx bench/scale/timers.ts"
   [scale-contention]="npx tsx bench/scale/contention.ts"
+  [scale-timer-lag]="npx tsx bench/scale/timer-lag.ts"
 )
 ORDER=(http reads startup startup-compiled generate watch idempotency interpreter persistence timers)
 selected=("$@")
