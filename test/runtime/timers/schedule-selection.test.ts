@@ -1,7 +1,7 @@
 /**
  * Scheduled events' selections, swept by two real timer workers (two runtimes, each with its
  * own store connection and background sweep, on one manual clock) on a SQLite file and on
- * PostgreSQL:
+ * PostgreSQL (one on the memory store, which is private to its runtime):
  * - by states: an instance in two selected states of a parallel state receives each tick once
  *   (before, one event per matching state);
  * - `instances: 'all'`: every running instance, whatever its state, and not a finished one;
@@ -14,9 +14,20 @@ import { defineMachine } from '../../../src/runtime/definition/index.js';
 import type { ScheduleTick } from '../../../src/runtime/definition/schedules.js';
 import type { TimerRegistration } from '../../../src/runtime/definition/timer-registration.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
+import { openStore } from '../../../src/runtime/persistence/open-store.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 
-const backends: StoreBackend[] = [sqliteFileBackend()];
+// The memory store is private to its runtime: one worker there, two on the shared stores.
+const backends: StoreBackend[] = [
+  {
+    name: 'memory',
+    url: () => 'memory:',
+    async setUp() {},
+    async tearDown() {},
+    open: () => openStore('memory:'),
+  },
+  sqliteFileBackend(),
+];
 const postgres = await postgresBackend('schedule_selection');
 if (postgres) backends.push(postgres);
 
@@ -63,7 +74,7 @@ const registration: TimerRegistration = {
   ],
 };
 
-describe.each(backends)('schedule selections, two workers ($name)', (backend) => {
+describe.each(backends)('schedule selections, timer workers ($name)', (backend) => {
   let clock: ManualClock;
   let workers: MachineRuntime[];
 
@@ -73,7 +84,7 @@ describe.each(backends)('schedule selections, two workers ($name)', (backend) =>
     resolverCalls.length = 0;
     clock = new ManualClock('2026-01-01T00:00:00.000Z');
     workers = [];
-    for (let index = 0; index < 2; index += 1) {
+    for (let index = 0; index < (backend.name === 'memory' ? 1 : 2); index += 1) {
       workers.push(
         await MachineRuntime.open({
           databaseUrl: backend.url(),
@@ -90,7 +101,7 @@ describe.each(backends)('schedule selections, two workers ($name)', (backend) =>
   });
 
   it('should deliver each tick once per selected instance, whatever the selection', async () => {
-    const [first, second] = workers as [MachineRuntime, MachineRuntime];
+    const first = workers[0]!;
     const ids: string[] = [];
     for (let index = 0; index < 6; index += 1)
       ids.push((await first.create(watchMachine)).snapshot.id);
@@ -107,7 +118,7 @@ describe.each(backends)('schedule selections, two workers ($name)', (backend) =>
       );
     // Both workers' own sweep, after the background ones: nothing more is delivered.
     const settle = async () => {
-      await Promise.all([first.timerWorker!.sweepOnce(), second.timerWorker!.sweepOnce()]);
+      await Promise.all(workers.map((worker) => worker.timerWorker!.sweepOnce()));
     };
 
     // 01:00: PING to the five running instances, each in two selected states: one event each.
