@@ -3,6 +3,7 @@
  * instances start anywhere, and fakes replace job actors and child machines per test.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { defineJob, defineMachine, defineScenario } from '../../src/runtime/index.js';
 import { checkoutMachine } from '../../fixtures/example/machines/checkout.js';
 import { fulfillmentMachine } from '../../fixtures/example/machines/fulfillment.js';
 import { orderMachine } from '../../fixtures/example/machines/order.js';
@@ -196,5 +197,59 @@ describe('fakes', () => {
     // The checkout has no @fail on paying: the failure is recorded, the state stays.
     const records = (await checkout.history()).map((r) => r.type);
     expect(records).toContain('checkout.child.payment.fail');
+  });
+});
+
+describe('fakes under a scenario', () => {
+  const shipped: string[] = [];
+  const parcel = defineMachine({
+    config: {
+      id: 'kitParcel',
+      initial: 'idle',
+      states: {
+        idle: { on: { BUY: 'charging' } },
+        charging: {
+          job: defineJob({ name: 'charge', run: async () => ({}) }),
+          on: { '@done': 'shipping', '@fail': 'declined' },
+        },
+        shipping: {
+          job: defineJob({
+            name: 'ship',
+            run: async () => {
+              shipped.push('shipped a parcel');
+              return {};
+            },
+          }),
+          on: { '@done': 'shipped', '@fail': 'held' },
+        },
+        shipped: { type: 'final' },
+        held: { type: 'final' },
+        declined: { type: 'final' },
+      },
+    },
+    scenarios: [
+      defineScenario({
+        slug: 'qa',
+        description: 'Nothing is shipped for QA',
+        source: 'idle',
+        event: 'BUY',
+        plan: {},
+        continuation: { children: { shipping: '@fail' } },
+      }),
+    ],
+  });
+
+  it("should play the scenario in the completion step of a fake's answer, so the next job keeps it", async () => {
+    t = await createTestRuntime({ machines: [parcel], scenarios: true });
+    t.fakes.job('charge', resolve({}));
+    const order = await t.create(parcel);
+    await order.send('BUY', undefined, { scenario: { kind: 'play', slug: 'qa', params: {} } });
+    expect(await order.state()).toEqual(['kitParcel.held']);
+    expect(shipped).toEqual([]);
+    // Without the scenario the same fake leads to the real shipping job.
+    const real = await t.create(parcel);
+    await real.send('BUY');
+    expect(await real.state()).toEqual(['kitParcel.shipped']);
+    expect(shipped).toEqual(['shipped a parcel']);
   });
 });
