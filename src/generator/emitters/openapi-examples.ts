@@ -7,7 +7,7 @@
  * so an action's changes show); without a run, the initial output. Pure.
  */
 import type { JsonValue, ManifestMachine, ManifestRoute } from '../manifest.js';
-import type { SharedStatus } from './openapi.js';
+import type { SharedStatus } from './openapi-names.js';
 
 /** Machines of the manifest by id. */
 export type MachinesById = ReadonlyMap<string, ManifestMachine>;

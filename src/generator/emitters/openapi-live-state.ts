@@ -30,7 +30,8 @@ export function stateEventSchema(responseSchema: string): JsonSchema {
       retry: {
         type: 'string',
         pattern: '^[0-9]+$',
-        description: 'Milliseconds an EventSource waits before reconnecting (on the first message).',
+        description:
+          'Milliseconds an EventSource waits before reconnecting (on the first message).',
       },
       data: {
         type: 'string',
