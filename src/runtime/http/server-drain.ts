@@ -15,6 +15,7 @@
  * the drain starts.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { endStreams } from './adapters/shared.js';
 import { SHUTDOWN_RETRY_AFTER } from './responses.js';
 
@@ -29,6 +30,13 @@ export interface DrainResult {
 /** How often idle connections are looked for while requests finish. */
 const POLL_MS = 20;
 
+/**
+ * A connection that has sent nothing for this long is not a request in flight: fetch() (undici)
+ * opens one when a stream of its is aborted and never uses it. It is destroyed rather than
+ * waited for until the bound (a client about to send on a newer one gets its 503).
+ */
+const SILENT_MS = 1000;
+
 const DRAINING_BODY = JSON.stringify({
   message: 'The server is shutting down: send the request again (Retry-After seconds).',
 });
@@ -37,6 +45,8 @@ const DRAINING_BODY = JSON.stringify({
 export class ServerDrain {
   readonly #server: Server;
   readonly #passThrough: (request: IncomingMessage) => boolean;
+  /** Open connections and when each was accepted. */
+  readonly #connections = new Map<Socket, number>();
   #draining: Promise<DrainResult> | null = null;
 
   /**
@@ -46,6 +56,10 @@ export class ServerDrain {
   constructor(server: Server, passThrough: (request: IncomingMessage) => boolean = () => false) {
     this.#server = server;
     this.#passThrough = passThrough;
+    server.on('connection', (socket: Socket) => {
+      this.#connections.set(socket, Date.now());
+      socket.once('close', () => this.#connections.delete(socket));
+    });
   }
 
   /** True once `drain` was called. */
@@ -72,6 +86,7 @@ export class ServerDrain {
     while (busy > 0 && Date.now() < deadline) {
       // A connection whose answer was sent is idle: closed now rather than kept alive.
       server.closeIdleConnections();
+      this.#closeSilentConnections();
       busy = await this.#openConnections();
       if (busy === 0) break;
       await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
@@ -113,6 +128,12 @@ export class ServerDrain {
       });
       response.end(DRAINING_BODY);
     });
+  }
+
+  #closeSilentConnections(): void {
+    const before = Date.now() - SILENT_MS;
+    for (const [socket, accepted] of this.#connections)
+      if (socket.bytesRead === 0 && accepted <= before) socket.destroy();
   }
 
   /** Connections still open: each is a request in flight once idle ones are closed. */
