@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildApp, type App } from '../../generated-example/app.gen.js';
+import { operatorAuth } from '../../fixtures/example/admin-auth.js';
 
 const loadedPino = (): string[] =>
   Object.keys(createRequire(import.meta.url).cache).filter((file) =>
@@ -38,10 +39,12 @@ async function failingStaffRoute(built: App): Promise<Response> {
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 
+// The example's admin group needs its `operator` check: an app missing it refuses to start.
 const throwingAuth = {
   auth: () => {
     throw new Error('auth backend down');
   },
+  operator: operatorAuth(),
 };
 
 describe('the generated Fastify app', () => {

@@ -126,6 +126,8 @@ describe('createRouteHandler (forwarded endpoints)', () => {
           isProcessing: false,
         },
       },
+      // The parent instance's version after the send (docs/http.md "Conditional requests").
+      headers: { etag: `"${ID}:3"` },
     });
     expect(sent).toEqual([{ type: 'PROVIDE_CARD', payload: { card: '1111' } }]);
   });
