@@ -30,7 +30,7 @@ import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import { sqliteHistoryRetention, type HistoryRetentionStore } from './history-retention.js';
 import { sqliteInstanceQueries, type InstanceQueries } from './instance-queries.js';
 import { sqliteScheduleCandidates, type ScheduleCandidates } from './schedule-candidates.js';
-import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations.js';
+import { migrateSqlite, sqliteAppliedMigrations } from './sqlite-migrate.js';
 import {
   childChangeSql,
   childFromRow,
@@ -176,22 +176,7 @@ export class SqliteStore implements Store {
 
   /** Applies pending migrations in one immediate transaction (other processes wait). */
   migrateSync(): void {
-    this.#db
-      .transaction(() => {
-        this.#db.exec(SCHEMA_MIGRATIONS_DDL.sqlite);
-        const applied = this.#db
-          .prepare('SELECT version FROM schema_migrations')
-          .pluck()
-          .all() as number[];
-        const record = this.#db.prepare(
-          'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
-        );
-        for (const migration of pendingMigrations(applied)) {
-          this.#db.exec(migration.sqlite);
-          record.run(migration.version, migration.name, new Date().toISOString());
-        }
-      })
-      .immediate();
+    migrateSqlite(this.#db);
     this.#prepared.reset();
     this.idempotencyKeys.reset();
     this.timerFailures.reset();
@@ -199,10 +184,7 @@ export class SqliteStore implements Store {
 
   /** Versions recorded in `schema_migrations`. */
   appliedMigrations(): number[] {
-    return this.#db
-      .prepare('SELECT version FROM schema_migrations ORDER BY version')
-      .pluck()
-      .all() as number[];
+    return sqliteAppliedMigrations(this.#db);
   }
 
   get #sql(): Statements {
