@@ -27,6 +27,7 @@ declare -A COMMANDS=(
   [scale-timers]="npx tsx bench/scale/timers.ts"
   [scale-contention]="npx tsx bench/scale/contention.ts"
   [scale-timer-lag]="npx tsx bench/scale/timer-lag.ts"
+  [scale-subscribers]="npx tsx bench/scale/subscribers.ts"
 )
 ORDER=(http reads startup startup-compiled generate watch idempotency interpreter persistence timers)
 selected=("$@")
