@@ -6,10 +6,12 @@
  * - raw: Fastify alone holding SSE connections: GET /raw/{id}/events writes the headers, a retry
  *        hint and one state message and keeps the response (plus a 15 s keep-alive timer, as
  *        any SSE server needs); POST /raw/{id}/commit writes one message to each of them.
- * Both: GET /memory collects garbage twice and answers `process.memoryUsage()`.
+ * Both: GET /memory collects garbage twice and answers `process.memoryUsage()`; GET
+ * /snapshot?to=<file> writes a heap snapshot there.
  */
 import type { AddressInfo } from 'node:net';
 import type { ServerResponse } from 'node:http';
+import { writeHeapSnapshot } from 'node:v8';
 import Fastify from 'fastify';
 import { mountFastify } from '../../src/runtime/http/adapters/fastify.js';
 import { MachineRouter } from '../../src/runtime/http/machine-router.js';
@@ -25,6 +27,11 @@ app.get('/memory', async () => {
   collect();
   collect();
   return process.memoryUsage();
+});
+// A heap snapshot for subscribers-heap.ts, into the file `?to=` names.
+app.get<{ Querystring: { to: string } }>('/snapshot', async (request) => {
+  collect();
+  return { file: writeHeapSnapshot(request.query.to) };
 });
 
 if (kind === 'mr') {

@@ -41,7 +41,15 @@ interface Server {
 async function startServer(kind: 'mr' | 'raw', store?: string): Promise<Server> {
   const child = spawn(
     process.execPath,
-    ['--expose-gc', '--conditions=machine-routes-source', '--import', 'tsx', script, kind, ...(store ? [store] : [])],
+    [
+      '--expose-gc',
+      '--conditions=machine-routes-source',
+      '--import',
+      'tsx',
+      script,
+      kind,
+      ...(store ? [store] : []),
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const [port, pid] = await readyLine(child, `${kind} server`);
@@ -52,12 +60,20 @@ function call(port: number, method: string, path: string, body?: unknown): Promi
   return new Promise((resolve, reject) => {
     const text = body === undefined ? '' : JSON.stringify(body);
     const req = request(
-      { host: '127.0.0.1', port, method, path, headers: text ? { 'content-type': 'application/json' } : {} },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: text ? { 'content-type': 'application/json' } : {},
+      },
       (res) => {
         let data = '';
         res.on('data', (chunk: Buffer) => (data += chunk.toString()));
         res.on('end', () =>
-          (res.statusCode ?? 500) < 300 ? resolve(data) : reject(new Error(`${method} ${path}: ${res.statusCode} ${data}`)),
+          (res.statusCode ?? 500) < 300
+            ? resolve(data)
+            : reject(new Error(`${method} ${path}: ${res.statusCode} ${data}`)),
         );
       },
     );
@@ -93,14 +109,17 @@ class Subscriber {
 
   constructor(port: number, path: string, onReady: () => void, onError: (e: Error) => void) {
     this.socket = connect(port, '127.0.0.1', () => {
-      this.socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`);
+      this.socket.write(
+        `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`,
+      );
     });
     this.socket.on('error', onError);
     this.socket.on('data', (chunk: Buffer) => {
       const text = chunk.toString('latin1');
       if (!this.#ready) {
         this.#first += text;
-        if (!this.#first.startsWith('HTTP/1.1 200')) return onError(new Error(this.#first.slice(0, 200)));
+        if (!this.#first.startsWith('HTTP/1.1 200'))
+          return onError(new Error(this.#first.slice(0, 200)));
         if (this.#first.includes('event: state')) {
           this.#ready = true;
           this.#first = '';
@@ -119,7 +138,11 @@ class Subscriber {
 
 const fanOut = { pending: 0, done: () => {} };
 
-async function open(subscribers: Subscriber[], count: number, targets: { port: number; path: string }[]) {
+async function open(
+  subscribers: Subscriber[],
+  count: number,
+  targets: { port: number; path: string }[],
+) {
   // In batches, so the listen backlog never overflows (a dropped SYN waits 1 s to retry).
   while (subscribers.length < count) {
     const batch = Math.min(200, count - subscribers.length);
@@ -127,7 +150,9 @@ async function open(subscribers: Subscriber[], count: number, targets: { port: n
       let left = batch;
       for (let i = 0; i < batch; i += 1) {
         const target = targets[subscribers.length % targets.length]!;
-        subscribers.push(new Subscriber(target.port, target.path, () => --left === 0 && resolve(), reject));
+        subscribers.push(
+          new Subscriber(target.port, target.path, () => --left === 0 && resolve(), reject),
+        );
       }
     });
   }
@@ -143,7 +168,10 @@ async function measureFanOut(subscribers: Subscriber[], commit: () => Promise<un
   for (let round = 0; round < COMMITS; round += 1) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const all = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`fan-out: ${fanOut.pending} never received`)), 120_000);
+      const timer = setTimeout(
+        () => reject(new Error(`fan-out: ${fanOut.pending} never received`)),
+        120_000,
+      );
       fanOut.done = () => {
         clearTimeout(timer);
         resolve();
@@ -158,7 +186,11 @@ async function measureFanOut(subscribers: Subscriber[], commit: () => Promise<un
     await commit();
     await all;
     const times = subscribers.map((s) => s.receivedAt - start).sort((a, b) => a - b);
-    rounds.push({ p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1]! });
+    rounds.push({
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      max: times[times.length - 1]!,
+    });
     for (const subscriber of subscribers) subscriber.armedAt = 0;
   }
   return {
@@ -171,7 +203,15 @@ async function measureFanOut(subscribers: Subscriber[], commit: () => Promise<un
 
 const kb = (value: number) => value.toFixed(2);
 const ms = (value: number) => value.toFixed(1);
-type Row = { target: string; n: number; rss: number; heap: number; p50: number; p99: number; max: number };
+type Row = {
+  target: string;
+  n: number;
+  rss: number;
+  heap: number;
+  p50: number;
+  p99: number;
+  max: number;
+};
 const rows: Row[] = [];
 
 async function settle(servers: Server[]): Promise<Memory> {
@@ -193,7 +233,11 @@ async function run(
   const subscribers: Subscriber[] = [];
   // One subscriber and one commit first, so lazily built parts (the route's first stream, the
   // LISTEN connection) are in the baseline and not counted per subscriber.
-  await open(subscribers, servers.length, servers.map((s, i) => ({ port: s.port, path: paths[i]! })));
+  await open(
+    subscribers,
+    servers.length,
+    servers.map((s, i) => ({ port: s.port, path: paths[i]! })),
+  );
   await measureFanOut(subscribers, commit);
   const before = await settle(servers);
   console.log(
@@ -201,7 +245,11 @@ async function run(
   );
   for (const n of SIZES) {
     const started = performance.now();
-    await open(subscribers, n, servers.map((s, i) => ({ port: s.port, path: paths[i]! })));
+    await open(
+      subscribers,
+      n,
+      servers.map((s, i) => ({ port: s.port, path: paths[i]! })),
+    );
     const opened = performance.now() - started;
     const after = await settle(servers);
     const rss = (after.rssKb - before.rssKb) / n;
@@ -215,57 +263,90 @@ async function run(
   for (const subscriber of subscribers) subscriber.socket.destroy();
 }
 
-function stop(servers: Server[]) {
-  for (const server of servers) server.child.kill('SIGTERM');
+/** Stops the servers and waits for them to exit (before their database goes). */
+async function stop(servers: Server[]): Promise<void> {
+  await Promise.all(
+    servers.map(
+      (server) =>
+        new Promise((resolve) => {
+          if (server.child.exitCode !== null) return resolve(null);
+          server.child.once('exit', resolve);
+          server.child.kill('SIGTERM');
+        }),
+    ),
+  );
 }
 
-console.log(`subscribers ${SIZES.join(', ')}, ${COMMITS} commits each, load average ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+console.log(
+  `subscribers ${SIZES.join(', ')}, ${COMMITS} commits each, load average ${loadavg()
+    .map((v) => v.toFixed(2))
+    .join(' ')}`,
+);
 const directory = mkdtempSync(join(tmpdir(), 'mr-bench-subscribers-'));
 try {
   // The baseline first: a raw Fastify SSE endpoint.
   const raw = await startServer('raw');
   try {
-    await run('raw Fastify SSE', [raw], ['/raw/hot/events'], () => call(raw.port, 'POST', '/raw/hot/commit'));
+    await run('raw Fastify SSE', [raw], ['/raw/hot/events'], () =>
+      call(raw.port, 'POST', '/raw/hot/commit'),
+    );
   } finally {
-    stop([raw]);
+    await stop([raw]);
   }
 
   const sqlite = await startServer('mr', `sqlite://${join(directory, 'subscribers.db')}`);
   try {
-    const id = (JSON.parse(await call(sqlite.port, 'POST', '/counters/create', {})) as { data: { id: string } }).data.id;
+    const id = (
+      JSON.parse(await call(sqlite.port, 'POST', '/counters/create', {})) as {
+        data: { id: string };
+      }
+    ).data.id;
     await run('machine-routes SQLite', [sqlite], [`/counters/${id}/events`], () =>
       call(sqlite.port, 'POST', `/counters/${id}/increment`, { payload: { by: 1 } }),
     );
   } finally {
-    stop([sqlite]);
+    await stop([sqlite]);
   }
 
   const cluster = await startPrivatePostgres();
-  if (cluster === null) console.log('no PostgreSQL binaries for a private cluster: PostgreSQL skipped');
+  if (cluster === null)
+    console.log('no PostgreSQL binaries for a private cluster: PostgreSQL skipped');
   else {
     const servers: Server[] = [];
     try {
       servers.push(await startServer('mr', cluster.url));
       servers.push(await startServer('mr', cluster.url));
-      const id = (JSON.parse(await call(servers[0]!.port, 'POST', '/counters/create', {})) as { data: { id: string } }).data.id;
-      await run('machine-routes PostgreSQL, 2 processes', servers, [`/counters/${id}/events`, `/counters/${id}/events`], () =>
-        call(servers[0]!.port, 'POST', `/counters/${id}/increment`, { payload: { by: 1 } }),
+      const id = (
+        JSON.parse(await call(servers[0]!.port, 'POST', '/counters/create', {})) as {
+          data: { id: string };
+        }
+      ).data.id;
+      await run(
+        'machine-routes PostgreSQL, 2 processes',
+        servers,
+        [`/counters/${id}/events`, `/counters/${id}/events`],
+        () => call(servers[0]!.port, 'POST', `/counters/${id}/increment`, { payload: { by: 1 } }),
       );
     } finally {
-      stop(servers);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await stop(servers);
       cluster.stop();
     }
   }
 
-  console.log('\nper subscriber (memory) and fan-out of one commit to all, ratios to raw Fastify SSE:');
+  console.log(
+    '\nper subscriber (memory) and fan-out of one commit to all, ratios to raw Fastify SSE:',
+  );
   for (const row of rows) {
     const base = rows.find((r) => r.target === 'raw Fastify SSE' && r.n === row.n)!;
     console.log(
       `  ${row.target.padEnd(40)} N=${String(row.n).padStart(5)}  RSS ${kb(row.rss).padStart(6)} KB (${(row.rss / base.rss).toFixed(2)}x)  heap ${kb(row.heap).padStart(6)} KB (${(row.heap / base.heap).toFixed(2)}x)  p99 ${ms(row.p99).padStart(7)} ms (${(row.p99 / base.p99).toFixed(2)}x)  max ${ms(row.max)} ms`,
     );
   }
-  console.log(`load average at end ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average at end ${loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')}`,
+  );
 } finally {
   rmSync(directory, { recursive: true, force: true });
 }

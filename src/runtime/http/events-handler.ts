@@ -51,7 +51,8 @@ export function createEventsHandler<D extends MachineDefinitionBase>(
     const seen = Number.isInteger(lastEventId) ? lastEventId : -1;
 
     let heartbeat: NodeJS.Timeout | undefined;
-    let watch: InstanceWatch | undefined;
+    // Only the watch's stop is kept for the stream's life: its first read is not (bench/scale/subscribers-heap.ts).
+    let stopWatch: (() => void) | undefined;
     let stopped = false;
     const stream = new StateStream({
       format: async (current) =>
@@ -59,12 +60,12 @@ export function createEventsHandler<D extends MachineDefinitionBase>(
       stop: () => {
         stopped = true;
         clearInterval(heartbeat);
-        watch?.stop();
+        stopWatch?.();
       },
       onError: logError,
     });
     // Unknown ids throw here, before the stream starts: a JSON 404.
-    watch = await watchInstance(
+    const watch: InstanceWatch = await watchInstance(
       services.instances,
       definition,
       id,
@@ -72,6 +73,7 @@ export function createEventsHandler<D extends MachineDefinitionBase>(
       logError,
     );
     // A final state or a client gone while the subscription was being made.
+    stopWatch = watch.stop;
     if (stopped) watch.stop();
     else {
       heartbeat = setInterval(() => stream.comment(': keep-alive'), HEARTBEAT_MS);
