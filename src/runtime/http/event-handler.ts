@@ -24,14 +24,12 @@ import {
 } from '../errors.js';
 import { headerOf, ifMatchPrecondition, withEtag } from './conditional.js';
 import { isWrongState, withRefusalSurface, type RefusalSurface } from './instance-surface.js';
-import type {
-  EndpointActionArgs,
-  EventObject,
-  MachineDefinitionBase,
-} from '../definition/types.js';
+import type { EventObject, MachineDefinitionBase } from '../definition/types.js';
 import type { ScenarioRequest } from '../interpreter/scenarios.js';
 import { isSnapshot, type MachineSnapshot, type StoredScenario } from '../interpreter/types.js';
 import { createEventResponder } from './event-response.js';
+import { createStatelessAnswer, STATELESS, STATELESS_SEND } from './event-stateless.js';
+import { hookArgs, noteCommitted } from './event-steps.js';
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import { assertPayloadSize, isRead, requestData } from './request-data.js';
@@ -39,13 +37,12 @@ import {
   consoleLogger,
   defaultHttpLogger,
   errorToResponse,
-  HttpError,
   validationResponse,
   withImmediateAnswer,
   type ImmediateAnswer,
 } from './responses.js';
 import { storedResponse, withIdempotency, type IdempotentRequest } from './idempotency.js';
-import type { IdempotentSend, InstanceResult, SendOptions } from '../persistence/types.js';
+import type { IdempotentSend, SendOptions } from '../persistence/types.js';
 import { createInstanceLoader, type RouteInstance } from './route-instance.js';
 import { resolveTarget } from './route-target.js';
 import { readScenarioRequest } from './scenario-fields.js';
@@ -334,80 +331,15 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       route.name,
       request,
     );
-
-  /** Steps 5 and 9 of a stateless request whose payload passed or failed validation. */
-  const sendStateless = (
-    request: EndpointRequest,
-    validation: PayloadValidation,
-    send: typeof sendStatelessSync,
-  ): EndpointResponse | Promise<EndpointResponse> => {
-    if (!validation.ok)
-      return validationResponse(
-        validation.errors,
-        isRead(request) ? undefined : payloadPlacementHint(request.body),
-      );
-    const event: EventObject = { type: eventType, payload: validation.payload };
-    let result: InstanceResult;
-    try {
-      result = send(definition, event, STATELESS_SEND);
-    } catch (error) {
-      // What `handle` does with it; a runtime of the library never throws it here.
-      if (error instanceof MachineAlreadyRunningException)
-        return contended(error, request, STATELESS, null, event);
-      throw error;
-    }
-    return respond({
-      snapshot: result.snapshot,
-      status: route.status,
-      isProcessing: false,
-      event,
-      kept: result.scenario ?? null,
-      reached: result.forwardedChild,
-    });
-  };
-
-  /**
-   * Steps 3, 5 and 9 of `handle` for a stateless route with nothing else to run: no
-   * middleware, action hooks, scenarios, contention options or Idempotency-Key claim. A plain
-   * function that answers at once unless the payload schema or the available events are
-   * asynchronous: `handle`'s async frame holds every local of the whole lifecycle, the largest
-   * single allocation of a stateless request. No closure either (one capturing `request` would
-   * cost a context per call, made or not).
-   */
-  const answerStateless = (
-    request: EndpointRequest,
-    send: typeof sendStatelessSync,
-  ): ImmediateAnswer => {
-    let answer: ImmediateAnswer;
-    try {
-      const validation = validate(request);
-      answer =
-        validation instanceof Promise
-          ? validatedLater(request, validation, send)
-          : sendStateless(request, validation, send);
-    } catch (error) {
-      return failure(error, request);
-    }
-    return answer instanceof Promise ? settled(request, answer) : answer;
-  };
-
-  const validatedLater = async (
-    request: EndpointRequest,
-    validation: Promise<PayloadValidation>,
-    send: typeof sendStatelessSync,
-  ): Promise<EndpointResponse> => sendStateless(request, await validation, send);
-
-  /** An answer that is a promise (async schema, async available events), errors answered. */
-  const settled = async (
-    request: EndpointRequest,
-    answer: Promise<EndpointResponse>,
-  ): Promise<EndpointResponse> => {
-    try {
-      return await answer;
-    } catch (error) {
-      return failure(error, request);
-    }
-  };
+  const answerStateless = createStatelessAnswer({
+    definition,
+    eventType,
+    status: route.status,
+    validate,
+    respond,
+    contended,
+    failure,
+  });
 
   const quickStateless =
     stateless &&
@@ -436,43 +368,3 @@ export function createEventHandler<D extends MachineDefinitionBase>(
 
 const COERCE = Object.freeze({ coerce: true });
 const NO_COERCE = Object.freeze({ coerce: false });
-
-/** The send options of a stateless request without a scenario (only read). */
-const STATELESS_SEND: SendOptions = Object.freeze({ keepHistory: false });
-
-/** The instance of every stateless request (only read). */
-const STATELESS: RouteInstance = Object.freeze({ kind: 'stateless' });
-
-/** The arguments of an action hook: the state it sees is a copy (hooks must not change it). */
-function hookArgs(
-  definition: MachineDefinitionBase,
-  event: EventObject,
-  request: EndpointRequest,
-  snapshot: MachineSnapshot | null,
-  id: string | null,
-): EndpointActionArgs {
-  return {
-    machineId: definition.id,
-    id,
-    state: {
-      value: snapshot ? [...snapshot.value] : [],
-      context: snapshot ? { ...snapshot.context } : {},
-    },
-    event,
-    headers: request.headers,
-    abort(status: number, message?: string): never {
-      throw new HttpError(status, message ?? '');
-    },
-  };
-}
-
-/** What an Idempotency-Key claim keeps once the send went through (see idempotency.ts). */
-function noteCommitted(
-  idempotent: IdempotentRequest | null,
-  instance: RouteInstance,
-  idempotency: IdempotentSend | undefined,
-): void {
-  if (idempotent === null) return;
-  idempotent.committed = instance.kind !== 'stateless';
-  idempotent.stored = idempotency?.stored === true;
-}
