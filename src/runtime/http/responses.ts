@@ -19,6 +19,9 @@ import {
   VersionFenceException,
   PinnedVersionRouteException,
   InstanceMigrationFailedException,
+  InstancePausedException,
+  InvalidOperationQueryException,
+  MachineAlreadyRunningException,
   PreconditionFailedException,
   type FieldErrors,
 } from '../errors.js';
@@ -188,6 +191,8 @@ export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
  * - `ScenarioNotFoundException` 404, `ScenarioFailedException` 422: `{ message }`.
  * - `NoTransitionDefinitionFoundException`, `ForwardTargetUnavailableException`: 409. The
  *   event conflicts with the instance's current state; the original's 500 is a defect.
+ * - Every other error with a `statusCode` other than 500 (a paused instance's 409, ...): that
+ *   status and `{ message }`; test/runtime/http/error-statuses.test.ts keeps the list complete.
  */
 export function errorToResponse(
   error: unknown,
@@ -217,7 +222,10 @@ export function errorToResponse(
     error instanceof StateNotInDefinitionException ||
     error instanceof VersionFenceException ||
     error instanceof InstanceMigrationFailedException ||
-    error instanceof PinnedVersionRouteException
+    error instanceof PinnedVersionRouteException ||
+    error instanceof InstancePausedException ||
+    error instanceof InvalidOperationQueryException ||
+    error instanceof MachineAlreadyRunningException
   )
     return errorResponse(error.statusCode, error.message);
   // Typed contracts broken by the values requests put in the context (docs/delegation.md).
