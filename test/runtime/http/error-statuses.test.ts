@@ -12,7 +12,7 @@ type ErrorClass = new (...args: unknown[]) => errors.MachineRoutesError;
 
 /** One instance of each exported error class, built with arguments its constructor takes. */
 function instances(): errors.MachineRoutesError[] {
-  return Object.values(errors)
+  return (Object.values(errors) as unknown[])
     .filter(
       (value): value is ErrorClass =>
         typeof value === 'function' && value.prototype instanceof errors.MachineRoutesError,
