@@ -35,6 +35,7 @@ import { currentTraceCarrier } from '../telemetry/tracing.js';
 import type { CommitOptions, EngineContext } from './context.js';
 import { toJobRequest } from './jobs/job-requests.js';
 import { instrumentedCommit } from './instrumentation.js';
+import { spanInlineChildren } from './child-instrumentation.js';
 import { deliverSends } from './jobs/send-jobs.js';
 
 /** A planned commit, ready for the store. */
@@ -97,6 +98,7 @@ function sameStates(before: readonly string[], after: readonly string[]): boolea
 
 /** The work after a successful commit: jobs, notifications, synchronous sends. */
 export async function finishCommit(ctx: EngineContext, prepared: PreparedCommit): Promise<void> {
+  if (prepared.plan.write.children !== undefined) spanInlineChildren(prepared.plan.write.children);
   if (prepared.outboxed) ctx.jobs.outbox?.committed();
   else if (prepared.jobs.length > 0) await ctx.jobs.enqueue(prepared.jobs);
   if (ctx.listeners.active) {

@@ -33,4 +33,7 @@ export const ATTR = {
   timerDue: 'machine_routes.timer.due',
   childMachine: 'machine_routes.child.machine',
   childId: 'machine_routes.child.id',
+  childMode: 'machine_routes.child.mode',
+  childStatus: 'machine_routes.child.status',
+  childOutcome: 'machine_routes.child.outcome',
 } as const;

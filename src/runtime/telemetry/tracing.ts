@@ -216,6 +216,16 @@ function linksOf(carriers: StartSpanOptions['links']): Link[] {
   return links;
 }
 
+/**
+ * Adds a span link from `span` to the span a stored carrier names (a step of an earlier trace
+ * this work follows from); nothing for a non-recording span or an empty carrier.
+ */
+export function addCarrierLink(span: Span, carrier: TraceCarrier | null | undefined): void {
+  if (!span.isRecording()) return;
+  const [link] = linksOf([carrier]);
+  if (link !== undefined) span.addLink(link);
+}
+
 function isContext(value: TraceCarrier | Context): value is Context {
   return typeof (value as Context).getValue === 'function';
 }

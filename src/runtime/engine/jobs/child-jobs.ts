@@ -16,6 +16,7 @@ import { resumeScenario } from '../../interpreter/scenarios.js';
 import type { ActiveScenario, MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
 import { commitChildRows, commitStep } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
+import { linkToChildStart, recordChildOnSpan } from '../child-instrumentation.js';
 import { completionStep } from '../instrumentation.js';
 import { runLocked } from '../locked-step.js';
 import { unknownMachine } from '../machine-registry.js';
@@ -29,6 +30,13 @@ export async function startChild(
 ): Promise<void> {
   const { store } = ctx;
   const [row] = await store.findChildren({ id: start.childId });
+  recordChildOnSpan({
+    parentMachineId: start.parentMachineId,
+    parentId: start.parentId,
+    childMachineId: start.childMachineId,
+    childId: start.childId,
+    status: row?.status ?? 'missing',
+  });
   // A failed start whose run died before its completion job was enqueued: enqueue it now
   // (deduplicated while one waits; a completion that already ran finds the parent moved on).
   if (row?.status === 'failed' && !start.fireAndForget) {
@@ -60,6 +68,7 @@ export async function startChild(
       ...(inherited === null ? {} : { scenario: inherited }),
     });
   } catch (error) {
+    recordChildOnSpan({ childId: start.childId, status: 'failed' });
     await commitChildRows(ctx, [
       { kind: 'setStatus', childId: start.childId, from: ['pending'], status: 'failed', at },
     ]);
@@ -67,6 +76,10 @@ export async function startChild(
       await enqueueJobs(ctx, [completionJob(start.childId, describeError(error))]);
     return;
   }
+  recordChildOnSpan({
+    childId: start.childId,
+    status: result.snapshot.status === 'done' ? 'completed' : 'running',
+  });
   const kept =
     start.scenario ??
     (inherited === null ? undefined : { slug: inherited.slug, params: inherited.params });
@@ -130,6 +143,14 @@ export async function completeChildJob(
       resolveOutput(childDefinition, child),
     );
   }
+  recordChildOnSpan({
+    parentMachineId: row.parentMachineId,
+    parentId: row.parentRootEventId,
+    childMachineId: row.childMachineId,
+    childId: job.childId,
+    outcome: completion.outcome,
+  });
+  await linkToChildStart(store, row.parentRootEventId, row.parentStateId);
   const applied = await applyToParent(ctx, {
     definition: parentDefinition,
     parentId: row.parentRootEventId,
@@ -175,6 +196,14 @@ export async function timeoutChild(
   const parentDefinition = ctx.registry.resolve(row.parentMachineId);
   if (parentDefinition === undefined) return;
   const at = ctx.now().toISOString();
+  recordChildOnSpan({
+    parentMachineId: row.parentMachineId,
+    parentId: row.parentRootEventId,
+    childMachineId: row.childMachineId,
+    childId: job.childId,
+    outcome: 'timeout',
+  });
+  await linkToChildStart(ctx.store, row.parentRootEventId, row.parentStateId);
   const applied = await applyToParent(ctx, {
     definition: parentDefinition,
     parentId: row.parentRootEventId,
