@@ -5,7 +5,8 @@
 //   runtime's dependencies only: what a server installs with `npm install --omit=dev`.
 // - `machine-routes-generator`, a dev dependency beside it: the generator's heavy packages
 //   (GENERATOR_DEPENDENCIES) and the type declarations the `.d.ts` files name, loaded by
-//   src/generator/dependencies.ts through its entry (scripts/generator-package/index.js).
+//   src/generator/dependencies.ts through its entry (scripts/generator-package/index.js), and
+//   templates/ (the handlebars files and `init`'s starter files, which no server reads).
 //
 // Both manifests are derived from package.json, which stays this repository's development
 // manifest (`private`, so `npm publish` cannot ship it by mistake): no `scripts` (the repository's
@@ -163,13 +164,13 @@ const tarballs = {
   [manifest.name]: pack(runtimeManifest, [
     ['dist'],
     ['bin/machine-routes.js'],
-    ['templates'],
     ['README.md'],
     ['LICENSE'],
   ]),
   [GENERATOR]: pack(generatorManifest, [
     ['scripts/generator-package/index.js', 'index.js'],
     ['scripts/generator-package/README.md', 'README.md'],
+    ['templates'],
     ['LICENSE'],
   ]),
 };

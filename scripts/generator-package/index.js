@@ -8,6 +8,12 @@ const loaders = {
   'ts-morph': () => import('ts-morph'),
 };
 
+/**
+ * The generator's templates (handlebars files, `init`'s starter files), shipped here rather than
+ * in machine-routes: a server needs none of them.
+ */
+export const templates = new URL('./templates/', import.meta.url).href;
+
 /** Imports one of the generator's packages by name. */
 export function load(name) {
   const loader = loaders[name];

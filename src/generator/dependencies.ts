@@ -13,11 +13,12 @@
  * them as devDependencies, or a project that installed them itself); when neither has it, the
  * error names the command that installs it.
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MissingPeerDependencyException } from '../runtime/errors.js';
-import { packageVersion } from '../runtime/own-root.js';
+import { OWN_ROOT, packageVersion } from '../runtime/own-root.js';
 
 /** The package that brings the generator's dependencies. */
 export const GENERATOR_PACKAGE = 'machine-routes-generator';
@@ -36,6 +37,8 @@ export type GeneratorDependency = keyof GeneratorDependencies;
 /** The entry of `machine-routes-generator` (scripts/generator-package/index.js). */
 interface GeneratorPackage {
   load(name: GeneratorDependency): Promise<unknown>;
+  /** The URL of the `templates/` it ships. */
+  templates?: string;
 }
 
 const FROM_HERE: { [N in GeneratorDependency]: () => Promise<GeneratorDependencies[N]> } = {
@@ -113,4 +116,24 @@ export async function loadGeneratorDependency<N extends GeneratorDependency>(
     missing.cause = error;
     throw missing;
   }
+}
+
+/** templates/ of this repository, beside src/ and dist/: a checkout has it, the package does not. */
+const OWN_TEMPLATES = new URL('../templates/', OWN_ROOT);
+
+/**
+ * The directory of the generator's templates (the handlebars files, `init`'s starter files):
+ * this repository's own, else the copy `machine-routes-generator` ships. A server needs none of
+ * them, so the `machine-routes` package leaves them out. Throws `MissingPeerDependencyException`
+ * (one line, with the install command) when neither is there; `usedFor` says what needs them.
+ */
+export async function generatorTemplates(usedFor: string): Promise<URL> {
+  if (existsSync(fileURLToPath(OWN_TEMPLATES))) return OWN_TEMPLATES;
+  const installed = await importGeneratorPackage();
+  if (installed?.templates !== undefined) return new URL(installed.templates);
+  throw new MissingPeerDependencyException(
+    `${usedFor} needs the templates ${GENERATOR_PACKAGE} brings, and it is not installed: ` +
+      `run npm install --save-dev ${GENERATOR_PACKAGE}@${packageVersion()}.`,
+    { key: GENERATOR_PACKAGE },
+  );
 }

@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import type Handlebars from 'handlebars';
-import { OWN_ROOT } from '../runtime/own-root.js';
-import { loadGeneratorDependency } from './dependencies.js';
+import { generatorTemplates, loadGeneratorDependency } from './dependencies.js';
 
-const TEMPLATE_DIR = new URL('../templates/', OWN_ROOT);
+/** templates/ (see generatorTemplates), found by loadTemplateEngine. */
+let templateDirectory: URL | undefined;
 
 /** The constant first line of every generated TypeScript file. */
 export const GENERATED_HEADER =
@@ -23,14 +23,17 @@ const compiled = new Map<string, Handlebars.TemplateDelegate>();
  */
 export async function loadTemplateEngine(): Promise<void> {
   handlebars ??= (await loadGeneratorDependency('handlebars')).default.create();
+  templateDirectory ??= await generatorTemplates('Generating code');
 }
 
 /** Renders `templates/<name>.hbs` with `view`. Missing view fields are errors, not empty text. */
 export function renderTemplate(name: string, view: object): string {
   let template = compiled.get(name);
   if (template === undefined) {
-    if (handlebars === undefined) throw new Error('Call loadTemplateEngine() before rendering.');
-    const source = readFileSync(new URL(`${name}.hbs`, TEMPLATE_DIR), 'utf8');
+    if (handlebars === undefined || templateDirectory === undefined) {
+      throw new Error('Call loadTemplateEngine() before rendering.');
+    }
+    const source = readFileSync(new URL(`${name}.hbs`, templateDirectory), 'utf8');
     // Generated code is not HTML: nothing must be escaped.
     template = handlebars.compile(source, { noEscape: true, strict: true });
     compiled.set(name, template);

@@ -25,9 +25,10 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the packed tarballs', () => {
-  it('should hold only what runs: dist, templates, the CLI entry, LICENSE, README and package.json', () => {
+  it('should hold only what runs: dist, the CLI entry, LICENSE, README and package.json', () => {
     const { tops, listed } = unpacked(tarballs['machine-routes']);
-    expect(tops).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'package.json', 'templates']);
+    // templates/ is the generator's: machine-routes-generator ships it.
+    expect(tops).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'package.json']);
     expect(listed.filter((entry) => entry.endsWith('.map'))).toEqual([]);
     expect(sh(ROOT, 'tar', ['-xzOf', tarballs['machine-routes'], 'package/LICENSE'])).toContain(
       'MIT License',
@@ -47,9 +48,11 @@ describe('the packed tarballs', () => {
     expect(manifest.peerDependencies).not.toHaveProperty('machine-routes-generator');
   });
 
-  it('should pack machine-routes-generator with the generator packages, pinned to the runtime version', () => {
-    const { tops, manifest } = unpacked(tarballs['machine-routes-generator']);
-    expect(tops).toEqual(['LICENSE', 'README.md', 'index.js', 'package.json']);
+  it('should pack machine-routes-generator with the generator packages and templates, pinned to the runtime version', () => {
+    const { tops, listed, manifest } = unpacked(tarballs['machine-routes-generator']);
+    expect(tops).toEqual(['LICENSE', 'README.md', 'index.js', 'package.json', 'templates']);
+    expect(listed).toContain('package/templates/routes.hbs');
+    expect(listed).toContain('package/templates/init/machine-routes.config.ts');
     expect(manifest.scripts).toBeUndefined();
     expect(Object.keys(manifest.dependencies)).toEqual(
       expect.arrayContaining([...GENERATOR_ONLY, '@types/better-sqlite3', '@types/pg']),
@@ -69,7 +72,8 @@ describe('the packed tarballs', () => {
       const text = sh(ROOT, 'tar', ['-xzOf', tarballs['machine-routes'], entry]);
       expect(text, entry).not.toContain("'@opentelemetry/api'");
     }
-    expect(listed).toContain('package/dist/api-reference/redoc.standalone.js.gz');
+    expect(listed).toContain('package/dist/api-reference/redoc.standalone.js.br');
+    expect(listed).not.toContain('package/dist/api-reference/redoc.standalone.js.gz');
     expect(listed).not.toContain('package/dist/api-reference/redoc.standalone.js');
   });
 

@@ -7,11 +7,9 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { OWN_ROOT } from '../../runtime/own-root.js';
+import { generatorTemplates } from '../../generator/dependencies.js';
 import type { CliIo } from '../io.js';
 
-// templates/ sits at the package root, beside src/ and dist/.
-const STARTER = new URL('../templates/init/', OWN_ROOT);
 const CONFIG = 'machine-routes.config.ts';
 const FILES = [CONFIG, 'machines/order.ts'];
 /** The README's tsconfig.json: compiles the machines, the config and src/ into build/. */
@@ -26,7 +24,9 @@ export function registerInit(program: Command, io: CliIo, exit: (code: number) =
   program
     .command('init')
     .description('write a config, a first machine and package.json scripts into this project')
-    .action(() => {
+    .action(async () => {
+      // The starter files ship with the generator's templates (machine-routes-generator).
+      const starter = new URL('init/', await generatorTemplates('machine-routes init'));
       const existing = FILES.filter((file) => existsSync(path.join(io.cwd, file)));
       if (existing.length > 0) {
         io.stderr(`Not overwriting ${existing.join(', ')}: init starts a new project.`);
@@ -44,7 +44,7 @@ export function registerInit(program: Command, io: CliIo, exit: (code: number) =
       const express = isExpressProject(installed);
       for (const file of FILES) {
         mkdirSync(path.dirname(path.join(io.cwd, file)), { recursive: true });
-        const text = readFileSync(new URL(file, STARTER), 'utf8');
+        const text = readFileSync(new URL(file, starter), 'utf8');
         writeFileSync(
           path.join(io.cwd, file),
           express ? text.replace("framework: 'fastify'", "framework: 'express'") : text,
@@ -54,7 +54,7 @@ export function registerInit(program: Command, io: CliIo, exit: (code: number) =
       if (existsSync(path.join(io.cwd, TSCONFIG))) {
         io.stdout(`kept your ${TSCONFIG}: it must compile ${FILES.join(', ')} and src/`);
       } else {
-        copyFileSync(new URL(TSCONFIG, STARTER), path.join(io.cwd, TSCONFIG));
+        copyFileSync(new URL(TSCONFIG, starter), path.join(io.cwd, TSCONFIG));
         io.stdout(`created ${TSCONFIG}`);
       }
       if (manifest !== null) {
