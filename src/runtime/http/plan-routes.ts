@@ -5,6 +5,9 @@
  */
 import { contentionProblem, contentionWaitMs } from '../definition/contention.js';
 import { eventTypeOfReference } from '../definition/endpoints.js';
+import { checkCollisions } from './plan-collisions.js';
+import { planIdempotency } from './plan-idempotency.js';
+import { endpointFields, pathFor } from './plan-route-fields.js';
 import { InvalidRouterConfigException, throwIfAny, type MachineRoutesError } from '../errors.js';
 import type {
   EndpointActionDefinition,
@@ -12,16 +15,8 @@ import type {
   EventReference,
   ForwardDefinition,
   MachineDefinitionBase,
-  OutputDefinition,
 } from '../definition/types.js';
-import type {
-  IdempotencyOptions,
-  PlannedRoute,
-  RegistrationOptions,
-  RouteBinding,
-  RouteIdempotency,
-  RouteOutput,
-} from './types.js';
+import type { PlannedRoute, RegistrationOptions, RouteBinding } from './types.js';
 import { normalizeReads } from './plan-reads.js';
 import { routeAnswers, type RouteAnswers } from './plan-route-answers.js';
 import {
@@ -35,10 +30,8 @@ import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS, type ExactKeys } from 
 
 // The registration keys the router knows are exactly the keys of RegistrationOptions.
 true satisfies ExactKeys<RegistrationOptions, typeof KNOWN_KEYS.registration>;
-true satisfies ExactKeys<IdempotencyOptions, typeof KNOWN_KEYS.idempotency>;
 
-/** Default lifetime of an Idempotency-Key record, in seconds (one day). */
-export const DEFAULT_IDEMPOTENCY_TTL = 86_400;
+export { DEFAULT_IDEMPOTENCY_TTL } from './plan-idempotency.js';
 
 /** What planning reads of a machine definition. */
 export type PlannableDefinition = Pick<MachineDefinitionBase, 'id' | 'endpoints' | 'forwards'> &
@@ -400,112 +393,6 @@ export function planRegistration(
     for (const route of routes) if (route.availableEvents) route.explainAvailableEvents = true;
   }
 
-  const seen = new Map<string, string>();
-  for (const route of routes) {
-    const key = `${route.method} ${route.path.replace(/\{[^}]+\}/g, '{}')}`;
-    const other = seen.get(key);
-    if (other !== undefined && route.handler === 'events') {
-      fail(
-        `the state stream GET '${route.path.slice(prefix.length)}' ('stream: true') collides with the route '${other}' in the same group. Give that route another 'uri'.`,
-        'stream',
-      );
-    } else if (other !== undefined && route.read !== null) {
-      // R15: a read never shadows an endpoint of the same registration.
-      fail(
-        `read route GET '${route.path.slice(prefix.length)}' (read '${route.read}') collides with the existing endpoint route '${other}' in the same group. Give the read another 'uri'.`,
-        route.read,
-      );
-    } else if (other !== undefined) {
-      fail(
-        `routes '${other}' and '${route.name}' both answer ${route.method} ${route.path}. Give one of them another 'uri'.`,
-        route.eventType ?? 'create',
-      );
-    } else {
-      seen.set(key, route.name);
-    }
-  }
+  checkCollisions(routes, prefix, fail);
   return { routes, issues };
-}
-
-function endpointFields(
-  endpoint: Pick<
-    EndpointDefinition,
-    'eventType' | 'method' | 'middleware' | 'output' | 'action' | 'status' | 'availableEvents'
-  >,
-  middleware: readonly string[],
-): Pick<
-  PlannedRoute,
-  'method' | 'eventType' | 'middleware' | 'output' | 'action' | 'status' | 'availableEvents'
-> {
-  return {
-    method: endpoint.method,
-    eventType: endpoint.eventType,
-    middleware: [...middleware, ...endpoint.middleware],
-    output: routeOutput(endpoint.output),
-    action: endpoint.action?.name ?? null,
-    status: endpoint.status,
-    availableEvents: endpoint.availableEvents,
-  };
-}
-
-function routeOutput(output: OutputDefinition | null): RouteOutput {
-  if (output === null) return { kind: 'default' };
-  return output.kind === 'keys'
-    ? { kind: 'keys', keys: [...output.keys] }
-    : { kind: 'behavior', name: output.name };
-}
-
-function pathFor(prefix: string, binding: RouteBinding, uri: string): string {
-  return binding.kind === 'none' ? `${prefix}${uri}` : `${prefix}/{${binding.param}}${uri}`;
-}
-
-/**
- * The `idempotency` option: `null` when off, else the route settings and the events it covers
- * (`null`: every command route, create included).
- */
-function planIdempotency(
-  value: RegistrationOptions['idempotency'],
-  available: readonly string[],
-  fail: (message: string, key: string) => void,
-): { route: RouteIdempotency; events: string[] | null } | null {
-  if (value === undefined || value === null || value === false) return null;
-  if (value === true) return { route: { ttl: DEFAULT_IDEMPOTENCY_TTL }, events: null };
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    fail(`'idempotency' must be true or { events?, ttl? }, e.g. { ttl: 86400 }.`, 'idempotency');
-    return null;
-  }
-  for (const unknown of findUnknownKeys(value, KNOWN_KEYS.idempotency)) {
-    fail(
-      `${describeUnknownKey(unknown)} in 'idempotency'. Known keys: ${KNOWN_KEYS.idempotency.join(', ')}.`,
-      `idempotency.${unknown.key}`,
-    );
-  }
-  const ttl = value.ttl ?? DEFAULT_IDEMPOTENCY_TTL;
-  if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl <= 0) {
-    fail(
-      `'idempotency.ttl' must be a positive whole number of seconds, e.g. 86400 (got ${String(ttl)}).`,
-      'idempotency.ttl',
-    );
-  }
-  let events: string[] | null = null;
-  if (value.events !== undefined) {
-    events = [];
-    if (!Array.isArray(value.events)) {
-      fail(`'idempotency.events' must be a list of event types.`, 'idempotency.events');
-    } else {
-      for (const ref of value.events as readonly unknown[]) {
-        const type = eventTypeOfReference(ref);
-        if (type === null || !available.includes(type)) {
-          fail(
-            `'idempotency.events' names ${type === null ? 'an entry that is not an event type' : `unknown event type '${type}'`}. Available: ${available.join(', ') || '(none)'}.`,
-            'idempotency.events',
-          );
-        } else events.push(type);
-      }
-    }
-  }
-  return {
-    route: { ttl: typeof ttl === 'number' && ttl > 0 ? ttl : DEFAULT_IDEMPOTENCY_TTL },
-    events,
-  };
 }
