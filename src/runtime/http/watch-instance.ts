@@ -14,6 +14,40 @@ export interface InstanceWatch {
   stop(): void;
 }
 
+/** A read in flight, started after the notice of `sequence` was delivered. */
+interface SharedRead {
+  sequence: number;
+  read: Promise<InstanceRead>;
+}
+
+/**
+ * The reads in flight per instance (`<machine>\0<id>`) of each `MachineInstances`: the watchers
+ * of one instance share the read of one notice, so a commit watched by N streams costs one read,
+ * not N (bench/scale/subscribers.ts). A read started after the notice of sequence `s` was
+ * delivered sees `s` or later, so it serves every watcher waiting for `s` or earlier.
+ */
+const inFlight = new WeakMap<object, Map<string, SharedRead>>();
+
+function sharedRead<D extends MachineDefinitionBase>(
+  instances: MachineInstances<D>,
+  definition: D,
+  id: string,
+  sequence: number,
+): Promise<InstanceRead> {
+  let reads = inFlight.get(instances);
+  if (!reads) inFlight.set(instances, (reads = new Map()));
+  const key = `${definition.id}\0${id}`;
+  const current = reads.get(key);
+  if (current && current.sequence >= sequence) return current.read;
+  const entry: SharedRead = { sequence, read: instances.read(definition, id) };
+  reads.set(key, entry);
+  const forget = (): void => {
+    if (reads.get(key) === entry) reads.delete(key);
+  };
+  entry.read.then(forget, forget);
+  return entry.read;
+}
+
 /**
  * Reads the instance (throws `MachineNotFoundException` before anything is watched), then
  * calls `onRead` for every later committed state, oldest first. Commits landing between the
@@ -30,11 +64,15 @@ export async function watchInstance<D extends MachineDefinitionBase>(
   let last = first.snapshot.sequence;
   let stopped = false;
   let chain: Promise<void> = Promise.resolve();
-  const refresh = (): void => {
+  // `sequence`: the notice's, or null for the read once subscribed (shared with no one).
+  const refresh = (sequence: number | null): void => {
     chain = chain
       .then(async () => {
         if (stopped) return;
-        const read = await instances.read(definition, id);
+        const read =
+          sequence === null
+            ? await instances.read(definition, id)
+            : await sharedRead(instances, definition, id, sequence);
         if (stopped || read.snapshot.sequence <= last) return;
         last = read.snapshot.sequence;
         onRead(read);
@@ -42,9 +80,9 @@ export async function watchInstance<D extends MachineDefinitionBase>(
       .catch(onError);
   };
   const unsubscribe = await instances.watch(id, (notice) => {
-    if (notice.sequence > last) refresh();
+    if (notice.sequence > last) refresh(notice.sequence);
   });
-  refresh();
+  refresh(null);
   const subscribers = instruments().liveSubscribers;
   const attributes = { [ATTR.machine]: definition.id };
   subscribers.add(1, attributes);

@@ -187,6 +187,26 @@ describe.each(backends)('live state on $name', (backend) => {
       stream.close();
     });
 
+    it('should read a commit once for all the streams of an instance (reads counted)', async () => {
+      const id = await create();
+      const streams = await Promise.all(
+        Array.from({ length: 6 }, () => openStream(`${server.url}/live/${id}/events`)),
+      );
+      await Promise.all(streams.map((stream) => stream.received(1)));
+      await settle();
+      const loads = vi.spyOn(store, 'loadForRead');
+      expect((await call('POST', `/live/${id}/touch`)).status).toBe(200);
+      await Promise.all(streams.map((stream) => stream.received(2)));
+      for (const stream of streams) {
+        expect(stream.messages[1]!.data.data).toMatchObject({ output: { step: 1 } });
+      }
+      // One read shared by the six streams (the send's own load may count too): not one each.
+      expect(
+        loads.mock.calls.filter(([rootEventId]) => rootEventId === id).length,
+      ).toBeLessThanOrEqual(2);
+      for (const stream of streams) stream.close();
+    });
+
     it('should answer a waiting read when the instance reaches the state', async () => {
       const id = await create();
       let answered = false;
