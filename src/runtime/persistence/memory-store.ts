@@ -92,7 +92,11 @@ export class MemoryStore implements Store {
     if (request.idempotency !== undefined && !this.idempotencyKeys.holds(request.idempotency))
       throw new IdempotencyClaimLostError(request.idempotency);
     for (const part of requests)
-      this.#apply(part, part === request ? request.releaseLockOwner : undefined, request.traceContext);
+      this.#apply(
+        part,
+        part === request ? request.releaseLockOwner : undefined,
+        request.traceContext,
+      );
     if (request.idempotency !== undefined) this.idempotencyKeys.completeSync(request.idempotency);
     if (request.timerFire !== undefined)
       this.#timerFires.set(fireKey(request.timerFire.next), { ...request.timerFire.next });
