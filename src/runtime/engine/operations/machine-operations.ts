@@ -20,6 +20,7 @@ import {
 } from './repairs.js';
 import { fireTimer, pause, resume, retryJobs } from './job-timer-repairs.js';
 import { operatorStep, type OperatorStepResult } from './operator-steps.js';
+import { checkedOperatorEvent } from './operator-payload.js';
 import {
   historyPage,
   instanceRecord,
@@ -102,7 +103,8 @@ export class MachineOperations {
   /**
    * Sends any event of the machine (endpoint or not: an operator-only event) to instance `id`,
    * through the runtime's locked step, waiting for a step in flight; its history names the
-   * operator.
+   * operator. The payload is checked against the event's schema first, as its endpoint would
+   * check it (`MachineValidationException`, 422, nothing sent), and sent as the schema parses it.
    */
   async send(
     machineId: string,
@@ -110,7 +112,9 @@ export class MachineOperations {
     event: Omit<EventObject, 'actor'>,
     options: OperatorOptions,
   ): Promise<InstanceResult> {
-    return sendAsOperator(this.#runtime, this.machine(machineId), id, event, options);
+    const definition = this.machine(machineId);
+    const checked = await checkedOperatorEvent(definition, event);
+    return sendAsOperator(this.#runtime, definition, id, checked, options);
   }
 
   /**
