@@ -1,6 +1,6 @@
 /**
- * The error catalogue (docs/errors.md) and src/runtime/errors.ts stay in step: every error class
- * is documented with its code and HTTP status, and every class is raised somewhere in src/.
+ * The error catalogue (docs/errors.md) and the error classes (src/runtime/errors/, re-exported by
+ * src/runtime/errors.ts) stay in step: every error class is documented with its code and HTTP status, and every class is raised somewhere in src/.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ERRORS_SOURCE = readFileSync(join(ROOT, 'src/runtime/errors.ts'), 'utf8');
+const ERRORS_DIR = join(ROOT, 'src/runtime/errors');
+/** Every file of the errors folder, one after the other. */
+const ERRORS_SOURCE = readdirSync(ERRORS_DIR)
+  .filter((name) => name.endsWith('.ts'))
+  .sort()
+  .map((name) => readFileSync(join(ERRORS_DIR, name), 'utf8'))
+  .join('\n');
 const CATALOGUE = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8');
 
 interface ErrorClass {

@@ -57,6 +57,8 @@ function layerOf(relative: string): { name: string; rank: number } | null {
     if (first === 'index.ts') return { name: 'barrel', rank: 7 };
     return null;
   }
+  // errors.ts's classes by job, behind the barrel: the bottom layer like errors.ts itself.
+  if (first === 'errors') return { name: 'errors/ids', rank: 0 };
   // Telemetry (the OpenTelemetry API's spans and instruments) is used by every layer above it.
   if (first === 'telemetry') return { name: 'telemetry', rank: 0 };
   const folders = ['definition', 'interpreter', 'persistence', 'jobs', 'engine', 'http'];
