@@ -6,7 +6,8 @@
 // - `machine-routes-generator`, a dev dependency beside it: the generator's heavy packages
 //   (GENERATOR_DEPENDENCIES) and the type declarations the `.d.ts` files name, loaded by
 //   src/generator/dependencies.ts through its entry (scripts/generator-package/index.js), and
-//   templates/ (the handlebars files and `init`'s starter files, which no server reads).
+//   templates/ (the handlebars files and `init`'s starter files, which no server reads) and
+//   templates/client/ (the client runtime's sources generate copies beside a generated client).
 //
 // Both manifests are derived from package.json, which stays this repository's development
 // manifest (`private`, so `npm publish` cannot ship it by mistake): no `scripts` (the repository's
@@ -134,6 +135,15 @@ function pruneDeclarations(stage, exports) {
   remove(path.join(stage, 'dist'));
 }
 
+/**
+ * The client runtime's TypeScript sources the client emitter copies beside a generated client:
+ * only `generate` reads them, so the generator package ships them (in templates/client/).
+ */
+const CLIENT_SOURCES = ['runtime.ts', 'query-runtime.ts'];
+const GENERATOR_ONLY_DIST = new Set(
+  CLIENT_SOURCES.map((file) => path.join(ROOT, 'dist', 'client', file)),
+);
+
 /** Writes `files` (relative to the repository) and `packageJson` into a directory and packs it. */
 function pack(packageJson, files) {
   const stage = mkdtempSync(path.join(tmpdir(), `${packageJson.name}-`));
@@ -141,7 +151,7 @@ function pack(packageJson, files) {
     for (const [from, to = from] of files) {
       cpSync(path.join(ROOT, from), path.join(stage, to), {
         recursive: true,
-        filter: (source) => !source.endsWith('.tsbuildinfo'),
+        filter: (source) => !source.endsWith('.tsbuildinfo') && !GENERATOR_ONLY_DIST.has(source),
       });
     }
     if (packageJson.exports !== undefined && existsSync(path.join(stage, 'dist'))) {
@@ -171,6 +181,7 @@ const tarballs = {
     ['scripts/generator-package/index.js', 'index.js'],
     ['scripts/generator-package/README.md', 'README.md'],
     ['templates'],
+    ...CLIENT_SOURCES.map((file) => [`src/client/${file}`, `templates/client/${file}`]),
     ['LICENSE'],
   ]),
 };

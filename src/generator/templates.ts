@@ -2,7 +2,9 @@
  * Renders the handlebars templates of `templates/`. Templates hold only text: every name,
  * import and ordering decision is made by the emitter that builds the view.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { OWN_ROOT } from '../runtime/own-root.js';
 import type Handlebars from 'handlebars';
 import { generatorTemplates, loadGeneratorDependency } from './dependencies.js';
 
@@ -39,4 +41,18 @@ export function renderTemplate(name: string, view: object): string {
     compiled.set(name, template);
   }
   return template({ header: GENERATED_HEADER, ...view });
+}
+
+/**
+ * A client runtime source the client emitters copy beside the generated client (`runtime.ts`,
+ * `query-runtime.ts`): this checkout's (src/client, or the build's copy in dist/client), else
+ * the copy `machine-routes-generator` ships in templates/client/, since a server's install
+ * (the `machine-routes` package) leaves them out. Needs `loadTemplateEngine()` first.
+ */
+export function clientRuntimeSource(file: 'runtime.ts' | 'query-runtime.ts'): URL {
+  const own = new URL(`client/${file}`, OWN_ROOT);
+  if (existsSync(fileURLToPath(own))) return own;
+  if (templateDirectory === undefined)
+    throw new Error('Call loadTemplateEngine() before rendering.');
+  return new URL(`client/${file}`, templateDirectory);
 }

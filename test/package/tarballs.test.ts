@@ -30,6 +30,10 @@ describe('the packed tarballs', () => {
     // templates/ is the generator's: machine-routes-generator ships it.
     expect(tops).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'package.json']);
     expect(listed.filter((entry) => entry.endsWith('.map'))).toEqual([]);
+    // The client runtime's sources are for generate only: the generator package ships them.
+    expect(listed).toContain('package/dist/client/runtime.js');
+    expect(listed).not.toContain('package/dist/client/runtime.ts');
+    expect(listed).not.toContain('package/dist/client/query-runtime.ts');
     expect(sh(ROOT, 'tar', ['-xzOf', tarballs['machine-routes'], 'package/LICENSE'])).toContain(
       'MIT License',
     );
@@ -53,6 +57,8 @@ describe('the packed tarballs', () => {
     expect(tops).toEqual(['LICENSE', 'README.md', 'index.js', 'package.json', 'templates']);
     expect(listed).toContain('package/templates/routes.hbs');
     expect(listed).toContain('package/templates/init/machine-routes.config.ts');
+    expect(listed).toContain('package/templates/client/runtime.ts');
+    expect(listed).toContain('package/templates/client/query-runtime.ts');
     expect(manifest.scripts).toBeUndefined();
     expect(Object.keys(manifest.dependencies)).toEqual(
       expect.arrayContaining([...GENERATOR_ONLY, '@types/better-sqlite3', '@types/pg']),

@@ -14,7 +14,7 @@ import {
 } from '../manifest.js';
 import { camelCase, sortBy } from '../naming.js';
 import { schemaToType } from '../schema-to-type.js';
-import { GENERATED_HEADER, renderTemplate } from '../templates.js';
+import { GENERATED_HEADER, clientRuntimeSource, renderTemplate } from '../templates.js';
 import { printLiteral, quoteString } from '../ts-literal.js';
 import {
   buildComponentSchemas,
@@ -25,12 +25,10 @@ import {
   scenarioSlugSchemaName,
   stateSchemaName,
 } from './openapi.js';
-import { OWN_ROOT } from '../../runtime/own-root.js';
 import { emitTanstackQuery } from './tanstack.js';
 import type { EmitOptions } from './types.js';
 
 // The source beside the build (scripts/copy-client-runtime.js) or in src/.
-const CLIENT_RUNTIME = new URL('client/runtime.ts', OWN_ROOT);
 const COMPONENT_PREFIX = '#/components/schemas/';
 
 interface TypeView {
@@ -225,7 +223,7 @@ function methodTable(groups: ReturnType<typeof buildClientView>['groups']): stri
  * them when the config asks for them (`client.tanstackQuery`).
  */
 export function emitClient(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
-  const runtime = readFileSync(CLIENT_RUNTIME, 'utf8');
+  const runtime = readFileSync(clientRuntimeSource('runtime.ts'), 'utf8');
   const { groups, types, statusSets } = buildClientView(manifest);
   const defaultBaseUrl =
     options.client.baseUrl === null ? null : quoteString(options.client.baseUrl);

@@ -15,13 +15,11 @@ import {
   type RouteManifest,
 } from '../manifest.js';
 import { camelCase, compareCodeUnits, pascalCase, sortBy } from '../naming.js';
-import { OWN_ROOT } from '../../runtime/own-root.js';
-import { GENERATED_HEADER, renderTemplate } from '../templates.js';
+import { GENERATED_HEADER, clientRuntimeSource, renderTemplate } from '../templates.js';
 import { quoteString } from '../ts-literal.js';
 import { clientMethodName, methodView } from './client.js';
 import { payloadSchemaName, routeTypeName, scenarioSlugSchemaName } from './openapi.js';
 
-const QUERY_RUNTIME = new URL('client/query-runtime.ts', OWN_ROOT);
 /** The runtime's import of the client runtime, and where its copy finds it. */
 const RUNTIME_IMPORT = "from './runtime.js';";
 const RUNTIME_COPY_IMPORT = "from './client-runtime.gen.js';";
@@ -149,7 +147,7 @@ function instanceTypes(manifest: RouteManifest): Array<{ name: string; results: 
 
 /** Emits `query.gen.ts` and `query-runtime.gen.ts`. */
 export function emitTanstackQuery(manifest: RouteManifest): GeneratedFile[] {
-  const runtime = readFileSync(QUERY_RUNTIME, 'utf8');
+  const runtime = readFileSync(clientRuntimeSource('query-runtime.ts'), 'utf8');
   if (!runtime.includes(RUNTIME_IMPORT))
     throw new Error(`query-runtime.ts no longer imports the client runtime ${RUNTIME_IMPORT}`);
   const table = [
