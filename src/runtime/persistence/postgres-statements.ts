@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import type { HistoryRecord } from '../interpreter/types.js';
 import { holderGoneCall } from './holders.js';
-import { toJson } from './rows.js';
+import { pushEventColumns } from './rows.js';
 
 // The lock row's holder backend is gone (holders.ts).
 const GONE = holderGoneCall('machine_locks.holder_pid', 'machine_locks.holder_start');
@@ -230,22 +230,7 @@ export function commitStatement(shape: CommitShape): { name: string; text: strin
 // Parameters of the multi-row INSERT: each record's columns, records in order.
 export function eventValues(history: readonly HistoryRecord[]): unknown[] {
   const values: unknown[] = [];
-  for (const record of history) {
-    values.push(
-      record.id,
-      record.sequence,
-      record.createdAt,
-      record.machineId,
-      record.rootEventId,
-      record.source,
-      record.type,
-      toJson(record.payload),
-      JSON.stringify(record.value),
-      toJson(record.context),
-      record.version,
-      record.actor,
-    );
-  }
+  for (const record of history) pushEventColumns(values, record);
   return values;
 }
 

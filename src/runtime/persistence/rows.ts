@@ -108,6 +108,27 @@ export function toJson(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
 
+/**
+ * Appends a history record's twelve `machine_events` columns, in the order of both SQL stores'
+ * multi-row INSERTs, to `values`.
+ */
+export function pushEventColumns(values: unknown[], record: HistoryRecord): void {
+  values.push(
+    record.id,
+    record.sequence,
+    record.createdAt,
+    record.machineId,
+    record.rootEventId,
+    record.source,
+    record.type,
+    toJson(record.payload),
+    JSON.stringify(record.value),
+    toJson(record.context),
+    record.version,
+    record.actor,
+  );
+}
+
 function fromJson<T>(value: JsonColumn): T | null {
   if (value === null) return null;
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;

@@ -5,7 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { HistoryRecord } from '../interpreter/types.js';
 import { HOLDER_GONE_SQL } from './holders.js';
-import { toJson } from './rows.js';
+import { pushEventColumns } from './rows.js';
 import { sqliteDriver } from './sqlite-driver.js';
 
 // Every statement of this dialect, prepared once per connection.
@@ -99,21 +99,7 @@ export function eventValues(
 ): unknown[] {
   const values: unknown[] = [];
   for (let index = start; index < start + rows; index += 1) {
-    const record = history[index]!;
-    values.push(
-      record.id,
-      record.sequence,
-      record.createdAt,
-      record.machineId,
-      record.rootEventId,
-      record.source,
-      record.type,
-      toJson(record.payload),
-      JSON.stringify(record.value),
-      toJson(record.context),
-      record.version,
-      record.actor,
-    );
+    pushEventColumns(values, history[index]!);
   }
   return values;
 }
