@@ -28,10 +28,9 @@ import {
   postgresAppliedMigrations,
   postgresPendingMigrations,
 } from './postgres-migrate.js';
+import { childChangeSql, childQuerySql } from './child-row-sql.js';
 import {
-  childChangeSql,
   childFromRow,
-  childQuerySql,
   currentStateFromRow,
   historyFromRow,
   instanceInStateFromRow,

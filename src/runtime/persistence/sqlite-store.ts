@@ -31,10 +31,9 @@ import { sqliteHistoryRetention, type HistoryRetentionStore } from './history-re
 import { sqliteInstanceQueries, type InstanceQueries } from './instance-queries.js';
 import { sqliteScheduleCandidates, type ScheduleCandidates } from './schedule-candidates.js';
 import { migrateSqlite, sqliteAppliedMigrations } from './sqlite-migrate.js';
+import { childChangeSql, childQuerySql } from './child-row-sql.js';
 import {
-  childChangeSql,
   childFromRow,
-  childQuerySql,
   currentStateFromRow,
   historyFromRow,
   instanceInStateFromRow,

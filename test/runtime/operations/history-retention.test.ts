@@ -5,68 +5,21 @@
  * retention, keep every record, and a running instance old enough goes on taking events (its
  * sequence is intact).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/runtime/clock.js';
 import { MachineOperations } from '../../../src/runtime/engine/operations/machine-operations.js';
-import {
-  MachineRuntime,
-  SqliteStore,
-  defaultJobSchema,
-  openStore,
-  type Store,
-} from '../../../src/runtime/index.js';
+import { MachineRuntime, SqliteStore, openStore, type Store } from '../../../src/runtime/index.js';
 import type { PostgresStore } from '../../../src/postgres.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
-import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
+import { durableBackends } from '../../support/durable-backends.js';
 import { documentMachine } from './retention/machines.js';
 
 const CLI = fileURLToPath(new URL('./retention/cli.ts', import.meta.url));
 const CONFIG = fileURLToPath(new URL('./retention/machine-routes.config.ts', import.meta.url));
 const DAY = 86_400_000;
 
-interface Backend {
-  name: string;
-  setUp(): Promise<string>;
-  tearDown(): Promise<void>;
-}
-
-const backends: Backend[] = [];
-{
-  let dir: string | undefined;
-  backends.push({
-    name: 'sqlite file',
-    async setUp() {
-      dir = mkdtempSync(join(tmpdir(), 'mr-retention-'));
-      return `sqlite:${join(dir, 'machines.db')}`;
-    },
-    async tearDown() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  });
-}
-if (await shouldRunPostgresTests('operations/history-retention')) {
-  let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
-  backends.push({
-    name: 'postgres',
-    async setUp() {
-      schema = await createTestSchema('retention');
-      await (await openStore(schema.url, { migrate: true })).close();
-      return schema.url;
-    },
-    async tearDown() {
-      if (schema === undefined) return;
-      await dropSchema(defaultJobSchema(schema.schema));
-      await schema.drop();
-    },
-  });
-} else {
-  describe.skip('operations/history-retention (postgres)', () =>
-    it('needs a reachable PostgreSQL', () => {}));
-}
+const backends = await durableBackends('operations/history-retention');
 
 /** Rows of a table for some instances, counted in the store's own table. */
 async function count(store: Store, sql: string, ids: readonly string[]): Promise<number> {
