@@ -9,9 +9,10 @@
  * for an instance of another version, the answer is 409 `PinnedVersionRouteException`
  * (`MR_PINNED_VERSION_ROUTE`), nothing sent.
  *
- * Only machineId-bound routes are dispatched this way: a model-bound route knows its instance
- * through the model binder, so it runs the newest endpoint (the engine still runs the pinned
- * version's transition); create and stateless routes always start on the newest version.
+ * machineId-bound and model-bound routes are dispatched this way (a model-bound route first
+ * finds its record through the model binder, then reads the version of the machine stored on
+ * it); a record without a machine yet gets one of the newest version, and create and stateless
+ * routes always start on the newest version.
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import { PinnedVersionRouteException } from '../errors.js';
@@ -19,7 +20,14 @@ import type { HttpServices } from './http-services.js';
 import { planRegistration } from './plan-routes.js';
 import { createRouteHandler } from './request-lifecycle.js';
 import { defaultHttpLogger, errorToResponse } from './responses.js';
-import type { EndpointRequest, PlannedRoute, RegistrationOptions, RouteHandler } from './types.js';
+import type {
+  EndpointRequest,
+  ModelBinder,
+  PlannedRoute,
+  RegistrationOptions,
+  RouteBinding,
+  RouteHandler,
+} from './types.js';
 
 /** Whether `machine` keeps older versions loaded. */
 export function hasPinnedVersions(machine: MachineDefinition): boolean {
@@ -37,20 +45,23 @@ export function versionedHandler(
   services: HttpServices<MachineDefinition>,
   newest: RouteHandler | null,
 ): RouteHandler {
-  const binding = route.binding;
-  if (binding.kind !== 'machineId') {
+  const instanceId = boundInstanceId(route.binding, services);
+  if (instanceId === null) {
     if (newest === null)
-      throw new Error(`Route ${route.name}: only machineId-bound routes are versioned.`);
+      throw new Error(`Route ${route.name}: only instance-bound routes are versioned.`);
     return newest;
   }
   const byVersion = new Map<string, RouteHandler | null>();
   for (const [version, old] of machine.pinned)
     byVersion.set(version, handlerOfVersion(old, route, services, newest));
   return async (request) => {
-    const id = request.params[binding.param] ?? '';
+    let id: string | null = null;
     let version: string | undefined;
     try {
-      version = (await services.instances.restore(machine, id)).version;
+      id = await instanceId(request);
+      // A model record without a machine (or none at all) is the newest handler's to answer:
+      // it creates a machine of the newest version, or answers 404.
+      if (id !== null) version = (await services.instances.restore(machine, id)).version;
     } catch (error) {
       // Unknown ids, a closing runtime, ...: answered as the route's own handler answers them.
       if (newest !== null) return newest(request);
@@ -64,7 +75,29 @@ export function versionedHandler(
     const pinned = version !== undefined && byVersion.has(version);
     const handler = pinned ? byVersion.get(version!)! : newest;
     if (handler !== null) return handler(request);
-    return refuse(machine, route, request, id, version ?? machine.version, services);
+    return refuse(machine, route, request, id ?? '', version ?? machine.version, services);
+  };
+}
+
+/**
+ * How a route finds the id of its instance before its handler runs: the path parameter
+ * (machineId-bound), or the machine id stored on the model record the parameter names
+ * (model-bound; `null` when there is no record or it has no machine yet). `null` for routes
+ * bound to no instance.
+ */
+function boundInstanceId(
+  binding: RouteBinding,
+  services: HttpServices<MachineDefinition>,
+): ((request: EndpointRequest) => Promise<string | null>) | null {
+  if (binding.kind === 'machineId') return async (request) => request.params[binding.param] ?? '';
+  if (binding.kind !== 'model') return null;
+  const binder: ModelBinder | undefined = services.models[binding.model];
+  // A missing binder is the route handler's error to throw when it is built.
+  if (binder === undefined) return null;
+  return async (request) => {
+    const record = await binder.find(request.params[binding.param] ?? '');
+    if (record === null || record === undefined) return null;
+    return binder.readMachineId(record, binding.attribute) || null;
   };
 }
 
