@@ -76,6 +76,10 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   const scenarios = target.forward === null ? services.scenarios : undefined;
   const respond = createEventResponder(definition, route, target, services, scenarios);
   const surfaceOf: RefusalSurface<D> = { definition, route, services, instances };
+  // The version an answer shows (what an If-Match of the next request names), on the answer
+  // and on the response an Idempotency-Key replays; a stateless or unpersisted one has none.
+  const versioned = (response: EndpointResponse, snapshot: MachineSnapshot): EndpointResponse =>
+    stateless || !definition.options.shouldPersist ? response : withEtag(response, snapshot);
 
   /**
    * 6. Contention: the last committed state, isProcessing true, no hooks. Without a snapshot on
@@ -226,14 +230,17 @@ export function createEventHandler<D extends MachineDefinitionBase>(
                         route.name,
                         request,
                       )
-                    : await respond({
-                        snapshot: outcome.snapshot,
-                        status: route.status,
-                        isProcessing: false,
-                        event,
-                        kept: outcome.scenario ?? null,
-                        reached: outcome.forwardedChild,
-                      }),
+                    : versioned(
+                        await respond({
+                          snapshot: outcome.snapshot,
+                          status: route.status,
+                          isProcessing: false,
+                          event,
+                          kept: outcome.scenario ?? null,
+                          reached: outcome.forwardedChild,
+                        }),
+                        outcome.snapshot,
+                      ),
                 ),
             };
       try {
@@ -306,11 +313,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         kept,
         reached,
       });
-      const answered = answer instanceof Promise ? await answer : answer;
-      // The version this answer shows: what an If-Match of the next request names.
-      return instance.kind === 'stateless' || !definition.options.shouldPersist
-        ? answered
-        : withEtag(answered, snapshot);
+      return versioned(answer instanceof Promise ? await answer : answer, snapshot);
     } catch (error) {
       const response = errorToResponse(
         error,

@@ -116,10 +116,16 @@ export function withIdempotency<D extends MachineDefinitionBase>(
         );
         return errorResponse(error.statusCode, error.message);
       }
+      // The first answer's ETag too: a client chaining If-Match from the answer sees the same
+      // version whether it got the first answer or its replay.
+      const { etag } = record.response;
       return {
         status: record.response.status,
         body: record.response.body,
-        headers: { 'idempotency-replayed': 'true' },
+        headers:
+          etag === undefined
+            ? { 'idempotency-replayed': 'true' }
+            : { 'idempotency-replayed': 'true', etag },
       };
     }
     const idempotent: IdempotentRequest = { scope, key, ownerId, committed: false, stored: false };
@@ -140,9 +146,12 @@ export function withIdempotency<D extends MachineDefinitionBase>(
   };
 }
 
-/** What a retry replays of a response: its status and body. */
+/** What a retry replays of a response: its status, body and `ETag`. */
 export function storedResponse(response: EndpointResponse): StoredResponse {
-  return { status: response.status, body: response.body ?? null };
+  const etag = response.headers?.['etag'];
+  return etag === undefined
+    ? { status: response.status, body: response.body ?? null }
+    : { status: response.status, body: response.body ?? null, etag };
 }
 
 /**

@@ -22,7 +22,8 @@ const takeover = (gone: string) => `WHERE machine_idempotency_keys.expires_at < 
 const upsertSet = (
   holder: string,
 ) => `SET fingerprint = excluded.fingerprint, owner_id = excluded.owner_id,
-  status = 'pending', response_status = NULL, response_body = NULL, created_at = excluded.created_at,
+  status = 'pending', response_status = NULL, response_body = NULL, response_etag = NULL,
+  created_at = excluded.created_at,
   locked_until = excluded.locked_until, expires_at = excluded.expires_at, ${holder}`;
 
 const SQLITE = {
@@ -32,9 +33,9 @@ const SQLITE = {
     ON CONFLICT (scope, idempotency_key) DO UPDATE ${upsertSet('holder = excluded.holder')}
     ${takeover(`${HOLDER_GONE_SQL}(machine_idempotency_keys.holder)`)}
     RETURNING owner_id`,
-  read: `SELECT fingerprint, status, response_status, response_body FROM machine_idempotency_keys
+  read: `SELECT fingerprint, status, response_status, response_body, response_etag FROM machine_idempotency_keys
     WHERE scope = ? AND idempotency_key = ?`,
-  complete: `UPDATE machine_idempotency_keys SET status = 'done', response_status = ?, response_body = ?
+  complete: `UPDATE machine_idempotency_keys SET status = 'done', response_status = ?, response_body = ?, response_etag = ?
     WHERE scope = ? AND idempotency_key = ? AND owner_id = ? AND status = 'pending'`,
   release: `DELETE FROM machine_idempotency_keys
     WHERE scope = ? AND idempotency_key = ? AND owner_id = ? AND status = 'pending'`,
@@ -53,10 +54,10 @@ const POSTGRES = {
     ${upsertSet('holder_pid = excluded.holder_pid, holder_start = excluded.holder_start')}
     ${takeover(holderGoneCall('machine_idempotency_keys.holder_pid', 'machine_idempotency_keys.holder_start'))}
     RETURNING owner_id`,
-  read: `SELECT fingerprint, status, response_status, response_body FROM machine_idempotency_keys
+  read: `SELECT fingerprint, status, response_status, response_body, response_etag FROM machine_idempotency_keys
     WHERE scope = $1 AND idempotency_key = $2`,
-  complete: `UPDATE machine_idempotency_keys SET status = 'done', response_status = $1, response_body = $2::json
-    WHERE scope = $3 AND idempotency_key = $4 AND owner_id = $5 AND status = 'pending'`,
+  complete: `UPDATE machine_idempotency_keys SET status = 'done', response_status = $1, response_body = $2::json,
+    response_etag = $3 WHERE scope = $4 AND idempotency_key = $5 AND owner_id = $6 AND status = 'pending'`,
   release: `DELETE FROM machine_idempotency_keys
     WHERE scope = $1 AND idempotency_key = $2 AND owner_id = $3 AND status = 'pending'`,
   sweep: `DELETE FROM machine_idempotency_keys WHERE expires_at < clock_timestamp()`,
@@ -67,6 +68,7 @@ interface RecordRow {
   status: 'pending' | 'done';
   response_status: number | null;
   response_body: unknown;
+  response_etag: string | null;
 }
 
 function recordFromRow(row: RecordRow, parse: boolean): IdempotencyRecord {
@@ -78,6 +80,7 @@ function recordFromRow(row: RecordRow, parse: boolean): IdempotencyRecord {
         ? {
             status: row.response_status,
             body: parse ? JSON.parse(row.response_body as string) : row.response_body,
+            ...(row.response_etag === null ? {} : { etag: row.response_etag }),
           }
         : null,
   };
@@ -131,6 +134,7 @@ export class SqliteIdempotencyKeys implements IdempotencyKeyStore {
     const result = this.#sql.complete.run(
       completion.response.status,
       JSON.stringify(completion.response.body ?? null),
+      completion.response.etag ?? null,
       completion.scope,
       completion.key,
       completion.ownerId,
@@ -206,6 +210,7 @@ export class PostgresIdempotencyKeys implements IdempotencyKeyStore {
       [
         completion.response.status,
         JSON.stringify(completion.response.body ?? null),
+        completion.response.etag ?? null,
         completion.scope,
         completion.key,
         completion.ownerId,

@@ -14,6 +14,11 @@
 export interface StoredResponse {
   status: number;
   body: unknown;
+  /**
+   * The `ETag` header of the first answer (the instance version it showed), so a replay names
+   * the same version; absent when that answer had none (and on records stored before it was kept).
+   */
+  etag?: string;
 }
 
 /** Arguments of {@link IdempotencyKeyStore.claim}. */

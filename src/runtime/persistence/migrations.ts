@@ -330,6 +330,14 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     sqlite: HISTORY_RETENTION_SQLITE,
     postgres: HISTORY_RETENTION_POSTGRES,
   },
+  // The ETag of an Idempotency-Key's first answer (idempotency.ts), so its replay names the same
+  // instance version. Nullable: answers without one, and records stored before, have none.
+  {
+    version: 16,
+    name: 'idempotency response etag',
+    sqlite: `ALTER TABLE machine_idempotency_keys ADD COLUMN response_etag TEXT;`,
+    postgres: `ALTER TABLE machine_idempotency_keys ADD COLUMN response_etag text;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

@@ -158,6 +158,43 @@ describe.each(backends)('Idempotency-Key over HTTP on $name', (backend) => {
     expect((replay.body as { data: { output: { notes: number } } }).data.output.notes).toBe(1);
   });
 
+  it('should replay the ETag of the first answer, the version it showed', async () => {
+    const id = await create();
+    const first = await note(id, 1, 'tagged');
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(new RegExp(`^"${id}:\\d+"$`));
+    await note(id, 2, 'moved-on');
+    const current = await send(server.url, 'GET', `/ledgers/${id}`);
+    expect(current.headers.get('etag')).not.toBe(etag);
+    const replay = await note(id, 1, 'tagged');
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expect(replay.headers.get('etag')).toBe(etag);
+    // The tag names that version: sending on it now is refused, as it would be after the first.
+    const stale = await send(server.url, 'POST', `/ledgers/${id}/note`, {
+      body: { payload: { n: 3 } },
+      headers: { 'if-match': etag! },
+    });
+    expect(stale.status).toBe(412);
+    // A chain of guarded sends from a replay: the replayed tag of the latest answer matches.
+    const latest = await note(id, 2, 'moved-on');
+    expect(latest.headers.get('idempotency-replayed')).toBe('true');
+    const chained = await send(server.url, 'POST', `/ledgers/${id}/note`, {
+      body: { payload: { n: 4 } },
+      headers: { 'if-match': latest.headers.get('etag')! },
+    });
+    expect(chained.status).toBe(200);
+    // An answer without a version (a validation guard's 422) replays without one.
+    const add = () =>
+      send(server.url, 'POST', `/ledgers/${id}/add`, {
+        body: { payload: { amount: 500 } },
+        headers: { 'idempotency-key': 'untagged' },
+      });
+    expect((await add()).headers.get('etag')).toBeNull();
+    const refusedAgain = await add();
+    expect(refusedAgain.headers.get('idempotency-replayed')).toBe('true');
+    expect(refusedAgain.headers.get('etag')).toBeNull();
+  });
+
   it('should answer 422 for the same key with a different body', async () => {
     const id = await create();
     expect((await note(id, 1, 'reused')).status).toBe(200);
@@ -352,14 +389,18 @@ describe.each(backends)('Idempotency-Key over HTTP on $name', (backend) => {
           scope: 'test',
           key: 'lost',
           ownerId: 'second',
-          respond: async () => ({ status: 200, body: { ok: true } }),
+          respond: async () => ({ status: 200, body: { ok: true }, etag: `"${id}:9"` }),
         }),
       },
     );
     expect(sent.stored).toBe(true);
     expect(await keys.claim({ ...claim, ownerId: 'third' })).toEqual({
       kind: 'existing',
-      record: { fingerprint: 'f', status: 'done', response: { status: 200, body: { ok: true } } },
+      record: {
+        fingerprint: 'f',
+        status: 'done',
+        response: { status: 200, body: { ok: true }, etag: `"${id}:9"` },
+      },
     });
   });
 });
@@ -408,6 +449,8 @@ describe.each(backends)('Idempotency-Key across two server processes on $name', 
     const replay = await request(two);
     expect(replay.body).toEqual(first.body);
     expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expect(replay.headers.get('etag')).toBe(first.headers.get('etag'));
+    expect(first.headers.get('etag')).toMatch(/^"[0-9A-Z]{26}:\d+"$/);
     const other = await send(two, 'POST', `/ledgers/${id}/note`, {
       body: { payload: { n: 6 } },
       headers: { 'idempotency-key': 'cross' },
