@@ -3,10 +3,13 @@
  * (src/runtime/http/admin) write them: `MachineOperations`' pages, records and repairs.
  */
 import type { JsonSchema } from '../manifest.js';
+import { stateEventSchema } from './openapi-live-state.js';
 
 export const ADMIN_ERROR = 'AdminErrorResponse';
 const SUMMARY = 'AdminInstanceSummary';
 export const RECORD = 'AdminInstanceRecord';
+export const ADMIN_STATE_MESSAGE_NAME = 'AdminStateMessage';
+export const ADMIN_STATE_EVENT = 'AdminStateEvent';
 
 export function ref(name: string): JsonSchema {
   return { $ref: `#/components/schemas/${name}` };
@@ -29,6 +32,17 @@ export function object(
     ...(closed ? { additionalProperties: false } : {}),
   };
 }
+
+/**
+ * The `data` of each admin state stream message (`AdminStateMessage`); the stream's messages are
+ * `AdminStateEvent`s carrying it as JSON text (`stateEventSchema`).
+ */
+const ADMIN_STATE_MESSAGE: JsonSchema = object({
+  id: string,
+  sequence: { type: 'integer' },
+  state: strings,
+  status: { type: 'string', enum: ['active', 'done'] },
+});
 
 const page = (items: string): JsonSchema =>
   object({ items: { type: 'array', items: ref(items) }, nextCursor: nullable(string) });
@@ -157,13 +171,10 @@ export function adminSchemas(): Record<string, JsonSchema> {
       result: { type: 'object', description: "What the repair did (MachineOperations' answer)." },
       instance: ref(RECORD),
     }),
+    [ADMIN_STATE_MESSAGE_NAME]: ADMIN_STATE_MESSAGE,
+    [ADMIN_STATE_EVENT]: stateEventSchema(
+      ADMIN_STATE_MESSAGE_NAME,
+      "the instance's id, sequence, states and status after that commit",
+    ),
   };
 }
-
-/** The `data` of each admin state stream message (inline: a component only it would use). */
-export const ADMIN_STATE_MESSAGE: JsonSchema = object({
-  id: string,
-  sequence: { type: 'integer' },
-  state: strings,
-  status: { type: 'string', enum: ['active', 'done'] },
-});

@@ -9,7 +9,8 @@ import type { JsonSchema } from '../manifest.js';
 
 import {
   ADMIN_ERROR as ERROR,
-  ADMIN_STATE_MESSAGE,
+  ADMIN_STATE_EVENT,
+  ADMIN_STATE_MESSAGE_NAME,
   adminSchemas,
   object,
   RECORD,
@@ -181,9 +182,14 @@ export function adminPaths(
         "Follow one instance's committed states (Server-Sent Events)",
         {
           description:
-            'Each committed state as an `event: state` message; the stream ends after a final state.',
+            'Server-sent events, one per committed state, oldest first: `id` is its sequence number, `event` is `state`, `data` the JSON of AdminStateMessage. The first message is the current state; the stream ends after a final state.',
           content: {
-            'text/event-stream': { schema: string, 'x-data-schema': ADMIN_STATE_MESSAGE },
+            // Typed as a registration's stream is (openapi-live-state.ts): the sequence of its
+            // messages, each message's data by its contentSchema.
+            'text/event-stream': {
+              schema: { type: 'array', items: ref(ADMIN_STATE_EVENT) },
+              'x-data-schema': ref(ADMIN_STATE_MESSAGE_NAME),
+            },
           },
         },
         READ_ERRORS,

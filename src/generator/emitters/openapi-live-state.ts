@@ -14,8 +14,14 @@ export function stateEventSchemaName(responseSchema: string): string {
   return `${responseSchema.replace(/Response$/, '')}StateEvent`;
 }
 
-/** One message of a state stream whose `data` is the JSON of `responseSchema`. */
-export function stateEventSchema(responseSchema: string): JsonSchema {
+/**
+ * One message of a state stream whose `data` is the JSON of `responseSchema`; `what` says what
+ * that is (a registration's stream sends the read envelope, the admin stream its own message).
+ */
+export function stateEventSchema(
+  responseSchema: string,
+  what = 'the read envelope of that state',
+): JsonSchema {
   return {
     type: 'object',
     description:
@@ -37,7 +43,7 @@ export function stateEventSchema(responseSchema: string): JsonSchema {
         type: 'string',
         contentMediaType: 'application/json',
         contentSchema: { $ref: `#/components/schemas/${responseSchema}` },
-        description: `The JSON of ${responseSchema}, the read envelope of that state.`,
+        description: `The JSON of ${responseSchema}, ${what}.`,
       },
     },
     required: ['id', 'event', 'data'],

@@ -59,6 +59,8 @@ interface Answer {
   status: number;
   headers: Headers;
   body: Json;
+  /** A stream's first message, its fields (`id`, `event`, `data`) as sent. */
+  event?: Record<string, string>;
 }
 
 /** Problems of an answer of `operationId` against the document. */
@@ -72,11 +74,25 @@ function conformance(operationId: string, answer: Answer): string[] {
   const schema =
     stream === undefined ? content['application/json']!['schema'] : stream['x-data-schema'];
   const validate = ajv.compile(absoluteRefs(schema) as object);
-  return validate(answer.body)
+  const problems = validate(answer.body)
     ? []
     : [
         `${operationId} ${answer.status}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(answer.body).slice(0, 300)}`,
       ];
+  if (stream !== undefined) {
+    // The stream is typed as the sequence of its messages: the first one, field by field, and
+    // its data's contentSchema is the data schema checked above.
+    const items = (stream['schema'] as Json)['items'] as Json;
+    const message = ajv.compile(absoluteRefs(items) as object);
+    if (!message(answer.event))
+      problems.push(`${operationId} message: ${ajv.errorsText(message.errors)}`);
+    const name = String(items['$ref']).replace('#/components/schemas/', '');
+    const fields = ((document.components['schemas'] as Json)[name] as Json)['properties'] as Json;
+    const content = (fields['data'] as Json)['contentSchema'];
+    if (JSON.stringify(content) !== JSON.stringify(stream['x-data-schema']))
+      problems.push(`${operationId}: message data's contentSchema is not the data schema`);
+  }
+  return problems;
 }
 
 const pgRun = await shouldRunPostgresTests('test/runtime/http/admin-routes.test.ts');
@@ -140,6 +156,7 @@ describe.each([
           : {}),
     });
     let body: Json;
+    let event: Record<string, string> | undefined;
     if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
       const reader = response.body!.getReader();
       let text = '';
@@ -149,11 +166,23 @@ describe.each([
         text += new TextDecoder().decode(value);
       }
       await reader.cancel();
-      body = JSON.parse(/^data: (.*)$/m.exec(text)![1]!) as Json;
+      // The first block with data: its `field: value` lines.
+      const block = text.split('\n\n').find((lines) => /^data: /m.test(lines))!;
+      event = Object.fromEntries(
+        block
+          .split('\n')
+          .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
+      );
+      body = JSON.parse(event['data']!) as Json;
     } else {
       body = (await response.json()) as Json;
     }
-    const answer = { status: response.status, headers: response.headers, body };
+    const answer = {
+      status: response.status,
+      headers: response.headers,
+      body,
+      ...(event === undefined ? {} : { event }),
+    };
     problems.push(...conformance(operationId, answer));
     return answer;
   }
@@ -249,6 +278,7 @@ describe.each([
     ).toBe(400);
     const stream = await admin('admin.stream', `/order/instances/${id}/stream`);
     expect(stream.body).toMatchObject({ id, state: ['order.submitted'], status: 'active' });
+    expect(stream.event).toMatchObject({ id: String(stream.body['sequence']), event: 'state' });
     for (const operationId of ['admin.show', 'admin.history', 'admin.stream']) {
       const suffix = { 'admin.show': '', 'admin.history': '/history', 'admin.stream': '/stream' }[
         operationId
@@ -258,6 +288,28 @@ describe.each([
       ).toBe(404);
       expect((await admin(operationId, `/nope/instances/${id}${suffix}`)).status).toBe(404);
     }
+  });
+
+  it.runIf(run)('should resume the admin stream after Last-Event-ID', async () => {
+    const id = await submittedOrder();
+    const cancelled = await fetch(`${base}/orders/${id}/cancel`, { method: 'DELETE' });
+    expect(cancelled.status).toBe(200);
+    const last = await admin('admin.stream', `/order/instances/${id}/stream`);
+    expect(last.body).toMatchObject({ state: ['order.cancelled'], status: 'done' });
+    const sequence = Number(last.body['sequence']);
+    /** The whole stream, which a final state ends: its `data` lines. */
+    const dataAfter = async (lastEventId: number): Promise<string[]> => {
+      const response = await fetch(`${base}/admin/api/machines/order/instances/${id}/stream`, {
+        headers: { ...TOKEN, 'last-event-id': String(lastEventId) },
+      });
+      expect(response.status).toBe(200);
+      return [...(await response.text()).matchAll(/^data: (.*)$/gm)].map((match) => match[1]!);
+    };
+    // The client has the final state already: the stream ends at once, empty.
+    expect(await dataAfter(sequence)).toEqual([]);
+    // One behind: the final state, then the end.
+    const behind = await dataAfter(sequence - 1);
+    expect(behind.map((data) => JSON.parse(data) as Json)).toEqual([last.body]);
   });
 
   it.runIf(run)('should repair through the locked step, recorded as the operator', async () => {

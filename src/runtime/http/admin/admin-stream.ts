@@ -3,7 +3,8 @@
  * as Server-Sent Events, for the console's live page. The same watch as a registration's state
  * stream (watch-instance.ts, one read per commit notice, nothing polled), with a message the
  * console needs whatever the machine's registrations: `{ id, sequence, state, status }`. The
- * console reads the record and the timeline again on each message. It ends after a final state.
+ * console reads the record and the timeline again on each message. It ends after a final state;
+ * `Last-Event-ID` resumes after the sequence it names, as a registration's stream does.
  */
 import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { MachineRuntime } from '../../engine/machine-runtime.js';
@@ -72,7 +73,11 @@ export async function adminStream(
     heartbeat.unref();
   }
   stream.comment('retry: 1000');
-  stream.offer(watch.first);
+  // Last-Event-ID (an EventSource reconnecting): only states newer than the one it has.
+  const lastEventId = Number(request.headers['last-event-id'] ?? '');
+  const seen = Number.isInteger(lastEventId) ? lastEventId : -1;
+  if (watch.first.snapshot.sequence > seen) stream.offer(watch.first);
+  else if (watch.first.snapshot.status === 'done') stream.finish();
   return {
     status: 200,
     headers: {
