@@ -17,13 +17,43 @@ import type { Jiti } from 'jiti';
 import { z } from 'zod';
 import { InvalidConfigFileException, type MachineRoutesError } from '../runtime/errors.js';
 import { FROM_SOURCES, OWN_ROOT } from '../runtime/own-root.js';
+import type {
+  checkTimerRegistrations,
+  collectDefinitionIssues,
+  MachineOperations,
+  MachineRuntime,
+  migrateInstances,
+  openStore,
+  planRegistration,
+  resolveSettings,
+  sweepTimers,
+  systemClock,
+  validateRouteNames,
+} from '../runtime/index.js';
 import { DEFAULT_CONFIG_FILE, type MachineRoutesConfig } from './config.js';
 import { loadGeneratorDependency } from './dependencies.js';
 import { isMachineRoutesError } from './issues.js';
 import { loadErrorLocation } from './load-error-location.js';
 
-/** The runtime package as the config sees it. */
-export type RuntimeModule = typeof import('../runtime/index.js');
+/**
+ * The members of the runtime package, as the config loaded it, that the generator and the CLI
+ * call: theirs, not this module's copy, so `instanceof` holds on what the config's machines make.
+ * Named one by one rather than `typeof import(...)`: the published declarations are bundled
+ * (scripts/pack.js), and a bundler turns a module's type into a namespace it cannot declare.
+ */
+export interface RuntimeModule {
+  MachineRuntime: typeof MachineRuntime;
+  MachineOperations: typeof MachineOperations;
+  checkTimerRegistrations: typeof checkTimerRegistrations;
+  collectDefinitionIssues: typeof collectDefinitionIssues;
+  migrateInstances: typeof migrateInstances;
+  openStore: typeof openStore;
+  planRegistration: typeof planRegistration;
+  resolveSettings: typeof resolveSettings;
+  sweepTimers: typeof sweepTimers;
+  systemClock: typeof systemClock;
+  validateRouteNames: typeof validateRouteNames;
+}
 
 /** zod as the config sees it (its registry holds the schemas' descriptions). */
 export type ZodModule = typeof import('zod');

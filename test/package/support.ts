@@ -142,6 +142,7 @@ export interface Manifest {
   peerDependencies: Record<string, string>;
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   devDependencies?: Record<string, string>;
+  exports?: Record<string, string | { types?: string; default?: string }>;
 }
 
 /** Bytes of the files under `dir` (their length, not the blocks they take on disk). */

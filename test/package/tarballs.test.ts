@@ -66,17 +66,27 @@ describe('the packed tarballs', () => {
     expect(manifest.peerDependencies).toEqual({ 'machine-routes': VERSION });
   });
 
-  it('should ship the declarations the exports reach, none naming an optional peer', () => {
-    const { listed } = unpacked(tarballs['machine-routes']);
+  it('should ship one declaration bundle per export and the chunks they share, none naming an optional peer', () => {
+    const { listed, manifest } = unpacked(tarballs['machine-routes']);
     const declarations = listed.filter((entry) => entry.endsWith('.d.ts'));
-    expect(declarations).toContain('package/dist/runtime/index.d.ts');
-    expect(declarations).toContain('package/dist/runtime/telemetry/trace-carrier.d.ts');
-    // Internal modules no export reaches are not shipped (scripts/pack.js pruneDeclarations).
-    expect(declarations).not.toContain('package/dist/runtime/telemetry/otel-api.d.ts');
-    expect(declarations).not.toContain('package/dist/runtime/http/nested-query.d.ts');
+    const entries = Object.values(manifest.exports ?? {})
+      .flatMap((target) => (typeof target === 'string' || !target.types ? [] : [target.types]))
+      .map((types) => `package/${types.slice(2)}`);
+    expect(entries).toContain('package/dist/runtime/index.d.ts');
+    expect(declarations).toEqual(expect.arrayContaining(entries));
+    // Bundled (scripts/pack.js bundleDeclarations): no file per module, as tsc writes them.
+    expect(declarations).not.toContain('package/dist/runtime/telemetry/trace-carrier.d.ts');
+    expect(declarations.length).toBeLessThan(entries.length + 16);
     for (const entry of declarations) {
       const text = sh(ROOT, 'tar', ['-xzOf', tarballs['machine-routes'], entry]);
       expect(text, entry).not.toContain("'@opentelemetry/api'");
+      // Every relative import of a bundle names a file the package ships.
+      for (const [, specifier] of text.matchAll(/from\s*'(\.[^']+)'/g)) {
+        const target = path.posix
+          .join(path.posix.dirname(entry), specifier!)
+          .replace(/\.js$/, '.d.ts');
+        expect(declarations, `${entry} imports ${specifier}`).toContain(target);
+      }
     }
     expect(listed).toContain('package/dist/api-reference/redoc.standalone.js.br');
     expect(listed).not.toContain('package/dist/api-reference/redoc.standalone.js.gz');
