@@ -28,6 +28,9 @@ declare -A COMMANDS=(
   [scale-contention]="npx tsx bench/scale/contention.ts"
   [scale-timer-lag]="npx tsx bench/scale/timer-lag.ts"
   [scale-subscribers]="npx tsx bench/scale/subscribers.ts"
+  [scale-dbos]="npx tsx bench/scale/dbos.ts"
+  [scale-jobs]="npx tsx bench/scale/jobs.ts"
+  [scale-processes]="npx tsx bench/scale/processes.ts"
 )
 ORDER=(http reads startup startup-compiled generate watch idempotency interpreter persistence timers)
 selected=("$@")

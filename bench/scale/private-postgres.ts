@@ -27,6 +27,13 @@ export interface PrivatePostgres {
    * cost of it, WAL flushes included. Exited backends' time is lost: keep connections open.
    */
   cpuMicros(): number;
+  /**
+   * CPU time so far of each process of the cluster, microseconds by pid: a phase's cost is
+   * `cpuSince(before)`, which also counts the backends that started during the phase and keeps
+   * the time of the ones that outlived it when others exited (a pool closing idle connections
+   * makes `cpuMicros()` differences drop, even below zero).
+   */
+  cpuByProcess(): Map<number, number>;
   /** Stops the server and deletes its directory. */
   stop(): void;
 }
@@ -41,17 +48,34 @@ export function schedMicros(pid: number | string): number {
 }
 
 function clusterMicros(postmaster: number): number {
-  let total = schedMicros(postmaster);
+  let total = 0;
+  for (const micros of clusterProcesses(postmaster).values()) total += micros;
+  return total;
+}
+
+function clusterProcesses(postmaster: number): Map<number, number> {
+  const processes = new Map([[postmaster, schedMicros(postmaster)]]);
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === postmaster) total += schedMicros(entry);
+      if (parent === postmaster) processes.set(Number(entry), schedMicros(entry));
     } catch {
       // gone between the listing and the read
     }
   }
+  return processes;
+}
+
+/**
+ * CPU microseconds of a cluster's processes since `before` (a `cpuByProcess()` read): each
+ * process still there counts its growth, a new one all of its time; one that exited meanwhile
+ * is lost (keep connections open across a phase).
+ */
+export function cpuSince(cluster: PrivatePostgres, before: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, micros] of cluster.cpuByProcess()) total += micros - (before.get(pid) ?? 0);
   return total;
 }
 
@@ -131,6 +155,7 @@ export async function startPrivatePostgres(
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     cpuMicros: () => clusterMicros(postmaster),
+    cpuByProcess: () => clusterProcesses(postmaster),
     stop,
   };
 }
