@@ -49,7 +49,7 @@ for name in "${selected[@]}"; do
   {
     echo "\$ $command"
     echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD), node $(node --version), $(nproc) cores, load average $(load)"
-    $command 2>&1 | grep -v '^npm warn'
+    $command 2>&1 | grep --line-buffered -v '^npm warn'
     echo "# exit ${PIPESTATUS[0]}, load average at end $(load)"
   } > "$out"
   grep -q '^# exit 0,' "$out" || { echo "   failed: see $out"; status=1; }

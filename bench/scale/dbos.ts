@@ -198,7 +198,13 @@ try {
       const dbCpu = cpuSince(cluster, cpuBefore);
       const counted = difference(before, await readCounters(admin), DATABASE[side]);
       statements.set(side, await statementsOf(admin, DATABASE[side]));
-      const half = await drive(side, ids[side], Math.ceil(full.events / 2), full.rps / 2);
+      // At least one event: on a loaded host a warm-up phase can end before any answer.
+      const half = await drive(
+        side,
+        ids[side],
+        Math.max(1, Math.ceil(full.events / 2)),
+        Math.max(1, full.rps / 2),
+      );
       served.set(side, served.get(side)! + full.events + half.events);
       const figures: Figures = {
         rps: full.rps,
