@@ -24,9 +24,12 @@ export const KNOWN_KEYS = {
     'idempotency',
     'explainAvailableEvents',
     'contention',
+    'flow',
   ],
   /** `idempotency` of a registration, when an object. */
   idempotency: ['events', 'ttl'],
+  /** An entry of `flow` of a registration. */
+  flow: ['key', 'concurrency', 'rate', 'debounce'],
   /** The `defineConfig({ ... })` object. */
   config: [
     'registrations',

@@ -160,6 +160,14 @@ const CASES: Array<[string, string, string, number, number, string]> = [
     "MachineRouter: 'contention' must be 'reject' or { wait: 5000 } (milliseconds, 1 to 60000), got 'wait'. (machine 'order', registration 'order')",
   ],
   [
+    'router-invalid-flow',
+    'InvalidFlowControlException',
+    'MR_INVALID_FLOW_CONTROL',
+    20,
+    7,
+    "MachineRouter: 'flow' of `SUBMIT` has rate {\"limit\":10}: use { limit, interval }, at most limit (1 to 1000000) requests of one key per interval ms (1 to 86400000), e.g. { limit: 100, interval: 1000 }. (machine 'order', registration 'order')",
+  ],
+  [
     'router-binding-overlap',
     'InvalidRouterConfigException',
     'MR_INVALID_ROUTER_CONFIG',

@@ -5,6 +5,7 @@
  */
 import type { JsonSchema, ManifestMachine, ManifestRoute, RouteManifest } from '../manifest.js';
 import { compareCodeUnits, sortBy } from '../naming.js';
+import { FLOW_LIMITED_BODY, FLOW_LIMITED_SCHEMA } from './openapi-flow.js';
 import { PRECONDITION_FAILED_BODY, PRECONDITION_FAILED_SCHEMA } from './openapi-http-surface.js';
 import { stateEventSchema, stateEventSchemaName } from './openapi-live-state.js';
 import {
@@ -120,6 +121,9 @@ export function buildComponentSchemas(manifest: RouteManifest): Record<string, J
     ),
   };
   const routes = manifest.registrations.flatMap((registration) => registration.routes);
+  // Only a document with flow control has 429 answers (an unused component is a lint warning).
+  if (routes.some((route) => route.flow !== undefined))
+    schemas[FLOW_LIMITED_SCHEMA] = FLOW_LIMITED_BODY;
   // A child reached only through forwards answers in `child`: its state ids, not its envelope.
   const registered = new Set(routes.map((route) => route.machineId));
   for (const machine of manifest.machines) {

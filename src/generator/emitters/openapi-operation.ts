@@ -16,6 +16,7 @@ import {
   conditionalParameters,
   surfaceResponse,
 } from './openapi-http-surface.js';
+import { flowResponse } from './openapi-flow.js';
 import { streamResponse } from './openapi-live-state.js';
 import {
   objectSchema,
@@ -197,7 +198,7 @@ export function operation(route: ManifestRoute, machines: MachinesById): JsonSch
           },
   };
   for (const error of errors) {
-    const surface = surfaceResponse(route, error.status);
+    const surface = surfaceResponse(route, error.status) ?? flowResponse(route, error.status);
     if (surface !== undefined) {
       responses[String(error.status)] = surface;
       continue;

@@ -6,6 +6,7 @@
  */
 import type { JsonSchema, ManifestRoute } from '../manifest.js';
 import { errorExample, sharedErrorExample, type MachinesById } from './openapi-examples.js';
+import { FLOW_LIMITED_SCHEMA } from './openapi-flow.js';
 import { PRECONDITION_FAILED_SCHEMA } from './openapi-http-surface.js';
 import {
   ERROR_SCHEMA,
@@ -130,6 +131,8 @@ export function errorResponses(route: ManifestRoute): ErrorResponse[] {
       if (status === 412) {
         return { status, schema: ref(PRECONDITION_FAILED_SCHEMA), component: null };
       }
+      if (status === 429 && route.flow !== undefined)
+        return { status, schema: ref(FLOW_LIMITED_SCHEMA), component: null };
       if (isSharedStatus(status)) return shared(status);
       // Declared by the endpoint action: `{ message }`, described by the action.
       return {

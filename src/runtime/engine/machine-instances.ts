@@ -10,6 +10,7 @@ import type { NoticeListener } from '../persistence/commit-feed.js';
 import type { AvailableEvent, MachineSnapshot, StoredScenario } from '../interpreter/types.js';
 import type { TransactionHook } from '../persistence/transaction.js';
 import type { IdempotencyKeyStore } from '../persistence/idempotency.js';
+import type { FlowControlStore } from '../persistence/flow-control.js';
 import type {
   AvailableEventsReadOptions,
   CreateOptions,
@@ -94,6 +95,8 @@ export interface MachineInstances<D> {
   bindBusinessKey(id: string, key: string): Promise<void>;
   /** Idempotency-Key records (routes with `idempotency` need them). */
   readonly idempotencyKeys: IdempotencyKeyStore;
+  /** Flow-control counters (routes with `flow`); absent, a router keeps them in its process. */
+  readonly flowControl?: FlowControlStore;
   /** The child a forwarded endpoint reached, for `data.child` of forwarded responses. */
   forwardedChild(
     definition: D,

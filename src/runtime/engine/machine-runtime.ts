@@ -16,6 +16,7 @@ import type {
 } from '../interpreter/types.js';
 import type { NoticeListener } from '../persistence/commit-feed.js';
 import type { IdempotencyKeyStore } from '../persistence/idempotency.js';
+import type { FlowControlStore } from '../persistence/flow-control.js';
 import type {
   FindInStateOptions,
   HistoryQuery,
@@ -94,6 +95,11 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
   /** The store's Idempotency-Key records (routes with `idempotency`). */
   get idempotencyKeys(): IdempotencyKeyStore {
     return this.#live().store.idempotencyKeys;
+  }
+
+  /** The store's flow-control counters (routes with `flow`, docs/http.md "Flow control"). */
+  get flowControl(): FlowControlStore {
+    return this.#live().store.flowControl;
   }
 
   /** Resolves once the job handlers are registered on the queue (before starting a worker). */

@@ -120,3 +120,12 @@ export class InvalidScenarioDefinitionException extends MachineRoutesError {
 export class InvalidConfigFileException extends MachineRoutesError {
   readonly code = 'MR_INVALID_CONFIG_FILE';
 }
+
+/**
+ * A registration's `flow` declares flow control the router cannot apply: an unknown event, key
+ * or key source, a limit that is not a positive integer, or a context key on a route without
+ * an instance. Build time (`check`, `generate`, app start).
+ */
+export class InvalidFlowControlException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_FLOW_CONTROL';
+}

@@ -171,3 +171,31 @@ export class ScenarioFailedException extends MachineRoutesError {
   readonly code = 'MR_SCENARIO_FAILED';
   override readonly statusCode = 422;
 }
+
+/** Which limit of a route's flow control refused a request. */
+export type FlowLimit = 'concurrency' | 'rate' | 'debounce';
+
+/**
+ * A request over its route's flow control (HTTP 429, docs/http.md "Flow control"): too many of
+ * its key in flight, its key's rate spent, or a later request of its key within the debounce
+ * window. Nothing was sent. Answered with `Retry-After` (not for `debounce`: the later request
+ * is the one that counts) and `{ message, code, limit, retryAfter }`.
+ */
+export class FlowLimitedException extends MachineRoutesError {
+  readonly code = 'MR_FLOW_LIMITED';
+  override readonly statusCode = 429;
+  readonly limit: FlowLimit;
+  /** Seconds to wait before sending again; `null` for a debounced request (do not resend it). */
+  readonly retryAfter: number | null;
+
+  constructor(
+    message: string,
+    limit: FlowLimit,
+    retryAfter: number | null,
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+    this.limit = limit;
+    this.retryAfter = retryAfter;
+  }
+}

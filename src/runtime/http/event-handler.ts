@@ -16,6 +16,7 @@
  * client gets a usable state plus a signal to wait for the next broadcast, not an error.
  */
 import {
+  FlowLimitedException,
   MachineAlreadyRunningException,
   MachineValidationException,
   PreconditionFailedException,
@@ -29,6 +30,7 @@ import type { ScenarioRequest } from '../interpreter/scenarios.js';
 import { isSnapshot, type MachineSnapshot, type StoredScenario } from '../interpreter/types.js';
 import { createEventResponder } from './event-response.js';
 import { createStatelessAnswer, STATELESS, STATELESS_SEND } from './event-stateless.js';
+import { createFlowGate, flowLimitedResponse, type FlowTicket } from './flow-control.js';
 import { hookArgs, noteCommitted } from './event-steps.js';
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
@@ -67,7 +69,8 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     route.handler === 'machineIdBound' &&
     route.binding.kind === 'machineId' &&
     !target.action?.before &&
-    !target.action?.onException;
+    !target.action?.onException &&
+    !(route.flow?.key != null && 'context' in route.flow.key);
   const deferredParam = route.binding.kind === 'machineId' ? route.binding.param : '';
   // A stateless route has no instance to load: no promise round trip for it.
   const stateless = route.binding.kind === 'none';
@@ -80,6 +83,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   // and on the response an Idempotency-Key replays; a stateless or unpersisted one has none.
   const versioned = (response: EndpointResponse, snapshot: MachineSnapshot): EndpointResponse =>
     stateless || !definition.options.shouldPersist ? response : withEtag(response, snapshot);
+  const gate = createFlowGate(route, services.flowControl);
 
   /**
    * 6. Contention: the last committed state, isProcessing true, no hooks. Without a snapshot on
@@ -127,6 +131,8 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     request: EndpointRequest,
     idempotent: IdempotentRequest | null,
   ): Promise<EndpointResponse> => {
+    // Flow control's hold on the request (an in-flight slot), given back once it is answered.
+    let ticket: FlowTicket | null = null;
     try {
       // 1. Middleware (an Idempotency-Key claim ran it before claiming).
       if (middleware.length > 0 && idempotent === null) {
@@ -192,6 +198,17 @@ export function createEventHandler<D extends MachineDefinitionBase>(
           null,
           { machine: definition.id },
         );
+      }
+
+      // Flow control: admitted, or 429 before anything runs (docs/http.md "Flow control").
+      if (gate !== null) {
+        const admitted = await gate(
+          request,
+          validation.payload,
+          instance.kind === 'persisted' ? instance.snapshot.context : undefined,
+        );
+        if (admitted instanceof FlowLimitedException) return flowLimitedResponse(admitted);
+        ticket = admitted;
       }
 
       // 4. before() with the pre-transition state.
@@ -324,6 +341,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       return isWrongState(error) && !stateless
         ? await withRefusalSurface(response, request, surfaceOf)
         : response;
+    } finally {
+      if (ticket !== null)
+        await ticket.release().catch((error: unknown) => failure(error, request));
     }
   };
 
@@ -349,6 +369,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     middleware.length === 0 &&
     scenarios === undefined &&
     route.contention === undefined &&
+    gate === null &&
     !target.action?.before &&
     !target.action?.after &&
     !target.action?.onException;

@@ -2,6 +2,7 @@
  * `HttpServices`: what route handlers need from the rest of the runtime. `MachineRouter` fills
  * it from the engine; tests may pass doubles.
  */
+import type { FlowControlStore } from '../persistence/flow-control.js';
 import type { IdempotencyKeyStore } from '../persistence/idempotency.js';
 import type {
   EventObject,
@@ -70,6 +71,8 @@ export interface HttpServices<D extends MachineDefinitionBase> {
   scenarios?: ScenarioServices<D>;
   /** Idempotency-Key records (routes with `idempotency`, see idempotency.ts). */
   idempotencyKeys: IdempotencyKeyStore;
+  /** Flow-control counters (routes with `flow`, flow-control.ts); absent: kept in the process. */
+  flowControl?: FlowControlStore;
   /**
    * The methods mounted at each path (the router's), for the `Allow` header of OPTIONS answers
    * and of 409 refusals. Absent (handlers built by hand): 409 answers carry no `Allow`.

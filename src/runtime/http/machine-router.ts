@@ -134,6 +134,7 @@ export class MachineRouter {
       logger: options.logger,
       payloadLimit: options.payloadLimit ?? DEFAULT_PAYLOAD_LIMIT,
       idempotencyKeys: runtime.idempotencyKeys,
+      ...(runtime.flowControl === undefined ? {} : { flowControl: runtime.flowControl }),
       paths: this.#paths,
       ...((options.scenarios ?? runtime.scenariosEnabled)
         ? { scenarios: scenarioServices(runtime) }

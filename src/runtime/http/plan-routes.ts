@@ -6,6 +6,7 @@
 import { contentionProblem, contentionWaitMs } from '../definition/contention.js';
 import { eventTypeOfReference } from '../definition/endpoints.js';
 import { checkCollisions } from './plan-collisions.js';
+import { planFlow } from './plan-flow.js';
 import { planIdempotency } from './plan-idempotency.js';
 import { endpointFields, pathFor } from './plan-route-fields.js';
 import { InvalidRouterConfigException, throwIfAny, type MachineRoutesError } from '../errors.js';
@@ -393,6 +394,7 @@ export function planRegistration(
     for (const route of routes) if (route.availableEvents) route.explainAvailableEvents = true;
   }
 
+  planFlow(options.flow, routes, { machine: definition.id, registration: name }, issues);
   checkCollisions(routes, prefix, fail);
   return { routes, issues };
 }

@@ -3,6 +3,7 @@
  * every error body (`{ message }`, plus `errors` for 422).
  */
 import {
+  FlowLimitedException,
   ForwardTargetUnavailableException,
   IdempotencyKeyInFlightException,
   IdempotencyKeyReusedException,
@@ -26,6 +27,7 @@ import {
   type FieldErrors,
 } from '../errors.js';
 import { preconditionFailedResponse } from './conditional.js';
+import { flowLimitedResponse } from './flow-control.js';
 import type { ScenarioSummary } from '../interpreter/scenarios.js';
 import type { AvailableEvent } from '../interpreter/types.js';
 import type { ScenarioFields } from './scenario-fields.js';
@@ -216,6 +218,7 @@ export function errorToResponse(
   if (error instanceof MachineNotFoundException) return errorResponse(404, 'Machine not found.');
   // If-Match named a version the instance moved on from: 412 with its current ETag.
   if (error instanceof PreconditionFailedException) return preconditionFailedResponse(error);
+  if (error instanceof FlowLimitedException) return flowLimitedResponse(error);
   if (
     error instanceof IdempotencyKeyInFlightException ||
     error instanceof IdempotencyKeyReusedException ||

@@ -69,6 +69,45 @@ export interface RegistrationOptions {
    * (docs/http.md "Contention policy"): `'reject'` (the default) or `{ wait: ms }`.
    */
   contention?: ContentionConfig | null;
+  /**
+   * Flow control of event routes, by event type (forwards by their parent-facing type):
+   * in-flight sends, rate and debounce per key (docs/http.md "Flow control"). A request over a
+   * limit is answered 429 with `Retry-After` and `{ message, code, limit, retryAfter }`.
+   *
+   * @example flow: { PAY: { key: { header: 'x-tenant-id' }, concurrency: 4, rate: { limit: 100, interval: 1000 } } }
+   */
+  flow?: Readonly<Record<string, FlowControlOptions>> | null;
+}
+
+/**
+ * Where a flow-control key comes from: a request header, a field of the event's validated
+ * payload, or a context key of the instance (routes bound to an instance). Requests without a
+ * value share one key, `''`.
+ */
+export type FlowKeySource = { header: string } | { payload: string } | { context: string };
+
+/** The flow control of one event route (the `flow` registration option). */
+export interface FlowControlOptions {
+  /** The key limits are counted per; default one key for the whole route. */
+  key?: FlowKeySource;
+  /** At most this many requests of one key are being handled at once (1 to 10000). */
+  concurrency?: number;
+  /** At most `limit` requests of one key per `interval` ms, as a smooth token bucket. */
+  rate?: { limit: number; interval: number };
+  /**
+   * The last request of a burst is the one sent: each request waits `window` ms; one followed
+   * by another of its key within that time is answered 429 (`limit: 'debounce'`, not to be
+   * retried) and sends nothing.
+   */
+  debounce?: { window: number };
+}
+
+/** A route's flow control, as planned (see {@link FlowControlOptions}). */
+export interface RouteFlow {
+  key: FlowKeySource | null;
+  concurrency?: number;
+  rate?: { limit: number; interval: number };
+  debounce?: { window: number };
 }
 
 /** The object form of the `idempotency` registration option. */
@@ -214,6 +253,8 @@ export interface PlannedRoute {
    * registration's); absent: a busy instance is answered at once (`'reject'`).
    */
   contention?: RouteContention;
+  /** Set when the registration's `flow` limits the route (429 answers, docs/http.md). */
+  flow?: RouteFlow;
 }
 
 /**

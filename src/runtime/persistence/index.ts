@@ -45,6 +45,13 @@ export {
   type IdempotencyRecord,
   type StoredResponse,
 } from './idempotency.js';
+export {
+  MemoryFlowControl,
+  type FlowControlStore,
+  type FlowRate,
+  type FlowSlot,
+  type FlowTokenResult,
+} from './flow-control.js';
 export type { TimerFailureRow, TimerFailureStore } from './timer-failures.js';
 export type { HistoryRetentionStore, RetentionBatch } from './history-retention.js';
 export { keptScenario } from './kept-scenarios.js';

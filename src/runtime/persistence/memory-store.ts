@@ -8,6 +8,7 @@ import type { TraceCarrier } from '../telemetry/trace-carrier.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
+import { MemoryFlowControl } from './flow-control.js';
 import { IdempotencyClaimLostError, MemoryIdempotencyKeys } from './idempotency.js';
 import { memoryHistoryRetention } from './history-retention.js';
 import { MemoryInstanceQueries } from './memory-instance-queries.js';
@@ -59,6 +60,7 @@ export class MemoryStore implements Store {
   readonly #timerFires = new Map<string, TimerFireRow>();
   readonly #now: () => number;
   readonly idempotencyKeys: MemoryIdempotencyKeys;
+  readonly flowControl: MemoryFlowControl;
   readonly queries = new MemoryInstanceQueries(this.#instances);
   readonly historyRetention = memoryHistoryRetention;
   readonly scheduleCandidates = memoryScheduleCandidates(this.#instances, (rootEventId, timerKey) =>
@@ -70,6 +72,7 @@ export class MemoryStore implements Store {
   constructor(options: { now?: () => number } = {}) {
     this.#now = options.now ?? Date.now;
     this.idempotencyKeys = new MemoryIdempotencyKeys(this.#now);
+    this.flowControl = new MemoryFlowControl(this.#now);
   }
 
   async migrate(): Promise<void> {}

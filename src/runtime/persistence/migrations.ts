@@ -17,6 +17,7 @@
  * ad-hoc queries only and are left out.
  */
 import { HISTORY_RETENTION_POSTGRES, HISTORY_RETENTION_SQLITE } from './history-retention.js';
+import { FLOW_CONTROL_TABLES_POSTGRES } from './flow-control.js';
 import { HOLDER_GONE_FUNCTION_POSTGRES } from './holders.js';
 import { IDEMPOTENCY_TABLE_POSTGRES, IDEMPOTENCY_TABLE_SQLITE } from './idempotency.js';
 import { JOBS_LEASE_HOLDER_SQLITE, JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
@@ -337,6 +338,14 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     name: 'idempotency response etag',
     sqlite: `ALTER TABLE machine_idempotency_keys ADD COLUMN response_etag TEXT;`,
     postgres: `ALTER TABLE machine_idempotency_keys ADD COLUMN response_etag text;`,
+  },
+  // Flow control of event routes (flow-control.ts): token buckets, in-flight slots and the
+  // latest request of a burst, shared by every process. SQLite keeps them in its one process.
+  {
+    version: 17,
+    name: 'flow control',
+    sqlite: `SELECT 1;`,
+    postgres: FLOW_CONTROL_TABLES_POSTGRES,
   },
 ];
 

@@ -12,6 +12,7 @@
 import pg from 'pg';
 import { IdempotencyClaimLostError } from './idempotency.js';
 import { PostgresIdempotencyKeys } from './idempotency-sql.js';
+import { PostgresFlowControl } from './flow-control-sql.js';
 import { PostgresTimerFailures } from './timer-failures.js';
 import { EVENT_CHUNK, numbered, runNamed, type StatementName } from './postgres-statements.js';
 import { holderConnection, type HolderConnection } from './postgres-holder.js';
@@ -104,6 +105,7 @@ export class PostgresStore implements Store {
   readonly connectionString: string;
   readonly #pool: pg.Pool;
   readonly idempotencyKeys: PostgresIdempotencyKeys;
+  readonly flowControl: PostgresFlowControl;
   readonly timerFailures: PostgresTimerFailures;
   /** This process's holder connection: the backend its lock rows and key claims name. */
   readonly #holder: HolderConnection;
@@ -130,6 +132,7 @@ export class PostgresStore implements Store {
     this.#pool.on('error', () => {});
     this.#holder = holderConnection(options.connectionString);
     this.idempotencyKeys = new PostgresIdempotencyKeys(this.#pool, () => this.#holder.current());
+    this.flowControl = new PostgresFlowControl(this.#pool, () => this.#holder.current());
     this.queries = postgresInstanceQueries(this.#pool);
     this.historyRetention = postgresHistoryRetention(this.#pool);
     this.scheduleCandidates = postgresScheduleCandidates(this.#pool);

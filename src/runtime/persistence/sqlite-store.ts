@@ -17,6 +17,7 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { IdempotencyClaimLostError } from './idempotency.js';
 import { SqliteIdempotencyKeys } from './idempotency-sql.js';
+import { MemoryFlowControl } from './flow-control.js';
 import { SqliteTimerFailures } from './timer-failures.js';
 import { CheckpointWorker } from './sqlite-checkpoints.js';
 import { processHolder, registerHolderFunction } from './holders.js';
@@ -113,6 +114,8 @@ export class SqliteStore implements Store {
   readonly filename: string;
   readonly #db: Database.Database;
   readonly idempotencyKeys: SqliteIdempotencyKeys;
+  /** In the process: a SQLite database serves one server process (docs/http.md "Flow control"). */
+  readonly flowControl = new MemoryFlowControl();
   readonly timerFailures: SqliteTimerFailures;
   readonly queries: InstanceQueries;
   readonly #prepared: SqliteStatements;

@@ -12,6 +12,7 @@ import type { TransactionHook } from './transaction.js';
 import type { HistoryRetentionStore } from './history-retention.js';
 import type { InstanceQueries } from './instance-queries.js';
 import type { ScheduleCandidates } from './schedule-candidates.js';
+import type { FlowControlStore } from './flow-control.js';
 import type { IdempotencyCompletion, IdempotencyKeyStore } from './idempotency.js';
 import type { TimerFailureStore } from './timer-failures.js';
 
@@ -263,6 +264,8 @@ export interface Store extends ChildStore {
   sweepExpiredLocks(): Promise<number>;
   /** `machine_idempotency_keys`: Idempotency-Key records of command endpoints. */
   readonly idempotencyKeys: IdempotencyKeyStore;
+  /** Flow-control counters of event routes (docs/http.md "Flow control"). */
+  readonly flowControl: FlowControlStore;
   /** `machine_timer_failures`: failed attempts at timer fires whose behavior threw. */
   readonly timerFailures: TimerFailureStore;
   /** The operator's reads: instances by state, time or key, history pages (docs/operations.md). */

@@ -1,0 +1,181 @@
+/**
+ * Flow control of an event route (the registration's `flow`, docs/http.md "Flow control"): the
+ * gate a request passes after its payload is validated and before its action's `before()` and
+ * its send. Debounce first (a request superseded within its window sends nothing), then the
+ * rate (a token of its key's bucket), then concurrency (an in-flight slot of its key, held until
+ * the answer is built). A refusal is a 429 with `Retry-After` and
+ * `{ message, code: 'MR_FLOW_LIMITED', limit, retryAfter }`.
+ *
+ * The counters live in the store (persistence/flow-control.ts). What this process already
+ * knows is answered without asking it: a key whose bucket refused until a time stays refused
+ * until then (other processes can only take more tokens), and a key with `concurrency` requests
+ * in flight here has no free slot anywhere. A key flooding the route thus costs the store one
+ * statement per token it gets, not one per request it sends.
+ */
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FlowLimitedException, type FlowLimit } from '../errors.js';
+import { newUlid } from '../ids.js';
+import { MemoryFlowControl, type FlowControlStore } from '../persistence/flow-control.js';
+import { headerOf } from './conditional.js';
+import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteFlow } from './types.js';
+
+/** What a request holds once admitted: give it back when its answer is built. */
+export interface FlowTicket {
+  release(): Promise<void>;
+}
+
+/** The gate of one route: a ticket, or the refusal to answer. */
+export type FlowGate = (
+  request: EndpointRequest,
+  payload: unknown,
+  context: unknown,
+) => Promise<FlowTicket | FlowLimitedException>;
+
+/** How long a slot outlives a request whose process stopped answering without dying. */
+const SLOT_LEASE_MS = 60_000;
+/** Seconds a concurrency refusal asks to wait: slots free as requests end, unannounced. */
+const CONCURRENCY_RETRY_AFTER_S = 1;
+/** Longer key values are hashed, so a row's key stays short whatever a header holds. */
+const MAX_KEY_LENGTH = 128;
+/** Keys of local refusals kept before the expired ones are dropped. */
+const LOCAL_SWEEP_AT = 10_000;
+
+const NO_TICKET: FlowTicket = Object.freeze({ release: async () => undefined });
+
+/** The gate of a route with `flow`; `null` without. */
+export function createFlowGate(
+  route: PlannedRoute,
+  store: FlowControlStore | undefined,
+): FlowGate | null {
+  const flow = route.flow;
+  if (flow === undefined) return null;
+  const counters = store ?? new MemoryFlowControl();
+  const scope = route.name;
+  const source = describeSource(flow);
+  /** Keys whose bucket refused, and until when (this process's clock). */
+  const refusedUntil = new Map<string, number>();
+  /** Requests of each key in flight in this process. */
+  const inFlight = new Map<string, number>();
+  const leaseMs = SLOT_LEASE_MS + (route.contention?.waitMs ?? 0);
+
+  const refuse = (limit: FlowLimit, retryAfterMs: number | null): FlowLimitedException => {
+    const seconds = retryAfterMs === null ? null : Math.max(1, Math.ceil(retryAfterMs / 1000));
+    const what =
+      limit === 'debounce'
+        ? `a later request of the same key${source} came within ${flow.debounce!.window} ms: it is the one sent, do not resend this one`
+        : limit === 'rate'
+          ? `more than ${flow.rate!.limit} requests per ${flow.rate!.interval} ms of the same key${source}; retry after ${seconds} s`
+          : `${flow.concurrency} requests of the same key${source} are in flight; retry after ${seconds} s`;
+    return new FlowLimitedException(
+      `Route ${route.name}: ${what}. Nothing was sent.`,
+      limit,
+      seconds,
+      { machine: route.machineId, route: route.name, limit },
+    );
+  };
+
+  return async (request, payload, context) => {
+    const key = keyOf(flow, request, payload, context);
+    if (flow.debounce !== undefined) {
+      const owner = newUlid();
+      await counters.markLatest(scope, key, owner);
+      await sleep(flow.debounce.window);
+      if (!(await counters.takeLatest(scope, key, owner))) return refuse('debounce', null);
+    }
+    if (flow.rate !== undefined) {
+      const now = Date.now();
+      const until = refusedUntil.get(key);
+      if (until !== undefined && now < until) return refuse('rate', until - now);
+      const token = await counters.takeToken(scope, key, flow.rate);
+      if (!token.granted) {
+        if (refusedUntil.size >= LOCAL_SWEEP_AT)
+          for (const [other, time] of refusedUntil) if (time <= now) refusedUntil.delete(other);
+        refusedUntil.set(key, Date.now() + token.retryAfterMs);
+        return refuse('rate', token.retryAfterMs);
+      }
+    }
+    const limit = flow.concurrency;
+    if (limit === undefined) return NO_TICKET;
+    const local = inFlight.get(key) ?? 0;
+    if (local >= limit) return refuse('concurrency', CONCURRENCY_RETRY_AFTER_S * 1000);
+    inFlight.set(key, local + 1);
+    const done = (): void => {
+      const left = (inFlight.get(key) ?? 1) - 1;
+      if (left <= 0) inFlight.delete(key);
+      else inFlight.set(key, left);
+    };
+    let slot;
+    try {
+      slot = await counters.acquireSlot(scope, key, limit, newUlid(), leaseMs);
+    } catch (error) {
+      done();
+      throw error;
+    }
+    if (slot === null) {
+      done();
+      return refuse('concurrency', CONCURRENCY_RETRY_AFTER_S * 1000);
+    }
+    return {
+      release: async () => {
+        done();
+        await counters.releaseSlot(slot);
+      },
+    };
+  };
+}
+
+/** The 429 of a refusal: `Retry-After` (but for debounce) and the typed body. */
+export function flowLimitedResponse(error: FlowLimitedException): EndpointResponse {
+  return {
+    status: 429,
+    body: {
+      message: error.message,
+      code: error.code,
+      limit: error.limit,
+      retryAfter: error.retryAfter,
+    },
+    ...(error.retryAfter === null ? {} : { headers: { 'retry-after': String(error.retryAfter) } }),
+  };
+}
+
+/**
+ * The request's key: its header, payload field or context key as text; `''` without one. The
+ * value is not echoed in answers (a context value may be one the route's output hides).
+ */
+function keyOf(
+  flow: RouteFlow,
+  request: EndpointRequest,
+  payload: unknown,
+  context: unknown,
+): string {
+  const source = flow.key;
+  if (source === null) return '';
+  const value =
+    'header' in source
+      ? headerOf(request, source.header)
+      : fieldOf(
+          'payload' in source ? payload : context,
+          'payload' in source ? source.payload : source.context,
+        );
+  if (value === undefined) return '';
+  return value.length <= MAX_KEY_LENGTH
+    ? value
+    : `sha256:${createHash('sha256').update(value).digest('base64url')}`;
+}
+
+function fieldOf(value: unknown, field: string): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const found: unknown = (value as Record<string, unknown>)[field];
+  return typeof found === 'string' || typeof found === 'number' || typeof found === 'boolean'
+    ? String(found)
+    : undefined;
+}
+
+function describeSource(flow: RouteFlow): string {
+  const source = flow.key;
+  if (source === null) return '';
+  if ('header' in source) return ` (header ${source.header})`;
+  if ('payload' in source) return ` (payload ${source.payload})`;
+  return ` (context ${source.context})`;
+}

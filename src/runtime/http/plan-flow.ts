@@ -1,0 +1,186 @@
+/**
+ * Plans the `flow` registration option (docs/http.md "Flow control"): each entry checked and
+ * attached to its event's route as `flow`, with 429 among the route's error statuses. Pure;
+ * every problem is an `InvalidFlowControlException` (MR_INVALID_FLOW_CONTROL) naming the
+ * machine, the registration, the event and what to change.
+ */
+import { InvalidFlowControlException, type MachineRoutesError } from '../errors.js';
+import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS } from '../known-keys.js';
+import type { FlowKeySource, PlannedRoute, RouteFlow } from './types.js';
+
+/** Bounds of the limits, so that a typo (an interval in seconds, a window of hours) is refused. */
+export const FLOW_BOUNDS = {
+  concurrency: 10_000,
+  rateLimit: 1_000_000,
+  /** One day, in ms. */
+  rateInterval: 86_400_000,
+  /** One minute, in ms: a debounced request is held that long before it is answered. */
+  debounceWindow: 60_000,
+} as const;
+
+const KEY_SOURCES = ['header', 'payload', 'context'] as const;
+
+/**
+ * Checks `flow` against the registration's planned routes and sets `flow` (and the 429 status)
+ * on the routes it names. `issues` receives every problem.
+ */
+export function planFlow(
+  flow: unknown,
+  routes: PlannedRoute[],
+  where: { machine: string; registration: string },
+  issues: MachineRoutesError[],
+): void {
+  if (flow === undefined || flow === null) return;
+  const fail = (message: string, event?: string): void => {
+    issues.push(
+      new InvalidFlowControlException(
+        `MachineRouter: 'flow'${event === undefined ? '' : ` of \`${event}\``} ${message} (machine '${where.machine}', registration '${where.registration}')`,
+        { ...where, key: 'flow', ...(event === undefined ? {} : { event }) },
+      ),
+    );
+  };
+  if (!isPlainObject(flow)) {
+    fail(
+      `must map event types to flow control, e.g. { PAY: { key: { header: 'x-tenant-id' }, rate: { limit: 100, interval: 1000 } } }.`,
+    );
+    return;
+  }
+  const eventRoutes = routes.filter(
+    (route) => route.eventType !== null && route.endpointIndex !== null,
+  );
+  for (const [event, entry] of Object.entries(flow)) {
+    const route = eventRoutes.find((candidate) => candidate.eventType === event);
+    if (route === undefined) {
+      const known = eventRoutes.map((candidate) => candidate.eventType).join(', ');
+      fail(`names no event route of this registration. Use one of: ${known || '(none)'}.`, event);
+      continue;
+    }
+    const planned = planEntry(entry, route, (message) => fail(message, event));
+    if (planned === null) continue;
+    route.flow = planned;
+    if (!route.errorStatuses.includes(429))
+      route.errorStatuses = [...route.errorStatuses, 429].sort((a, b) => a - b);
+  }
+}
+
+function planEntry(
+  entry: unknown,
+  route: PlannedRoute,
+  fail: (message: string) => void,
+): RouteFlow | null {
+  if (!isPlainObject(entry)) {
+    fail(`must be an object of key, concurrency, rate and debounce.`);
+    return null;
+  }
+  let valid = true;
+  const problem = (message: string): void => {
+    valid = false;
+    fail(message);
+  };
+  for (const unknown of findUnknownKeys(entry, KNOWN_KEYS.flow))
+    problem(`has ${describeUnknownKey(unknown)}. Known keys: ${KNOWN_KEYS.flow.join(', ')}.`);
+  const planned: RouteFlow = { key: null };
+  if (entry['key'] !== undefined) {
+    const key = planKey(entry['key'], route, problem);
+    if (key !== null) planned.key = key;
+  }
+  const { concurrency, rate, debounce } = entry;
+  if (concurrency !== undefined) {
+    if (isIntegerIn(concurrency, 1, FLOW_BOUNDS.concurrency)) planned.concurrency = concurrency;
+    else
+      problem(
+        `has concurrency ${describe(concurrency)}: use the number of requests of one key handled at once, an integer from 1 to ${FLOW_BOUNDS.concurrency}.`,
+      );
+  }
+  if (rate !== undefined) {
+    const limit = isPlainObject(rate) ? rate['limit'] : undefined;
+    const interval = isPlainObject(rate) ? rate['interval'] : undefined;
+    if (
+      isPlainObject(rate) &&
+      Object.keys(rate).every((key) => key === 'limit' || key === 'interval') &&
+      isIntegerIn(limit, 1, FLOW_BOUNDS.rateLimit) &&
+      isIntegerIn(interval, 1, FLOW_BOUNDS.rateInterval)
+    )
+      planned.rate = { limit, interval };
+    else
+      problem(
+        `has rate ${describe(rate)}: use { limit, interval }, at most limit (1 to ${FLOW_BOUNDS.rateLimit}) requests of one key per interval ms (1 to ${FLOW_BOUNDS.rateInterval}), e.g. { limit: 100, interval: 1000 }.`,
+      );
+  }
+  if (debounce !== undefined) {
+    const window = isPlainObject(debounce) ? debounce['window'] : undefined;
+    if (
+      isPlainObject(debounce) &&
+      Object.keys(debounce).length === 1 &&
+      isIntegerIn(window, 1, FLOW_BOUNDS.debounceWindow)
+    )
+      planned.debounce = { window };
+    else
+      problem(
+        `has debounce ${describe(debounce)}: use { window }, the ms (1 to ${FLOW_BOUNDS.debounceWindow}) a request waits for a later one of its key, e.g. { window: 500 }.`,
+      );
+  }
+  if (
+    planned.concurrency === undefined &&
+    planned.rate === undefined &&
+    planned.debounce === undefined &&
+    valid
+  )
+    problem(`sets no limit: give concurrency, rate or debounce.`);
+  return valid ? planned : null;
+}
+
+function planKey(
+  key: unknown,
+  route: PlannedRoute,
+  problem: (message: string) => void,
+): FlowKeySource | null {
+  const example = `{ header: 'x-tenant-id' }, { payload: 'tenantId' } or { context: 'tenantId' }`;
+  const entries = isPlainObject(key) ? Object.entries(key) : [];
+  const [source, name] = entries[0] ?? [];
+  if (
+    entries.length !== 1 ||
+    !KEY_SOURCES.includes(source as (typeof KEY_SOURCES)[number]) ||
+    typeof name !== 'string' ||
+    name === ''
+  ) {
+    problem(`has key ${describe(key)}: use one source, ${example}.`);
+    return null;
+  }
+  if (source === 'header') {
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
+      problem(`has key header '${name}', which is not a header name.`);
+      return null;
+    }
+    // Adapters hand headers over lower-cased.
+    return { header: name.toLowerCase() };
+  }
+  if (source === 'context') {
+    if (route.binding.kind === 'none') {
+      problem(
+        `reads its key from the context, but route ${route.name} sends to a new instance each time: use a header or payload key, or bind the event with machineIdFor or modelFor.`,
+      );
+      return null;
+    }
+    return { context: name };
+  }
+  return { payload: name };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isIntegerIn(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `'${value}'`;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

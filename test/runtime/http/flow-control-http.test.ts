@@ -1,0 +1,382 @@
+/**
+ * Flow control of event routes (the registration's `flow`, docs/http.md "Flow control") over
+ * real HTTP on a SQLite file and PostgreSQL: in-flight sends per header key, a rate per payload
+ * key and per context key, debounce (the last of a burst is sent), and across two server
+ * processes sharing one PostgreSQL database. Every refusal is the documented 429: `Retry-After`
+ * (but for debounce) and a body valid against the OpenAPI document's `FlowLimitedResponse`.
+ * Bad declarations are refused at planning with MR_INVALID_FLOW_CONTROL.
+ */
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerMachine } from '../../../fixtures/http/ledger-machine.js';
+import { FLOW_LIMITED_BODY } from '../../../src/generator/emitters/openapi-flow.js';
+import { InvalidFlowControlException } from '../../../src/runtime/errors.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
+import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
+import { planRegistration, planRoutes } from '../../../src/runtime/http/plan-routes.js';
+import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
+import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
+import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+import { send, startServer, type JsonResponse, type TestServer } from './support/servers.js';
+
+const SERVER = fileURLToPath(new URL('./fixtures/ledger-server.ts', import.meta.url));
+
+/** NOTE holds its request in before() for `x-delay-ms`: two of a tenant at once, no more. */
+const CONCURRENT: RegistrationOptions = {
+  prefix: 'conc',
+  name: 'conc',
+  create: true,
+  machineIdFor: ['NOTE'],
+  only: ['NOTE'],
+  flow: { NOTE: { key: { header: 'x-tenant' }, concurrency: 2 } },
+};
+const RATED: RegistrationOptions = {
+  prefix: 'rated',
+  name: 'rated',
+  create: true,
+  machineIdFor: ['NOTE', 'ADD'],
+  only: ['NOTE', 'ADD'],
+  flow: {
+    NOTE: { key: { payload: 'text' }, rate: { limit: 3, interval: 60_000 } },
+    ADD: { key: { context: 'notes' }, rate: { limit: 2, interval: 60_000 } },
+  },
+};
+const DEBOUNCED: RegistrationOptions = {
+  prefix: 'debounced',
+  name: 'debounced',
+  create: true,
+  machineIdFor: ['NOTE'],
+  only: ['NOTE'],
+  flow: { NOTE: { debounce: { window: 1000 } } },
+};
+
+/** 20 per second and 4 in flight per tenant; a tenant's sends to one ledger queue, not 423. */
+const FAIR: RegistrationOptions = {
+  prefix: 'fair',
+  name: 'fair',
+  create: true,
+  machineIdFor: ['NOTE'],
+  only: ['NOTE'],
+  contention: { wait: 5000 },
+  flow: {
+    NOTE: { key: { header: 'x-tenant' }, concurrency: 4, rate: { limit: 20, interval: 1000 } },
+  },
+};
+
+const backends: StoreBackend[] = [sqliteFileBackend()];
+const postgres = await postgresBackend('flow-control-http');
+if (postgres) backends.push(postgres);
+
+const ajv = new Ajv2020({ strict: false });
+const validBody = ajv.compile(FLOW_LIMITED_BODY);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A refusal as documented: 429, the typed body, Retry-After equal to `retryAfter` (none for debounce). */
+function expectDocumentedRefusal(response: JsonResponse, limit: string): void {
+  expect(response.status).toBe(429);
+  expect(validBody(response.body), ajv.errorsText(validBody.errors)).toBe(true);
+  const body = response.body as { limit: string; retryAfter: number | null };
+  expect(body.limit).toBe(limit);
+  const header = response.headers.get('retry-after');
+  if (limit === 'debounce') {
+    expect(header).toBeNull();
+    expect(body.retryAfter).toBeNull();
+  } else {
+    expect(header).toBe(String(body.retryAfter));
+  }
+}
+
+async function created(url: string, prefix: string): Promise<string> {
+  const answer = await send(url, 'POST', `/${prefix}/create`);
+  expect(answer.status).toBe(201);
+  return (answer.body as { data: { id: string } }).data.id;
+}
+
+describe('flow option', () => {
+  it('should plan flow on the routes it names, with 429 among their statuses', () => {
+    const routes = planRoutes(ledgerMachine, RATED);
+    const note = routes.find((route) => route.name === 'rated.note')!;
+    expect(note.flow).toEqual({
+      key: { payload: 'text' },
+      rate: { limit: 3, interval: 60_000 },
+    });
+    expect(note.errorStatuses).toContain(429);
+    expect(routes.find((route) => route.name === 'rated.create')?.flow).toBeUndefined();
+    expect(planRoutes(ledgerMachine, CONCURRENT)[1]?.flow?.key).toEqual({ header: 'x-tenant' });
+  });
+
+  it.each([
+    [{ PAY: { concurrency: 1 } }, /'flow' of `PAY` names no event route.*Use one of: NOTE/],
+    [{ NOTE: {} }, /sets no limit: give concurrency, rate or debounce/],
+    [{ NOTE: { concurency: 2 } }, /unknown key 'concurency' \(did you mean 'concurrency'\?\)/],
+    [{ NOTE: { concurrency: 0 } }, /concurrency 0: use .* an integer from 1 to 10000/],
+    [{ NOTE: { rate: { limit: 5 } } }, /rate \{"limit":5\}: use \{ limit, interval \}/],
+    [{ NOTE: { debounce: { window: 120_000 } } }, /debounce .* \(1 to 60000\)/],
+    [{ NOTE: { key: { cookie: 'a' }, concurrency: 1 } }, /has key .* use one source/],
+    [{ NOTE: { key: { header: 'x tenant' }, concurrency: 1 } }, /not a header name/],
+  ])('should refuse %j with MR_INVALID_FLOW_CONTROL', (flow, message) => {
+    const plan = planRegistration(ledgerMachine, { ...CONCURRENT, flow } as RegistrationOptions);
+    expect(plan.issues).toHaveLength(1);
+    expect(plan.issues[0]).toBeInstanceOf(InvalidFlowControlException);
+    expect(plan.issues[0]!.code).toBe('MR_INVALID_FLOW_CONTROL');
+    expect(plan.issues[0]!.message).toMatch(message);
+    expect(plan.issues[0]!.message).toMatch(/machine 'ledger', registration 'conc'/);
+  });
+
+  it('should refuse a context key on a route without an instance', () => {
+    const plan = planRegistration(ledgerMachine, {
+      prefix: 'free',
+      only: ['NOTE'],
+      flow: { NOTE: { key: { context: 'notes' }, concurrency: 1 } },
+    });
+    expect(plan.issues.map((issue) => issue.message)).toEqual([
+      expect.stringMatching(
+        /reads its key from the context, but route ledger.note sends to a new instance/,
+      ),
+    ]);
+  });
+});
+
+describe.each(backends)('flow control over HTTP on $name', (backend) => {
+  let runtime: MachineRuntime;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    await backend.setUp();
+    runtime = await MachineRuntime.open({
+      databaseUrl: backend.url(),
+      migrate: true,
+      worker: false,
+    });
+    const router = new MachineRouter({ runtime });
+    for (const options of [CONCURRENT, RATED, DEBOUNCED, FAIR])
+      router.register(ledgerMachine, options);
+    server = await startServer('fastify', [router], { error: () => {} });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await runtime?.close();
+    await backend.tearDown();
+  });
+
+  it('should let two requests of a tenant be in flight at once and refuse the rest', async () => {
+    const ids = await Promise.all(Array.from({ length: 6 }, () => created(server.url, 'conc')));
+    const note = (id: string, tenant: string, delay: number) =>
+      send(server.url, 'POST', `/conc/${id}/note`, {
+        body: { payload: { n: 1 } },
+        headers: { 'x-tenant': tenant, 'x-delay-ms': String(delay) },
+      });
+    const answers = await Promise.all([
+      ...ids.slice(0, 5).map((id) => note(id, 'a', 2000)),
+      note(ids[5]!, 'b', 0),
+    ]);
+    const tenantA = answers.slice(0, 5);
+    expect(tenantA.filter((answer) => answer.status === 200)).toHaveLength(2);
+    const refused = tenantA.filter((answer) => answer.status !== 200);
+    expect(refused).toHaveLength(3);
+    for (const answer of refused) expectDocumentedRefusal(answer, 'concurrency');
+    expect(answers[5]!.status).toBe(200);
+    // Nothing was sent for the refused ones; their slots were never taken, the others' given back.
+    const notes = await Promise.all(ids.slice(0, 5).map((id) => runtime.store.load(id)));
+    expect(notes.map((snapshot) => snapshot!.context['notes']).sort()).toEqual([0, 0, 0, 1, 1]);
+    expect((await note(ids[0]!, 'a', 0)).status).toBe(200);
+  });
+
+  it('should count a rate per payload key and per context key', async () => {
+    const id = await created(server.url, 'rated');
+    const note = (text?: string) =>
+      send(server.url, 'POST', `/rated/${id}/note`, {
+        body: { payload: text === undefined ? { n: 1 } : { n: 1, text } },
+      });
+    const first = [await note('a'), await note('a'), await note('a'), await note('a')];
+    expect(first.map((answer) => answer.status)).toEqual([200, 200, 200, 429]);
+    expectDocumentedRefusal(first[3]!, 'rate');
+    // 3 per minute: the next token of 'a' comes 20 s after the last one.
+    expect((first[3]!.body as { retryAfter: number }).retryAfter).toBeGreaterThanOrEqual(19);
+    expect((first[3]!.body as { retryAfter: number }).retryAfter).toBeLessThanOrEqual(20);
+    expect((await note('b')).status).toBe(200);
+    expect((await note()).status).toBe(200);
+    expect((await runtime.store.load(id))!.context['notes']).toBe(5);
+
+    // ADD counts per the instance's `notes`: a fresh ledger (0 notes) has its own two.
+    const fresh = await created(server.url, 'rated');
+    const add = (ledger: string) =>
+      send(server.url, 'POST', `/rated/${ledger}/add`, { body: { payload: { amount: 1 } } });
+    const adds = [await add(fresh), await add(fresh), await add(fresh)];
+    expect(adds.map((answer) => answer.status)).toEqual([200, 200, 429]);
+    expectDocumentedRefusal(adds[2]!, 'rate');
+    expect((await add(id)).status).toBe(200);
+    expect((await runtime.store.load(fresh))!.context['total']).toBe(2);
+  });
+
+  it('should send only the last request of a burst within the debounce window', async () => {
+    const id = await created(server.url, 'debounced');
+    const burst: Promise<JsonResponse>[] = [];
+    for (let n = 1; n <= 4; n += 1) {
+      burst.push(send(server.url, 'POST', `/debounced/${id}/note`, { body: { payload: { n } } }));
+      await sleep(50);
+    }
+    const answers = await Promise.all(burst);
+    expect(answers.map((answer) => answer.status)).toEqual([429, 429, 429, 200]);
+    for (const answer of answers.slice(0, 3)) expectDocumentedRefusal(answer, 'debounce');
+    expect((await runtime.store.load(id))!.context['seen']).toEqual([4]);
+    // Alone in its window, a request is sent.
+    const alone = await send(server.url, 'POST', `/debounced/${id}/note`, {
+      body: { payload: { n: 5 } },
+    });
+    expect(alone.status).toBe(200);
+    expect((await runtime.store.load(id))!.context['seen']).toEqual([4, 5]);
+  });
+
+  // Behaviour, not timing (latency is measured in bench/flow/run.ts): B sends under its rate
+  // while A sends 100 requests for each of B's; B is never refused, A only with documented 429s.
+  it('should keep a tenant under its limits unrefused while another floods at 100x', async () => {
+    const idB = await created(server.url, 'fair');
+    const idsA = await Promise.all(Array.from({ length: 4 }, () => created(server.url, 'fair')));
+    const started = Date.now();
+    let stop = false;
+    let sentA = 0;
+    const answersA: JsonResponse[] = [];
+    const flood = Promise.all(
+      Array.from({ length: 10 }, async (_, worker) => {
+        while (!stop && sentA < 500) {
+          sentA += 1;
+          answersA.push(
+            await send(server.url, 'POST', `/fair/${idsA[(worker + sentA) % 4]}/note`, {
+              body: { payload: { n: sentA } },
+              headers: { 'x-tenant': 'a' },
+            }),
+          );
+        }
+      }),
+    );
+    const answersB: JsonResponse[] = [];
+    for (let n = 0; n < 5; n += 1) {
+      // B's n-th request once A has sent 100 for each before it, and at most 10 per second
+      // (half of B's rate) however slow the host.
+      while (sentA < 100 * n) await sleep(5);
+      const next = sleep(100);
+      answersB.push(
+        await send(server.url, 'POST', `/fair/${idB}/note`, {
+          body: { payload: { n } },
+          headers: { 'x-tenant': 'b' },
+        }),
+      );
+      await next;
+    }
+    stop = true;
+    await flood;
+    const seconds = (Date.now() - started) / 1000;
+    expect(answersB.map((answer) => answer.status)).toEqual(Array(5).fill(200));
+    expect((await runtime.store.load(idB))!.context['notes']).toBe(5);
+    const granted = answersA.filter((answer) => answer.status === 200);
+    const refused = answersA.filter((answer) => answer.status !== 200);
+    expect(sentA).toBeGreaterThanOrEqual(400);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const answer of refused) {
+      expect(answer.status).toBe(429);
+      expectDocumentedRefusal(answer, (answer.body as { limit: string }).limit);
+    }
+    // A token bucket of 20 per second lets at most 20 through at once, then 20 a second.
+    expect(granted.length).toBeLessThanOrEqual(20 + Math.ceil(20 * seconds));
+  }, 120_000);
+});
+
+/** The limits of one tenant, shared by two server processes. */
+const SHARED: RegistrationOptions = {
+  prefix: 'shared',
+  name: 'shared',
+  create: true,
+  machineIdFor: ['NOTE'],
+  only: ['NOTE'],
+  flow: {
+    NOTE: { key: { header: 'x-tenant' }, concurrency: 2, rate: { limit: 6, interval: 60_000 } },
+  },
+};
+const SHARED_DEBOUNCE: RegistrationOptions = {
+  ...DEBOUNCED,
+  prefix: 'shared/debounced',
+  name: 'shared_debounced',
+};
+
+describe.skipIf(postgres === null)('flow control across two server processes on PostgreSQL', () => {
+  const backend = postgres!;
+  const servers: FixtureProcess[] = [];
+  const urls: string[] = [];
+  let runtime: MachineRuntime;
+
+  beforeAll(async () => {
+    await backend.setUp();
+    runtime = await MachineRuntime.open({
+      databaseUrl: backend.url(),
+      migrate: true,
+      worker: false,
+    });
+    for (let index = 0; index < 2; index += 1) {
+      const server = startFixture(SERVER, [
+        backend.url(),
+        JSON.stringify([SHARED, SHARED_DEBOUNCE]),
+      ]);
+      servers.push(server);
+      urls.push(await listeningUrl(server));
+    }
+  }, 90_000);
+  afterAll(async () => {
+    for (const server of servers) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    await runtime?.close();
+    await backend.tearDown();
+  });
+
+  it('should share a tenant rate between the processes', async () => {
+    const [one, two] = urls as [string, string];
+    const id = await created(one, 'shared');
+    const statuses: number[] = [];
+    for (let index = 0; index < 10; index += 1) {
+      const answer = await send(index % 2 === 0 ? one : two, 'POST', `/shared/${id}/note`, {
+        body: { payload: { n: index } },
+        headers: { 'x-tenant': 'rate' },
+      });
+      if (answer.status !== 200) expectDocumentedRefusal(answer, 'rate');
+      statuses.push(answer.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429, 429]);
+    expect((await runtime.store.load(id))!.context['notes']).toBe(6);
+  });
+
+  it('should share in-flight slots between the processes', async () => {
+    const [one, two] = urls as [string, string];
+    const ids = await Promise.all(Array.from({ length: 6 }, () => created(one, 'shared')));
+    const answers = await Promise.all(
+      ids.map((id, index) =>
+        send(index % 2 === 0 ? one : two, 'POST', `/shared/${id}/note`, {
+          body: { payload: { n: index } },
+          headers: { 'x-tenant': 'slots', 'x-delay-ms': '2000' },
+        }),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(2);
+    for (const answer of answers.filter((answer) => answer.status !== 200))
+      expectDocumentedRefusal(answer, 'concurrency');
+  });
+
+  it('should send only the last of a burst spread over both processes', async () => {
+    const [one, two] = urls as [string, string];
+    const id = await created(one, 'shared/debounced');
+    const burst: Promise<JsonResponse>[] = [];
+    for (let n = 1; n <= 4; n += 1) {
+      burst.push(
+        send(n % 2 === 0 ? one : two, 'POST', `/shared/debounced/${id}/note`, {
+          body: { payload: { n } },
+        }),
+      );
+      await sleep(50);
+    }
+    const answers = await Promise.all(burst);
+    expect(answers.map((answer) => answer.status)).toEqual([429, 429, 429, 200]);
+    expect((await runtime.store.load(id))!.context['seen']).toEqual([4]);
+  });
+});
