@@ -29,7 +29,7 @@ export const KNOWN_KEYS = {
   /** `idempotency` of a registration, when an object. */
   idempotency: ['events', 'ttl'],
   /** An entry of `flow` of a registration. */
-  flow: ['key', 'concurrency', 'rate', 'debounce'],
+  flow: ['key', 'concurrency', 'rate', 'debounce', 'inState'],
   /** The `defineConfig({ ... })` object. */
   config: [
     'registrations',

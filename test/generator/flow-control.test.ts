@@ -108,7 +108,7 @@ describe('flow control in the OpenAPI document', () => {
     const files = await renderFiles(manifest, OPTIONS, ['client']);
     const client = files.find((file) => file.path.endsWith('client.gen.ts'))!.contents;
     expect(client).toMatch(
-      /export type FlowLimitedResponse = \{\s*message: string;\s*code: 'MR_FLOW_LIMITED';\s*limit: 'concurrency' \| 'rate' \| 'debounce';\s*retryAfter: number \| null;\s*\}/,
+      /export type FlowLimitedResponse = \{[^}]*message: string;[^}]*code: 'MR_FLOW_LIMITED';[^}]*'concurrency'[^}]*'debounce'[^}]*'instances'[^}]*retryAfter: number \| null;\s*\}/,
     );
     const addResult = /export type LedgerAddResult =([^;]*);/s.exec(client)![1]!;
     expect(addResult).toMatch(/ClientResponse<429, FlowLimitedResponse>/);

@@ -15,7 +15,7 @@ export const FLOW_LIMITED_BODY: JsonSchema = {
   properties: {
     message: { type: 'string' },
     code: { type: 'string', const: 'MR_FLOW_LIMITED' },
-    limit: { type: 'string', enum: ['concurrency', 'rate', 'debounce'] },
+    limit: { type: 'string', enum: ['concurrency', 'rate', 'debounce', 'instances'] },
     retryAfter: {
       type: ['integer', 'null'],
       minimum: 1,
@@ -31,8 +31,14 @@ export const FLOW_LIMITED_BODY: JsonSchema = {
 export function flowResponse(route: ManifestRoute, status: number): JsonSchema | undefined {
   if (status !== 429 || route.flow === undefined) return undefined;
   const flow = route.flow;
-  const limit: 'rate' | 'concurrency' | 'debounce' =
-    flow.rate !== undefined ? 'rate' : flow.concurrency !== undefined ? 'concurrency' : 'debounce';
+  const limit: 'rate' | 'concurrency' | 'debounce' | 'instances' =
+    flow.rate !== undefined
+      ? 'rate'
+      : flow.concurrency !== undefined
+        ? 'concurrency'
+        : flow.inState !== undefined
+          ? 'instances'
+          : 'debounce';
   return {
     description: flowDescription(route, flow),
     headers: {
@@ -77,8 +83,16 @@ function flowDescription(route: ManifestRoute, flow: RouteFlow): string {
     limits.push(
       `a later request within ${flow.debounce.window} ms: each request waits that long and only the last of a burst is sent; the others are answered 429 without Retry-After and must not be sent again (limit: debounce)`,
     );
+  const counted =
+    limits.length === 0
+      ? ''
+      : `flow control counts ${key} together and refuses ${limits.join('; or ')}. `;
+  const inState =
+    flow.inState === undefined
+      ? ''
+      : `At most ${flow.inState.limit} instances of the ${route.machineId} may be in state ${flow.inState.state}: a request is refused while that many are (limit: instances). `;
   return (
-    `Too Many Requests: flow control counts ${key} together and refuses ${limits.join('; or ')}. ` +
+    `Too Many Requests: ${counted}${inState}` +
     `Nothing was sent to the ${route.machineId}. Send again after Retry-After seconds (\`retryAfter\` in the body).`
   );
 }

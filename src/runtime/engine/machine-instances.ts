@@ -11,6 +11,7 @@ import type { AvailableEvent, MachineSnapshot, StoredScenario } from '../interpr
 import type { TransactionHook } from '../persistence/transaction.js';
 import type { IdempotencyKeyStore } from '../persistence/idempotency.js';
 import type { FlowControlStore } from '../persistence/flow-control.js';
+import type { FindInStateOptions, InstanceInState } from '../persistence/store.js';
 import type {
   AvailableEventsReadOptions,
   CreateOptions,
@@ -95,6 +96,12 @@ export interface MachineInstances<D> {
   bindBusinessKey(id: string, key: string): Promise<void>;
   /** Idempotency-Key records (routes with `idempotency` need them). */
   readonly idempotencyKeys: IdempotencyKeyStore;
+  /** Instances whose active states include `stateId`, oldest entry first (flow's `inState`). */
+  findInstancesInState?(
+    definition: D,
+    stateId: string,
+    options: FindInStateOptions,
+  ): Promise<InstanceInState[]>;
   /** Flow-control counters (routes with `flow`); absent, a router keeps them in its process. */
   readonly flowControl?: FlowControlStore;
   /** The child a forwarded endpoint reached, for `data.child` of forwarded responses. */

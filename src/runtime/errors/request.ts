@@ -173,11 +173,11 @@ export class ScenarioFailedException extends MachineRoutesError {
 }
 
 /** Which limit of a route's flow control refused a request. */
-export type FlowLimit = 'concurrency' | 'rate' | 'debounce';
+export type FlowLimit = 'concurrency' | 'rate' | 'debounce' | 'instances';
 
 /**
  * A request over its route's flow control (HTTP 429, docs/http.md "Flow control"): too many of
- * its key in flight, its key's rate spent, or a later request of its key within the debounce
+ * its key in flight, its key's rate spent, too many instances in a state, or a later request of its key within the debounce
  * window. Nothing was sent. Answered with `Retry-After` (not for `debounce`: the later request
  * is the one that counts) and `{ message, code, limit, retryAfter }`.
  */

@@ -83,7 +83,13 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   // and on the response an Idempotency-Key replays; a stateless or unpersisted one has none.
   const versioned = (response: EndpointResponse, snapshot: MachineSnapshot): EndpointResponse =>
     stateless || !definition.options.shouldPersist ? response : withEtag(response, snapshot);
-  const gate = createFlowGate(route, services.flowControl);
+  const findInState = services.instances.findInstancesInState?.bind(services.instances);
+  const gate = createFlowGate(
+    route,
+    services.flowControl,
+    findInState &&
+      (async (state, limit) => (await findInState(definition, state, { limit })).length),
+  );
 
   /**
    * 6. Contention: the last committed state, isProcessing true, no hooks. Without a snapshot on

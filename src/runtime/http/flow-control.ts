@@ -40,6 +40,11 @@ const CONCURRENCY_RETRY_AFTER_S = 1;
 const MAX_KEY_LENGTH = 128;
 /** Keys of local refusals kept before the expired ones are dropped. */
 const LOCAL_SWEEP_AT = 10_000;
+/** How long an `inState` admission waits for its turn held by another process. */
+const ADMISSION_WAIT_MS = 2_000;
+
+/** How many instances of the route's machine are in a state, counted up to `limit`. */
+export type CountInState = (state: string, limit: number) => Promise<number>;
 
 const NO_TICKET: FlowTicket = Object.freeze({ release: async () => undefined });
 
@@ -47,12 +52,18 @@ const NO_TICKET: FlowTicket = Object.freeze({ release: async () => undefined });
 export function createFlowGate(
   route: PlannedRoute,
   store: FlowControlStore | undefined,
+  countInState?: CountInState,
 ): FlowGate | null {
   const flow = route.flow;
   if (flow === undefined) return null;
+  if (flow.inState !== undefined && countInState === undefined)
+    throw new Error(
+      `Route ${route.name}: flow inState needs a runtime that finds instances in a state (MachineRuntime).`,
+    );
   const counters = store ?? new MemoryFlowControl();
   const scope = route.name;
   const source = describeSource(flow);
+  const inState = flow.inState;
   /** Keys whose bucket refused, and until when (this process's clock). */
   const refusedUntil = new Map<string, number>();
   /** Requests of each key in flight in this process. */
@@ -62,17 +73,62 @@ export function createFlowGate(
   const refuse = (limit: FlowLimit, retryAfterMs: number | null): FlowLimitedException => {
     const seconds = retryAfterMs === null ? null : Math.max(1, Math.ceil(retryAfterMs / 1000));
     const what =
-      limit === 'debounce'
-        ? `a later request of the same key${source} came within ${flow.debounce!.window} ms: it is the one sent, do not resend this one`
-        : limit === 'rate'
-          ? `more than ${flow.rate!.limit} requests per ${flow.rate!.interval} ms of the same key${source}; retry after ${seconds} s`
-          : `${flow.concurrency} requests of the same key${source} are in flight; retry after ${seconds} s`;
+      limit === 'instances'
+        ? `${flow.inState!.limit} instances of '${route.machineId}' are in state '${flow.inState!.state}' (or another request is taking the last place); retry after ${seconds} s`
+        : limit === 'debounce'
+          ? `a later request of the same key${source} came within ${flow.debounce!.window} ms: it is the one sent, do not resend this one`
+          : limit === 'rate'
+            ? `more than ${flow.rate!.limit} requests per ${flow.rate!.interval} ms of the same key${source}; retry after ${seconds} s`
+            : `${flow.concurrency} requests of the same key${source} are in flight; retry after ${seconds} s`;
     return new FlowLimitedException(
       `Route ${route.name}: ${what}. Nothing was sent.`,
       limit,
       seconds,
       { machine: route.machineId, route: route.name, limit },
     );
+  };
+
+  /** The last request of this process waiting for or holding the route's admission turn. */
+  let turn: Promise<void> = Promise.resolve();
+  /**
+   * `inState`: room in the state, checked in turn. In this process the requests queue; across
+   * processes they take the route's one admission slot, polled for up to 2 s. The turn is held
+   * until the request is answered, so the next admission counts the instance it moved.
+   */
+  const admitInState = async (): Promise<FlowTicket | FlowLimitedException> => {
+    const { state, limit } = inState!;
+    const previous = turn;
+    let leave!: () => void;
+    turn = new Promise((resolve) => (leave = resolve));
+    await previous;
+    let slot = null;
+    try {
+      const deadline = Date.now() + ADMISSION_WAIT_MS;
+      for (;;) {
+        slot = await counters.acquireSlot(`${scope} inState`, '', 1, newUlid(), leaseMs);
+        if (slot !== null || Date.now() >= deadline) break;
+        await sleep(10 + Math.random() * 40);
+      }
+      if (slot !== null && (await countInState!(state, limit)) < limit) {
+        const held = slot;
+        return {
+          release: async () => {
+            try {
+              await counters.releaseSlot(held);
+            } finally {
+              leave();
+            }
+          },
+        };
+      }
+    } catch (error) {
+      if (slot !== null) await counters.releaseSlot(slot).catch(() => undefined);
+      leave();
+      throw error;
+    }
+    if (slot !== null) await counters.releaseSlot(slot);
+    leave();
+    return refuse('instances', CONCURRENCY_RETRY_AFTER_S * 1000);
   };
 
   return async (request, payload, context) => {
@@ -95,10 +151,15 @@ export function createFlowGate(
         return refuse('rate', token.retryAfterMs);
       }
     }
+    const admitted = flow.inState === undefined ? NO_TICKET : await admitInState();
+    if (admitted instanceof FlowLimitedException) return admitted;
     const limit = flow.concurrency;
-    if (limit === undefined) return NO_TICKET;
+    if (limit === undefined) return admitted;
     const local = inFlight.get(key) ?? 0;
-    if (local >= limit) return refuse('concurrency', CONCURRENCY_RETRY_AFTER_S * 1000);
+    if (local >= limit) {
+      await admitted.release();
+      return refuse('concurrency', CONCURRENCY_RETRY_AFTER_S * 1000);
+    }
     inFlight.set(key, local + 1);
     const done = (): void => {
       const left = (inFlight.get(key) ?? 1) - 1;
@@ -110,16 +171,22 @@ export function createFlowGate(
       slot = await counters.acquireSlot(scope, key, limit, newUlid(), leaseMs);
     } catch (error) {
       done();
+      await admitted.release();
       throw error;
     }
     if (slot === null) {
       done();
+      await admitted.release();
       return refuse('concurrency', CONCURRENCY_RETRY_AFTER_S * 1000);
     }
     return {
       release: async () => {
         done();
-        await counters.releaseSlot(slot);
+        try {
+          await counters.releaseSlot(slot);
+        } finally {
+          await admitted.release();
+        }
       },
     };
   };

@@ -29,6 +29,8 @@ export function planFlow(
   routes: PlannedRoute[],
   where: { machine: string; registration: string },
   issues: MachineRoutesError[],
+  /** The machine's state config, to check `inState`'s state; absent, it is not checked. */
+  states?: unknown,
 ): void {
   if (flow === undefined || flow === null) return;
   const fail = (message: string, event?: string): void => {
@@ -55,7 +57,7 @@ export function planFlow(
       fail(`names no event route of this registration. Use one of: ${known || '(none)'}.`, event);
       continue;
     }
-    const planned = planEntry(entry, route, (message) => fail(message, event));
+    const planned = planEntry(entry, route, states, (message) => fail(message, event));
     if (planned === null) continue;
     route.flow = planned;
     if (!route.errorStatuses.includes(429))
@@ -66,6 +68,7 @@ export function planFlow(
 function planEntry(
   entry: unknown,
   route: PlannedRoute,
+  states: unknown,
   fail: (message: string) => void,
 ): RouteFlow | null {
   if (!isPlainObject(entry)) {
@@ -120,13 +123,33 @@ function planEntry(
         `has debounce ${describe(debounce)}: use { window }, the ms (1 to ${FLOW_BOUNDS.debounceWindow}) a request waits for a later one of its key, e.g. { window: 500 }.`,
       );
   }
+  const inState = entry['inState'];
+  if (inState !== undefined) {
+    const state = isPlainObject(inState) ? inState['state'] : undefined;
+    const limit = isPlainObject(inState) ? inState['limit'] : undefined;
+    if (
+      !isPlainObject(inState) ||
+      !Object.keys(inState).every((key) => key === 'state' || key === 'limit') ||
+      typeof state !== 'string' ||
+      !isIntegerIn(limit, 1, FLOW_BOUNDS.concurrency)
+    )
+      problem(
+        `has inState ${describe(inState)}: use { state, limit }, at most limit (1 to ${FLOW_BOUNDS.concurrency}) instances in the state of that id, e.g. { state: 'processing', limit: 10 }.`,
+      );
+    else if (states !== undefined && !hasState(states, state))
+      problem(
+        `has inState of state '${state}', which machine '${route.machineId}' does not have: use a state id such as 'processing' or 'review.open'.`,
+      );
+    else planned.inState = { state, limit };
+  }
   if (
     planned.concurrency === undefined &&
     planned.rate === undefined &&
     planned.debounce === undefined &&
+    planned.inState === undefined &&
     valid
   )
-    problem(`sets no limit: give concurrency, rate or debounce.`);
+    problem(`sets no limit: give concurrency, rate, debounce or inState.`);
   return valid ? planned : null;
 }
 
@@ -165,6 +188,17 @@ function planKey(
     return { context: name };
   }
   return { payload: name };
+}
+
+/** Whether the `states` of a machine config hold the state of dotted id `id`. */
+function hasState(states: unknown, id: string): boolean {
+  let level = states;
+  for (const segment of id.split('.')) {
+    const found = isPlainObject(level) ? level[segment] : undefined;
+    if (!isPlainObject(found)) return false;
+    level = found['states'];
+  }
+  return true;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

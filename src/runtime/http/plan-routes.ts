@@ -36,8 +36,8 @@ export { DEFAULT_IDEMPOTENCY_TTL } from './plan-idempotency.js';
 
 /** What planning reads of a machine definition. */
 export type PlannableDefinition = Pick<MachineDefinitionBase, 'id' | 'endpoints' | 'forwards'> &
-  /** Read outputs name behaviors of `behavior.outputs`. */
-  Partial<Pick<MachineDefinitionBase, 'behavior'>>;
+  /** Read outputs name behaviors of `behavior.outputs`; `flow`'s `inState` a state of `config`. */
+  Partial<Pick<MachineDefinitionBase, 'behavior' | 'config'>>;
 
 /** The routes of a registration and every problem found while planning them. */
 export interface RegistrationPlan {
@@ -394,7 +394,13 @@ export function planRegistration(
     for (const route of routes) if (route.availableEvents) route.explainAvailableEvents = true;
   }
 
-  planFlow(options.flow, routes, { machine: definition.id, registration: name }, issues);
+  planFlow(
+    options.flow,
+    routes,
+    { machine: definition.id, registration: name },
+    issues,
+    definition.config?.states,
+  );
   checkCollisions(routes, prefix, fail);
   return { routes, issues };
 }

@@ -100,6 +100,13 @@ export interface FlowControlOptions {
    * retried) and sends nothing.
    */
   debounce?: { window: number };
+  /**
+   * At most `limit` instances of the machine in `state` (its id, `'processing'`,
+   * `'review.open'`): a request is refused while that many are there. The route's admissions
+   * take turns (across processes on PostgreSQL) until their send is answered, so two cannot
+   * both take the last place. Counts every instance of the machine; `key` does not apply.
+   */
+  inState?: { state: string; limit: number };
 }
 
 /** A route's flow control, as planned (see {@link FlowControlOptions}). */
@@ -108,6 +115,7 @@ export interface RouteFlow {
   concurrency?: number;
   rate?: { limit: number; interval: number };
   debounce?: { window: number };
+  inState?: { state: string; limit: number };
 }
 
 /** The object form of the `idempotency` registration option. */

@@ -51,6 +51,16 @@ const DEBOUNCED: RegistrationOptions = {
   flow: { NOTE: { debounce: { window: 1000 } } },
 };
 
+/** At most two archived ledgers at a time. */
+const ARCHIVES: RegistrationOptions = {
+  prefix: 'archives',
+  name: 'archives',
+  create: true,
+  machineIdFor: ['ARCHIVE', 'REOPEN'],
+  only: ['ARCHIVE', 'REOPEN'],
+  flow: { ARCHIVE: { inState: { state: 'archived', limit: 2 } } },
+};
+
 /** 20 per second and 4 in flight per tenant; a tenant's sends to one ledger queue, not 423. */
 const FAIR: RegistrationOptions = {
   prefix: 'fair',
@@ -108,7 +118,11 @@ describe('flow option', () => {
 
   it.each([
     [{ PAY: { concurrency: 1 } }, /'flow' of `PAY` names no event route.*Use one of: NOTE/],
-    [{ NOTE: {} }, /sets no limit: give concurrency, rate or debounce/],
+    [{ NOTE: {} }, /sets no limit: give concurrency, rate, debounce or inState/],
+    [
+      { NOTE: { inState: { state: 'gone', limit: 1 } } },
+      /state 'gone', which machine 'ledger' does not have/,
+    ],
     [{ NOTE: { concurency: 2 } }, /unknown key 'concurency' \(did you mean 'concurrency'\?\)/],
     [{ NOTE: { concurrency: 0 } }, /concurrency 0: use .* an integer from 1 to 10000/],
     [{ NOTE: { rate: { limit: 5 } } }, /rate \{"limit":5\}: use \{ limit, interval \}/],
@@ -150,7 +164,7 @@ describe.each(backends)('flow control over HTTP on $name', (backend) => {
       worker: false,
     });
     const router = new MachineRouter({ runtime });
-    for (const options of [CONCURRENT, RATED, DEBOUNCED, FAIR])
+    for (const options of [CONCURRENT, RATED, DEBOUNCED, FAIR, ARCHIVES])
       router.register(ledgerMachine, options);
     server = await startServer('fastify', [router], { error: () => {} });
   });
@@ -229,6 +243,22 @@ describe.each(backends)('flow control over HTTP on $name', (backend) => {
     expect((await runtime.store.load(id))!.context['seen']).toEqual([4, 5]);
   });
 
+  it('should let at most two instances into a state, however many ask at once', async () => {
+    const ids = await Promise.all(Array.from({ length: 5 }, () => created(server.url, 'archives')));
+    const archive = (id: string) => send(server.url, 'POST', `/archives/${id}/archive`);
+    const answers = await Promise.all(ids.map(archive));
+    const archived = ids.filter((_, index) => answers[index]!.status === 200);
+    expect(archived).toHaveLength(2);
+    for (const answer of answers.filter((answer) => answer.status !== 200))
+      expectDocumentedRefusal(answer, 'instances');
+    const left = ids.find((id) => !archived.includes(id))!;
+    expect((await archive(left)).status).toBe(429);
+    // One leaves the state: there is room for one more.
+    expect((await send(server.url, 'POST', `/archives/${archived[0]}/reopen`)).status).toBe(200);
+    expect((await archive(left)).status).toBe(200);
+    expect((await archive(archived[0]!)).status).toBe(429);
+  });
+
   // Behaviour, not timing (latency is measured in bench/flow/run.ts): B sends under its rate
   // while A sends 100 requests for each of B's; B is never refused, A only with documented 429s.
   it('should keep a tenant under its limits unrefused while another floods at 100x', async () => {
@@ -294,6 +324,11 @@ const SHARED: RegistrationOptions = {
     NOTE: { key: { header: 'x-tenant' }, concurrency: 2, rate: { limit: 6, interval: 60_000 } },
   },
 };
+const SHARED_ARCHIVES: RegistrationOptions = {
+  ...ARCHIVES,
+  prefix: 'shared/archives',
+  name: 'shared_archives',
+};
 const SHARED_DEBOUNCE: RegistrationOptions = {
   ...DEBOUNCED,
   prefix: 'shared/debounced',
@@ -316,7 +351,7 @@ describe.skipIf(postgres === null)('flow control across two server processes on 
     for (let index = 0; index < 2; index += 1) {
       const server = startFixture(SERVER, [
         backend.url(),
-        JSON.stringify([SHARED, SHARED_DEBOUNCE]),
+        JSON.stringify([SHARED, SHARED_DEBOUNCE, SHARED_ARCHIVES]),
       ]);
       servers.push(server);
       urls.push(await listeningUrl(server));
@@ -361,6 +396,19 @@ describe.skipIf(postgres === null)('flow control across two server processes on 
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(2);
     for (const answer of answers.filter((answer) => answer.status !== 200))
       expectDocumentedRefusal(answer, 'concurrency');
+  });
+
+  it('should let at most two instances into a state across the processes', async () => {
+    const [one, two] = urls as [string, string];
+    const ids = await Promise.all(Array.from({ length: 6 }, () => created(one, 'shared/archives')));
+    const answers = await Promise.all(
+      ids.map((id, index) =>
+        send(index % 2 === 0 ? one : two, 'POST', `/shared/archives/${id}/archive`),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(2);
+    for (const answer of answers.filter((answer) => answer.status !== 200))
+      expectDocumentedRefusal(answer, 'instances');
   });
 
   it('should send only the last of a burst spread over both processes', async () => {
