@@ -29,7 +29,7 @@ const PG_URL =
   process.env.MACHINE_ROUTES_BENCH_PG_URL ??
   'postgres://postgres@127.0.0.1:5432/machine_routes_test';
 const ROUNDS = 5;
-const REQUESTS = 1_000;
+const REQUESTS = 500;
 const INSTANCES = 200;
 const TENANTS = 50;
 const FAIR_ROUNDS = 3;
@@ -87,35 +87,52 @@ async function created(post: ReturnType<typeof poster>, prefix: string): Promise
   return (JSON.parse(answer.body) as { data: { id: string } }).data.id;
 }
 
-/** The flooding process: `count` requests of tenant A over 16 connections; prints counts. */
+/**
+ * The flooding process: on each `go` line, tenant A's requests over 16 connections, as fast as
+ * they go, until the `stop` line (or `count` sent); then one `FLOOD <counts>` line. Started once:
+ * its start-up is not part of a round.
+ */
 async function flood(base: string, count: number, ids: string[]): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: FLOOD_CONNECTIONS });
   const post = poster(base, agent);
-  const counts: Record<string, number> = {};
-  let sent = 0;
+  let running: Promise<void> | null = null;
   let stop = false;
-  process.stdin.on('data', () => (stop = true));
-  await Promise.all(
-    Array.from({ length: FLOOD_CONNECTIONS }, async () => {
-      while (!stop && sent < count) {
-        const id = ids[sent % ids.length]!;
-        sent += 1;
-        const answer = await post(
-          `/fair/${id}/increment`,
-          { payload: { by: 1 } },
-          { 'x-tenant': 'a' },
-        );
-        const documented =
-          answer.status === 429 &&
-          answer.retryAfter !== undefined &&
-          (JSON.parse(answer.body) as { code?: string }).code === 'MR_FLOW_LIMITED';
-        const kind = answer.status === 200 ? '200' : documented ? '429' : `other ${answer.status}`;
-        counts[kind] = (counts[kind] ?? 0) + 1;
-      }
-    }),
-  );
+  const wave = async (): Promise<void> => {
+    const counts: Record<string, number> = {};
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: FLOOD_CONNECTIONS }, async () => {
+        while (!stop && sent < count) {
+          const id = ids[sent % ids.length]!;
+          sent += 1;
+          const answer = await post(
+            `/fair/${id}/increment`,
+            { payload: { by: 1 } },
+            { 'x-tenant': 'a' },
+          );
+          const documented =
+            answer.status === 429 &&
+            answer.retryAfter !== undefined &&
+            (JSON.parse(answer.body) as { code?: string }).code === 'MR_FLOW_LIMITED';
+          const kind =
+            answer.status === 200 ? '200' : documented ? '429' : `other ${answer.status}`;
+          counts[kind] = (counts[kind] ?? 0) + 1;
+        }
+      }),
+    );
+    process.stdout.write(`FLOOD ${JSON.stringify(counts)}\n`);
+  };
+  process.stdout.write('FLOODER READY\n');
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line === 'go') {
+      stop = false;
+      running = wave();
+    } else if (line === 'stop') {
+      stop = true;
+      await running;
+    } else if (line === 'end') break;
+  }
   agent.destroy();
-  process.stdout.write(`FLOOD ${JSON.stringify(counts)}\n`);
 }
 
 async function startServer(storeUrl: string) {
@@ -198,31 +215,40 @@ async function fairness(base: string): Promise<void> {
   };
   const ratios: number[] = [];
   const floods: string[] = [];
+  const flooder = spawn(
+    process.execPath,
+    ['--import', 'tsx', SELF, 'flood', base, String(B_REQUESTS * 100), idsA.join(',')],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: flooder.stdout! });
+  const next = (prefix: string) =>
+    new Promise<string>((resolve) => {
+      const listener = (line: string) => {
+        if (!line.startsWith(prefix)) return;
+        lines.off('line', listener);
+        resolve(line.slice(prefix.length));
+      };
+      lines.on('line', listener);
+    });
+  await next('FLOODER READY');
   for (let r = 0; r < FAIR_ROUNDS; r += 1) {
     const alone = p99(await tenantB());
-    const flooder = spawn(
-      process.execPath,
-      ['--import', 'tsx', SELF, 'flood', base, String(B_REQUESTS * 100), idsA.join(',')],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    );
-    const report = new Promise<string>((resolve) => {
-      createInterface({ input: flooder.stdout! }).on('line', (line) => {
-        if (line.startsWith('FLOOD ')) resolve(line.slice(6));
-      });
-    });
+    const report = next('FLOOD ');
+    flooder.stdin!.write('go\n');
     // Let the flood reach speed before B starts.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const started = Date.now();
     const loaded = p99(await tenantB());
     const seconds = (Date.now() - started) / 1000;
-    flooder.stdin!.end('stop\n');
+    flooder.stdin!.write('stop\n');
     const counts = JSON.parse(await report) as Record<string, number>;
     const sentA = Object.values(counts).reduce((sum, count) => sum + count, 0);
     ratios.push(loaded / alone);
     floods.push(
-      `round ${r + 1}: B p99 alone ${alone.toFixed(1)} ms, flooded ${loaded.toFixed(1)} ms (${(loaded / alone).toFixed(2)}x); A sent ${sentA} (${(sentA / B_REQUESTS).toFixed(0)}x B, ${(sentA / seconds).toFixed(0)}/s): ${JSON.stringify(counts)}`,
+      `round ${r + 1}: B p99 alone ${alone.toFixed(1)} ms, flooded ${loaded.toFixed(1)} ms (${(loaded / alone).toFixed(2)}x); A sent ${sentA} (${(sentA / B_REQUESTS).toFixed(0)}x B's count; ${(sentA / (seconds + 0.3)).toFixed(0)}/s against B's ${(B_REQUESTS / seconds).toFixed(1)}/s): ${JSON.stringify(counts)}`,
     );
   }
+  flooder.stdin!.end('end\n');
   agent.destroy();
   console.log(
     `  fairness (B: ${B_REQUESTS} requests, one per ${B_SPACING_MS} ms; A floods from another process)`,
