@@ -48,6 +48,22 @@ interface Answer {
   body: string;
 }
 
+function getter(base: string, agent: Agent) {
+  return (path: string) =>
+    new Promise<Answer>((resolve, reject) => {
+      const req = request(`${base}${path}`, { method: 'GET', agent }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, retryAfter: undefined, body: text }),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+    });
+}
+
 function poster(base: string, agent: Agent) {
   return (path: string, body: unknown, headers: Record<string, string> = {}) =>
     new Promise<Answer>((resolve, reject) => {
@@ -154,11 +170,15 @@ async function startServer(storeUrl: string) {
 async function cost(base: string): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const post = poster(base, agent);
+  const get = getter(base, agent);
   const ids: Record<Variant, string[]> = { plain: [], rate: [], slots: [] };
   for (const variant of VARIANTS)
     for (let index = 0; index < INSTANCES; index += 1)
       ids[variant].push(await created(post, variant));
-  const round = async (variant: Variant): Promise<number> => {
+  const cpu = async (): Promise<number> =>
+    (JSON.parse((await get('/__cpu')).body) as { cpu: number }).cpu;
+  const round = async (variant: Variant): Promise<{ wall: number; cpu: number }> => {
+    const cpuBefore = await cpu();
     const started = process.hrtime.bigint();
     for (let index = 0; index < REQUESTS; index += 1) {
       const answer = await post(
@@ -168,16 +188,32 @@ async function cost(base: string): Promise<void> {
       );
       if (answer.status !== 200) throw new Error(`${variant}: ${answer.status} ${answer.body}`);
     }
-    return Number(process.hrtime.bigint() - started) / 1000 / REQUESTS;
+    const wall = Number(process.hrtime.bigint() - started) / 1000 / REQUESTS;
+    return { wall, cpu: ((await cpu()) - cpuBefore) / REQUESTS };
   };
   for (const variant of VARIANTS) await round(variant);
-  const samples: Record<Variant, number[]> = { plain: [], rate: [], slots: [] };
+  const walls: Record<Variant, number[]> = { plain: [], rate: [], slots: [] };
+  const cpus: Record<Variant, number[]> = { plain: [], rate: [], slots: [] };
   for (let r = 0; r < ROUNDS; r += 1)
-    for (const variant of r % 2 === 0 ? VARIANTS : [...VARIANTS].reverse())
-      samples[variant].push(await round(variant));
+    for (const variant of r % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
+      const sample = await round(variant);
+      walls[variant].push(sample.wall);
+      cpus[variant].push(sample.cpu);
+    }
   agent.destroy();
+  for (const [label, samples] of [
+    ['wall time', walls],
+    ['server CPU', cpus],
+  ] as const)
+    report(label, samples);
+}
+
+/** One line per variant: its median per request and its ratio to /plain, per round too. */
+function report(label: string, samples: Record<Variant, number[]>): void {
   const plain = median(samples.plain);
-  console.log(`  cost (${ROUNDS} rounds x ${REQUESTS} sequential requests, median of round means)`);
+  console.log(
+    `  cost, ${label} (${ROUNDS} rounds x ${REQUESTS} sequential requests, median of round means)`,
+  );
   console.log(`    plain (no flow control)        ${plain.toFixed(0)} us/request`);
   for (const variant of ['rate', 'slots'] as const) {
     const value = median(samples[variant]);
