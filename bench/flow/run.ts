@@ -108,21 +108,21 @@ async function created(post: ReturnType<typeof poster>, prefix: string): Promise
  * they go, until the `stop` line (or `count` sent); then one `FLOOD <counts>` line. Started once:
  * its start-up is not part of a round.
  */
-async function flood(base: string, count: number, ids: string[]): Promise<void> {
+async function flood(base: string, count: number, ids: Record<string, string[]>): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: FLOOD_CONNECTIONS });
   const post = poster(base, agent);
   let running: Promise<void> | null = null;
   let stop = false;
-  const wave = async (): Promise<void> => {
+  const wave = async (prefix: string): Promise<void> => {
     const counts: Record<string, number> = {};
     let sent = 0;
     await Promise.all(
       Array.from({ length: FLOOD_CONNECTIONS }, async () => {
         while (!stop && sent < count) {
-          const id = ids[sent % ids.length]!;
+          const id = ids[prefix]![sent % ids[prefix]!.length]!;
           sent += 1;
           const answer = await post(
-            `/fair/${id}/increment`,
+            `/${prefix}/${id}/increment`,
             { payload: { by: 1 } },
             { 'x-tenant': 'a' },
           );
@@ -140,9 +140,9 @@ async function flood(base: string, count: number, ids: string[]): Promise<void> 
   };
   process.stdout.write('FLOODER READY\n');
   for await (const line of createInterface({ input: process.stdin })) {
-    if (line === 'go') {
+    if (line.startsWith('go ')) {
       stop = false;
-      running = wave();
+      running = wave(line.slice(3));
     } else if (line === 'stop') {
       stop = true;
       await running;
@@ -229,16 +229,20 @@ function report(label: string, samples: Record<Variant, number[]>): void {
 async function fairness(base: string): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const post = poster(base, agent);
-  const idB = await created(post, 'fair');
-  const idsA: string[] = [];
-  for (let index = 0; index < 8; index += 1) idsA.push(await created(post, 'fair'));
+  const idB: Record<string, string> = {
+    fair: await created(post, 'fair'),
+    open: await created(post, 'open'),
+  };
+  const idsA: Record<string, string[]> = { fair: [], open: [] };
+  for (const prefix of ['fair', 'open'])
+    for (let index = 0; index < 8; index += 1) idsA[prefix]!.push(await created(post, prefix));
   /** B's latencies in ms, one request every B_SPACING_MS. */
-  const tenantB = async (): Promise<number[]> => {
+  const tenantB = async (prefix: string): Promise<number[]> => {
     const latencies: number[] = [];
     for (let index = 0; index < B_REQUESTS; index += 1) {
       const started = process.hrtime.bigint();
       const answer = await post(
-        `/fair/${idB}/increment`,
+        `/${prefix}/${idB[prefix]}/increment`,
         { payload: { by: 1 } },
         { 'x-tenant': 'b' },
       );
@@ -253,7 +257,7 @@ async function fairness(base: string): Promise<void> {
   const floods: string[] = [];
   const flooder = spawn(
     process.execPath,
-    ['--import', 'tsx', SELF, 'flood', base, String(B_REQUESTS * 100), idsA.join(',')],
+    ['--import', 'tsx', SELF, 'flood', base, String(B_REQUESTS * 100), JSON.stringify(idsA)],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: flooder.stdout! });
@@ -267,21 +271,33 @@ async function fairness(base: string): Promise<void> {
       lines.on('line', listener);
     });
   await next('FLOODER READY');
-  for (let r = 0; r < FAIR_ROUNDS; r += 1) {
-    const alone = p99(await tenantB());
+  /** B's p99 while A floods `prefix`, and what A got. */
+  const flooded = async (prefix: string): Promise<{ p99: number; line: string }> => {
     const report = next('FLOOD ');
-    flooder.stdin!.write('go\n');
+    flooder.stdin!.write(`go ${prefix}\n`);
     // Let the flood reach speed before B starts.
     await new Promise((resolve) => setTimeout(resolve, 300));
     const started = Date.now();
-    const loaded = p99(await tenantB());
+    const loaded = p99(await tenantB(prefix));
     const seconds = (Date.now() - started) / 1000;
     flooder.stdin!.write('stop\n');
     const counts = JSON.parse(await report) as Record<string, number>;
     const sentA = Object.values(counts).reduce((sum, count) => sum + count, 0);
-    ratios.push(loaded / alone);
+    return {
+      p99: loaded,
+      line: `A sent ${sentA} (${(sentA / B_REQUESTS).toFixed(0)}x B's count; ${(sentA / (seconds + 0.3)).toFixed(0)}/s against B's ${(B_REQUESTS / seconds).toFixed(1)}/s): ${JSON.stringify(counts)}`,
+    };
+  };
+  const without: number[] = [];
+  for (let r = 0; r < FAIR_ROUNDS; r += 1) {
+    const alone = p99(await tenantB('fair'));
+    const limited = await flooded('fair');
+    const open = await flooded('open');
+    ratios.push(limited.p99 / alone);
+    without.push(open.p99 / alone);
     floods.push(
-      `round ${r + 1}: B p99 alone ${alone.toFixed(1)} ms, flooded ${loaded.toFixed(1)} ms (${(loaded / alone).toFixed(2)}x); A sent ${sentA} (${(sentA / B_REQUESTS).toFixed(0)}x B's count; ${(sentA / (seconds + 0.3)).toFixed(0)}/s against B's ${(B_REQUESTS / seconds).toFixed(1)}/s): ${JSON.stringify(counts)}`,
+      `round ${r + 1}: B p99 alone ${alone.toFixed(1)} ms; A flooding with flow control: B ${limited.p99.toFixed(1)} ms (${(limited.p99 / alone).toFixed(2)}x), ${limited.line}`,
+      `         without flow control (/open): B ${open.p99.toFixed(1)} ms (${(open.p99 / alone).toFixed(2)}x), ${open.line}`,
     );
   }
   flooder.stdin!.end('end\n');
@@ -291,7 +307,7 @@ async function fairness(base: string): Promise<void> {
   );
   for (const line of floods) console.log(`    ${line}`);
   console.log(
-    `    B p99 flooded / alone, median of ${FAIR_ROUNDS} rounds: ${median(ratios).toFixed(2)}x`,
+    `    B p99 flooded / alone, median of ${FAIR_ROUNDS} rounds: with flow control ${median(ratios).toFixed(2)}x, without ${median(without).toFixed(2)}x`,
   );
 }
 
@@ -321,7 +337,11 @@ async function run(name: string, storeUrl: string): Promise<void> {
 }
 
 if (process.argv[2] === 'flood') {
-  await flood(process.argv[3]!, Number(process.argv[4]), process.argv[5]!.split(','));
+  await flood(
+    process.argv[3]!,
+    Number(process.argv[4]),
+    JSON.parse(process.argv[5]!) as Record<string, string[]>,
+  );
 } else {
   const only = process.argv[2];
   if (only !== 'postgres') {

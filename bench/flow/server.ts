@@ -2,7 +2,8 @@
  * The server of bench/flow/run.ts: `tsx bench/flow/server.ts <store url>`. Prints
  * `READY <port>`. The counter machine registered four times on one store: /plain (no flow
  * control), /rate, /slots (limits never reached: their cost alone, keyed by the `x-tenant`
- * header) and /fair (20 requests per second and 4 in flight per tenant: the flood case).
+ * header), /fair (20 requests per second and 4 in flight per tenant: the flood case) and /open
+ * (the same without flow control).
  */
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
@@ -38,6 +39,13 @@ router.register(counterMachine, {
   name: 'fair',
   contention: { wait: 5000 },
   flow: { INCREMENT: { key, concurrency: 4, rate: { limit: 20, interval: 1000 } } },
+});
+// The flood case without flow control: what flow control spares the other tenant.
+router.register(counterMachine, {
+  ...base,
+  prefix: 'open',
+  name: 'open',
+  contention: { wait: 5000 },
 });
 const app = Fastify({ logger: false });
 // The server's CPU time so far (user + system, us): a round's CPU per request, which the
