@@ -8,9 +8,10 @@
  *    variants; medians of the rounds' mean latency per request, as ratios to /plain.
  * 2. Fairness: on /fair (20 requests per second and 4 in flight per tenant), tenant B sends one
  *    request every 100 ms (half its rate), alone, then while tenant A floods the route from
- *    another process at 100x B's rate (16 connections, as fast as they go, capped at 100
- *    requests per request of B). B's p99 latency loaded / alone, per round and the median of
- *    the rounds; every answer of A is 200 or 429 with Retry-After (counted).
+ *    another process (16 connections, as fast as they go, capped at 100 requests per request
+ *    of B), then the same flood on /open, the same route without flow control. B's p99 latency
+ *    flooded / alone, per round and the median of the rounds; A's answers counted (200, 429
+ *    with Retry-After and code MR_FLOW_LIMITED, anything else).
  *
  * PostgreSQL runs when MACHINE_ROUTES_BENCH_PG_URL (default: the test database) answers, in a
  * schema of its own, dropped at the end. `tsx bench/flow/run.ts flood <url> <count>` is the
