@@ -124,7 +124,7 @@ describe('migrate', () => {
   );
 
   it.runIf(runPostgres)(
-    'should keep lock rows in an unlogged table and everything else logged',
+    'should keep lock rows and flow-control counters in unlogged tables and everything else logged',
     async () => {
       const schema = await createTestSchema('unlogged');
       try {
@@ -138,7 +138,13 @@ describe('migrate', () => {
         );
         // 'u': unlogged (no WAL, emptied after a server crash); 'p': permanent.
         const unlogged = rows.filter((row) => row.relpersistence === 'u').map((row) => row.relname);
-        expect(unlogged).toEqual(['machine_locks']);
+        // Flow-control counters (migration 16) need no durability either.
+        expect(unlogged).toEqual([
+          'machine_flow_buckets',
+          'machine_flow_latest',
+          'machine_flow_slots',
+          'machine_locks',
+        ]);
         expect(rows.length).toBeGreaterThan(5);
         await store.close();
       } finally {
