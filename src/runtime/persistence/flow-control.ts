@@ -126,7 +126,7 @@ export class MemoryFlowControl implements FlowControlStore {
 }
 
 /**
- * The PostgreSQL tables (migration 16). Unlogged, like lock rows: they need no durability (a
+ * The PostgreSQL tables (migration 17). Unlogged, like lock rows: they need no durability (a
  * server crash empties them, which only refills buckets and frees slots) and so write no WAL.
  * Times are ms since the epoch on the database clock, which every process shares.
  */

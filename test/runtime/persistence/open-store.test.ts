@@ -138,7 +138,7 @@ describe('migrate', () => {
         );
         // 'u': unlogged (no WAL, emptied after a server crash); 'p': permanent.
         const unlogged = rows.filter((row) => row.relpersistence === 'u').map((row) => row.relname);
-        // Flow-control counters (migration 16) need no durability either.
+        // Flow-control counters (migration 17) need no durability either.
         expect(unlogged).toEqual([
           'machine_flow_buckets',
           'machine_flow_latest',
