@@ -18,7 +18,12 @@ import { camelCase, compareCodeUnits, pascalCase, sortBy } from '../naming.js';
 import { GENERATED_HEADER, clientRuntimeSource, renderTemplate } from '../templates.js';
 import { quoteString } from '../ts-literal.js';
 import { clientMethodName, methodView } from './client.js';
-import { payloadSchemaName, routeTypeName, scenarioSlugSchemaName } from './openapi.js';
+import {
+  payloadSchemaName,
+  responseSchemaName,
+  routeTypeName,
+  scenarioSlugSchemaName,
+} from './openapi.js';
 
 /** The runtime's import of the client runtime, and where its copy finds it. */
 const RUNTIME_IMPORT = "from './runtime.js';";
@@ -63,6 +68,10 @@ function queryRoutes(routes: readonly ManifestRoute[]): ManifestRoute[] {
   return routes.filter((route) => route.handler !== 'events');
 }
 
+/** A registration's state stream (`stream: true`), which its `live` query follows. */
+const streamRoute = (registration: ManifestRegistration): ManifestRoute | undefined =>
+  registration.routes.find((route) => route.handler === 'events');
+
 /** The lines of one registration in the `createQueries` table. */
 function registrationLines(registration: ManifestRegistration): string[] {
   const group = camelCase(registration.name);
@@ -87,6 +96,12 @@ function registrationLines(registration: ManifestRegistration): string[] {
         ? `instance: q.cachedInstance<${params}, ${type}>(${machine}),`
         : `instance: q.instance<${params}, ${type}, ${resultName(read)}>(${machine}, ${client(read)}),`,
     );
+    const stream = streamRoute(registration);
+    if (stream !== undefined)
+      lines.push(
+        `/** The instance followed live: \`GET ${stream.path}\` (${stream.name}), each state also written to \`instance\`. */`,
+        `live: q.live<${paramsType(stream)}, ${responseSchemaName(stream)}>(${machine}, client.${group}.subscribe),`,
+      );
   }
   const routes = sortBy(queryRoutes(registration.routes), (route) => route.name);
   for (const route of routes.filter((candidate) => candidate.read === null)) {
@@ -124,10 +139,19 @@ function registrationLines(registration: ManifestRegistration): string[] {
  * Per machine with instances, the result types whose envelopes its instance entry can hold:
  * every bound event and create of its registrations, and the read fetching the entry.
  */
-function instanceTypes(manifest: RouteManifest): Array<{ name: string; results: string }> {
+function instanceTypes(
+  manifest: RouteManifest,
+): Array<{ name: string; results: string; messages: string }> {
   const byMachine = new Map<string, Set<string>>();
+  // The messages of state streams, which `live` writes to the entry too.
+  const messagesOf = new Map<string, Set<string>>();
   for (const registration of manifest.registrations) {
     if (instanceRoute(registration) === null) continue;
+    const stream = streamRoute(registration);
+    if (stream !== undefined) {
+      const messages = messagesOf.get(registration.machineId) ?? new Set<string>();
+      messagesOf.set(registration.machineId, messages.add(responseSchemaName(stream)));
+    }
     const results = byMachine.get(registration.machineId) ?? new Set<string>();
     for (const route of queryRoutes(registration.routes)) {
       if (route.read === null && (route.handler === 'create' || route.binding.kind !== 'none'))
@@ -142,6 +166,7 @@ function instanceTypes(manifest: RouteManifest): Array<{ name: string; results: 
     .map(([machineId, results]) => ({
       name: instanceTypeName(machineId),
       results: [...results].sort(compareCodeUnits).join(' | '),
+      messages: [...(messagesOf.get(machineId) ?? [])].sort(compareCodeUnits).join(' | '),
     }));
 }
 
@@ -164,6 +189,9 @@ export function emitTanstackQuery(manifest: RouteManifest): GeneratedFile[] {
       if (route.payloadSchema !== null) results.add(payloadSchemaName(route));
       if (route.scenarios) results.add(scenarioSlugSchemaName(route.machineId));
     }
+    const stream = streamRoute(registration);
+    if (stream !== undefined && instanceRoute(registration) !== null)
+      results.add(responseSchemaName(stream));
   }
   return [
     {

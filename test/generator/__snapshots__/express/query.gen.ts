@@ -28,6 +28,7 @@ import type {
   OrderQuoteResult,
   OrderReadStatusResult,
   OrderReadSummaryResult,
+  OrderResponse,
   OrderReviewApproveResult,
   OrderReviewReadStatusResult,
   OrderSubmitPayload,
@@ -42,7 +43,7 @@ import type {
 import { queryBindings, type BodyOf } from './query-runtime.gen.js';
 
 export { QUERY_ROOT } from './query-runtime.gen.js';
-export type { BodyOf, MutationError } from './query-runtime.gen.js';
+export type { BodyOf, LiveOptions, MutationError } from './query-runtime.gen.js';
 
 /** What the cache holds for one instance: the last envelope a route of its machine answered. */
 export type CheckoutInstance = BodyOf<
@@ -61,16 +62,18 @@ export type InvoiceInstance = BodyOf<
   InvoicePayResult | InvoiceReadStatusResult | InvoiceVoidResult
 >;
 /** What the cache holds for one instance: the last envelope a route of its machine answered. */
-export type OrderInstance = BodyOf<
-  | OrderApproveResult
-  | OrderCancelResult
-  | OrderCreateResult
-  | OrderQuoteResult
-  | OrderReadStatusResult
-  | OrderReviewApproveResult
-  | OrderReviewReadStatusResult
-  | OrderSubmitResult
->;
+export type OrderInstance =
+  | BodyOf<
+      | OrderApproveResult
+      | OrderCancelResult
+      | OrderCreateResult
+      | OrderQuoteResult
+      | OrderReadStatusResult
+      | OrderReviewApproveResult
+      | OrderReviewReadStatusResult
+      | OrderSubmitResult
+    >
+  | OrderResponse;
 /** What the cache holds for one instance: the last envelope a route of its machine answered. */
 export type TicketInstance = BodyOf<
   TicketCommentResult | TicketCreateResult | TicketStaffAssignResult | TicketStaffResolveResult
@@ -78,8 +81,9 @@ export type TicketInstance = BodyOf<
 
 /**
  * Query and mutation options of every route, grouped like the client: `instance(params)` and
- * `read.<name>(params)` are queries, each event and `create` a mutation whose answer becomes
- * the instance's cached envelope (its reads then refetch). Mutations throw
+ * `read.<name>(params)` are queries, `live(params)` (registrations with a state stream) a query
+ * following the stream into the instance entry, each event and `create` a mutation whose answer
+ * becomes the instance's cached envelope (its reads then refetch). Mutations throw
  * `ClientResponseError` on every non-2xx answer, so `onError` fires on 4xx. Keys start with
  * `QUERY_ROOT`, then the machine id and the instance's path parameters.
  */
@@ -141,6 +145,8 @@ export function createQueries(client: Client, queryClient: QueryClient) {
       key: q.key<{ machineId: string }>('order'),
       /** The instance's last envelope: fetched with `GET /orders/{machineId}/status`, written by every event. */
       instance: q.instance<{ machineId: string }, OrderInstance, OrderReadStatusResult>('order', client.order.read.status),
+      /** The instance followed live: `GET /orders/{machineId}/events` (order.events), each state also written to `instance`. */
+      live: q.live<{ machineId: string }, OrderResponse>('order', client.order.subscribe),
       /** `PATCH /orders/{machineId}/approve` (order.approve) */
       approve: q.event<{ machineId: string }, OrderApproveResult>('order', 'order.approve', ['machineId'], client.order.approve),
       /** `DELETE /orders/{machineId}/cancel` (order.cancel) */

@@ -16,8 +16,10 @@
 import type { DataTag, MutationOptions, QueryClient } from '@tanstack/query-core';
 import {
   ClientResponseError,
+  UnexpectedResponseError,
   type RequestOptions,
   type ResponseErrorOf,
+  type StreamMethod,
   type SuccessOf,
 } from './client-runtime.gen.js';
 
@@ -75,6 +77,31 @@ export interface BoundMutation<TData, TError, TVariables> extends MutationOption
   mutationFn: (variables: TVariables) => Promise<TData>;
 }
 
+/** Options of a live query (`live(params, options?)`). */
+export interface LiveOptions {
+  /** Headers of the stream's request, sent after (and over) the client's. */
+  headers?: Record<string, string>;
+  /**
+   * Reconnection after a lost connection: at most `retries` tries in a row (default: no bound,
+   * as an `EventSource`), pausing `min(maxDelay, delay * 2^n)` ms before try `n`, the second half
+   * drawn at random (defaults 500 and 15000). A message received starts the count again.
+   */
+  reconnect?: { retries?: number; delay?: number; maxDelay?: number };
+}
+
+/**
+ * Options of a live query: usable by `useQuery` and `QueryObserver` (not by `fetchQuery`, which
+ * would wait for the stream to end). Its data is the stream's last message.
+ */
+export interface LiveQuery<TData, TKey extends readonly unknown[]> {
+  queryKey: DataTag<TKey, TData>;
+  queryFn: (context: { signal: AbortSignal }) => Promise<TData>;
+  /** The query reconnects by itself; a failure it gives up on is final. */
+  retry: false;
+  /** Fresh for ever once the instance is final (nothing will change); stale otherwise. */
+  staleTime: (query: { queryKey: readonly unknown[] }) => number;
+}
+
 /** What every client method resolves with (`ClientResponse`). */
 type Answer = { ok: boolean; status: number; body: unknown };
 
@@ -90,6 +117,28 @@ type CallWithoutInput<TResult extends Answer> = (
 
 const retry = (failureCount: number, error: Error): boolean =>
   failureCount < 3 && !(error instanceof ClientResponseError && error.status < 500);
+
+/**
+ * Whether a live query reconnects after `error`: a network failure (fetch throws a `TypeError`,
+ * also when a connection breaks mid-stream), a 5xx (503 while a server drains), 408 or 429. Any
+ * other answer (404 unknown instance, 401) will not change by asking again.
+ */
+const reconnects = (error: unknown): boolean =>
+  error instanceof UnexpectedResponseError
+    ? error.status >= 500 || error.status === 408 || error.status === 429
+    : error instanceof TypeError;
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+const pause = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 
 /**
  * The binding factories `query.gen.ts` builds its table with, over one `QueryClient`.
@@ -113,6 +162,9 @@ export function queryBindings(queryClient: QueryClient) {
     queryClient.setQueryData([...keyOf(machine, params), 'instance'], body);
     void queryClient.invalidateQueries({ queryKey: [...keyOf(machine, params), 'read'] });
   }
+
+  /** Live queries whose stream ended at a final state (by key): nothing will change them. */
+  const finished = new Set<string>();
 
   /** A refused event (409) means the cached state is stale: everything of the instance refetches. */
   function forget(machine: string, params: InstanceParams, error: unknown): void {
@@ -211,6 +263,75 @@ export function queryBindings(queryClient: QueryClient) {
           }
         },
       }),
+
+    /**
+     * `live(params, options?)`: a query following the instance's state stream (`subscribe`).
+     * Each message becomes its data and the instance entry (every observer of `instance`
+     * updates without a refetch), and the instance's reads are invalidated (watched ones
+     * refetch). The stream runs while the query has observers: their last unsubscribe aborts it.
+     * A lost connection (network failure, 5xx, 408, 429) reconnects with backoff, resuming after
+     * the last sequence seen (`Last-Event-ID`); any other 4xx (404, 401) fails the query. When
+     * the server ends the stream, one reconnection asks for newer states: none means the
+     * instance is final, and the query ends with its last state (and stays fresh).
+     */
+    live:
+      <TParams extends InstanceParams, TMessage>(
+        machine: string,
+        subscribe: StreamMethod<TParams, TMessage>,
+      ) =>
+      (
+        params: TParams,
+        options: LiveOptions = {},
+      ): LiveQuery<TMessage, readonly [...InstanceKey<TParams>, 'live']> => {
+        const queryKey = [...keyOf(machine, params), 'live'] as const;
+        const { retries = Infinity, delay = 500, maxDelay = 15_000 } = options.reconnect ?? {};
+        return {
+          queryKey: queryKey as unknown as DataTag<
+            readonly [...InstanceKey<TParams>, 'live'],
+            TMessage
+          >,
+          queryFn: async ({ signal }) => {
+            let latest: { message: TMessage; sequence: number } | undefined;
+            let failures = 0;
+            for (;;) {
+              let received = false;
+              try {
+                await subscribe(params, {
+                  signal,
+                  ...(latest === undefined ? {} : { lastEventId: latest.sequence }),
+                  ...(options.headers === undefined ? {} : { headers: options.headers }),
+                  onState: (message, sequence) => {
+                    latest = { message, sequence };
+                    received = true;
+                    failures = 0;
+                    queryClient.setQueryData(queryKey, message);
+                    remember(machine, params, message);
+                  },
+                });
+                if (signal.aborted) break;
+                // Ended by the server: a final state, or a server closing. A reconnection after
+                // the last sequence tells them apart (a final instance ends it at once, empty).
+                if (!received) {
+                  if (latest === undefined)
+                    throw new Error(`The ${machine} state stream ended without a state.`);
+                  finished.add(JSON.stringify(queryKey));
+                  return latest.message;
+                }
+              } catch (error) {
+                if (signal.aborted) break;
+                if (!reconnects(error) || failures >= retries) throw error;
+                const ceiling = Math.min(maxDelay, delay * 2 ** failures);
+                failures += 1;
+                await pause(ceiling / 2 + Math.random() * (ceiling / 2), signal);
+              }
+            }
+            // Aborted (no observer left): what it had, if anything; the query discards it.
+            return latest?.message as TMessage;
+          },
+          retry: false,
+          staleTime: (query) => (finished.has(JSON.stringify(query.queryKey)) ? Infinity : 0),
+        };
+      },
 
     /** `create(options?)`: a mutation creating an instance, whose envelope starts its entry. */
     create:
