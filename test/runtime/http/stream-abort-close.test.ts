@@ -2,9 +2,11 @@
  * A state stream whose client left does not keep the server's close waiting: the client is a
  * fetch() aborted after its first message (undici) or a node:http request destroyed, on both
  * adapters; close() then resolves (bounded here only so that a hang fails the test instead of
- * the run).
+ * the run), without waiting for the spare connection fetch() opens then to be dropped by its
+ * client. A plain close() of a server whose stream a client still follows ends that stream.
  */
 import { request } from 'node:http';
+import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
@@ -43,11 +45,29 @@ describe.each<AdapterName>(['fastify', 'express'])('closing %s with a left strea
 
   it('should close once a fetch() client aborted its stream', async () => {
     const { server, url } = await serve();
+    // Connections on which nothing was asked that their client ended: undici's spare one, which
+    // a plain close() waited for until undici's keep-alive time (~3 s) had run out.
+    const leftToClient: Socket[] = [];
+    server.http.on('connection', (socket: Socket) =>
+      socket.once('end', () => {
+        if (socket.bytesRead === 0) leftToClient.push(socket);
+      }),
+    );
     const stream = await openStream(url);
     await stream.received(1);
     stream.close();
     await settle();
     expect(await closed(() => server.close())).toBe('closed');
+    expect(leftToClient).toEqual([]);
+  });
+
+  it('should close while a client still follows a stream', async () => {
+    const { server, url } = await serve();
+    const stream = await openStream(url);
+    await stream.received(1);
+    expect(await closed(() => server.close())).toBe('closed');
+    await stream.untilEnded();
+    stream.close();
   });
 
   it('should close once a node:http client destroyed its stream', async () => {

@@ -22,6 +22,7 @@ import {
 } from '../responses.js';
 import type { Logger } from '../../logger.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Server } from 'node:net';
 import {
   isJsonContentType,
   parseJsonBody,
@@ -38,6 +39,7 @@ import {
   endpointRequest,
   rawQuery,
   sourceRoutes,
+  endStreamsOnClose,
   trackStream,
   type MountOptions,
   type MountSource,
@@ -351,7 +353,10 @@ function sendResponse(response: Response, result: EndpointResponse): void {
     // A stream (server-sent events): written as it comes, destroyed when the client leaves.
     response.flushHeaders();
     // Ended when the server shuts down (ServerDrain), like the Fastify adapter's.
-    trackStream((response.req.socket as { server?: object } | null)?.server, body);
+    const server = (response.req.socket as { server?: object } | null)?.server;
+    trackStream(server, body);
+    // An HTTPS server is one as well (both are net.Server).
+    if (server instanceof Server) endStreamsOnClose(server);
     pipeline(body, response, () => {});
     return;
   }

@@ -2,8 +2,7 @@
  * What both adapters share: the mounted-route source, 405 bookkeeping and the conversion of
  * a neutral response into status, headers and body.
  */
-import type { Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { HttpMethod } from '../../definition/types.js';
 import type { MachineRouter, MountedOptionsRoute, MountedRoute } from '../machine-router.js';
@@ -243,6 +242,29 @@ export function trackStream(server: object | undefined | null, stream: Readable)
 /** Ends every open stream of `server` (its clients reconnect, with `Last-Event-ID`, elsewhere). */
 export function endStreams(server: object): void {
   for (const stream of openStreams.get(server) ?? []) stream.destroy();
+}
+
+const closingServers = new WeakSet<Server>();
+
+/**
+ * Makes `server.close()` first end the server's open state streams and destroy its connections
+ * that have not sent a byte, as the Fastify adapter's `preClose` hook does. Express has no close
+ * hook, and an application that mounts the routes on its own server closes it with a plain
+ * `close()`: that waited for each stream's client, and, once a fetch() client had aborted its
+ * stream, for the fresh connection undici opens then and only drops when its keep-alive time
+ * runs out (about 3 s against Node's default 5 s `keepAliveTimeout`). Installed once per server,
+ * at its first stream.
+ */
+export function endStreamsOnClose(server: Server): void {
+  if (closingServers.has(server)) return;
+  closingServers.add(server);
+  const silent = silentConnections(server);
+  const close = server.close;
+  server.close = function (this: Server, callback?: (error?: Error) => void) {
+    endStreams(server);
+    silent.destroy();
+    return close.call(this, callback);
+  };
 }
 
 /**
