@@ -34,7 +34,7 @@ import { chainHooks } from '../persistence/transaction.js';
 import { currentTraceCarrier } from '../telemetry/tracing.js';
 import type { CommitOptions, EngineContext } from './context.js';
 import { toJobRequest } from './jobs/job-requests.js';
-import { instrumentedCommit } from './instrumentation.js';
+import { timeCommit } from './instrumentation.js';
 import { spanInlineChildren } from './child-instrumentation.js';
 import { deliverSends } from './jobs/send-jobs.js';
 
@@ -127,12 +127,14 @@ export async function writeCommit(
   options: CommitOptions = {},
 ): Promise<PreparedCommit> {
   const prepared = prepareCommit(ctx, input, options);
-  await instrumentedCommit(
-    ctx.store,
-    prepared.request,
-    () => ctx.store.commit(prepared.request),
-    ctx.settings.traceSteps,
-  );
+  const timing = timeCommit(ctx.store, prepared.request, ctx.settings.traceSteps);
+  try {
+    await ctx.store.commit(prepared.request);
+  } catch (error) {
+    timing.failed(error);
+    throw error;
+  }
+  timing.ok();
   return prepared;
 }
 

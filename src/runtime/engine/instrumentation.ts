@@ -226,51 +226,69 @@ function typeOf(event: EventObject | string): string {
 const commitAttributes = new AttributeCache((system) => ({ [ATTR.dbSystem]: system }));
 
 /**
- * A store commit (`commit`) timed in `machine_routes.commit.duration`, its store and rows on the
- * span that runs its step, or in a `machine_routes.commit` span of its own (`stepSpans`, or no
- * span to host it).
+ * The instrumentation of one store commit, started before it: `ok()` or `failed(error)` once it
+ * settled records its time in `machine_routes.commit.duration` and ends its span, if it has one.
+ * The caller awaits the store itself: a wrapper promise (`commit().finally(...)`) cost every
+ * event three promises, each a run of the context manager's hooks with an SDK registered.
  */
-export function instrumentedCommit(
-  store: Store,
-  request: CommitRequest,
-  commit: () => Promise<void>,
-  stepSpans = false,
-): Promise<void> {
+export class CommitTiming {
+  readonly #started = performance.now();
+  readonly #system: string;
+  /** The commit's own span, or undefined when the span of its step records it. */
+  readonly #span: Span | undefined;
+
+  constructor(system: string, span?: Span) {
+    this.#system = system;
+    this.#span = span;
+  }
+
+  /** The commit succeeded. */
+  ok(): void {
+    this.#end();
+  }
+
+  /** The commit failed with `error` (recorded on its own span). */
+  failed(error: unknown): void {
+    if (this.#span !== undefined) failSpan(this.#span, error);
+    this.#end();
+  }
+
+  #end(): void {
+    this.#span?.end();
+    instruments().commitDuration.record(
+      (performance.now() - this.#started) / 1000,
+      commitAttributes.get(this.#system, ''),
+    );
+  }
+}
+
+/**
+ * Starts timing a store commit of `request`: its store and rows on the span that runs its step,
+ * or in a `machine_routes.commit` span of its own (`stepSpans`, or no span to host it). Call
+ * `ok()` or `failed()` on the result once the commit settled.
+ */
+export function timeCommit(store: Store, request: CommitRequest, stepSpans = false): CommitTiming {
   const system = store.kind === 'postgres' ? 'postgresql' : store.kind;
-  const started = performance.now();
   const host = stepSpans ? undefined : hostSpan(HOSTS_COMMIT);
   if (host !== undefined) {
     host.setAttributes({
       [ATTR.dbSystem]: system,
       [ATTR.commitRows]: request.history.length,
     });
-    return commit().finally(() => {
-      instruments().commitDuration.record(
-        (performance.now() - started) / 1000,
-        commitAttributes.get(system, ''),
-      );
-    });
+    return new CommitTiming(system);
   }
-  return inSpan(
-    'machine_routes.commit',
-    {
-      kind: SpanKind.CLIENT,
-      attributes: () => ({
-        [ATTR.dbSystem]: system,
-        [ATTR.dbOperation]: 'commit',
-        [ATTR.machine]: request.snapshot.machineId,
-        [ATTR.instanceId]: request.snapshot.id,
-        [ATTR.commitRows]: request.history.length,
-      }),
-    },
-    () =>
-      commit().finally(() => {
-        instruments().commitDuration.record(
-          (performance.now() - started) / 1000,
-          commitAttributes.get(system, ''),
-        );
-      }),
-  );
+  // Not made active: nothing the store runs starts a span.
+  const span = startSpan('machine_routes.commit', {
+    kind: SpanKind.CLIENT,
+    attributes: () => ({
+      [ATTR.dbSystem]: system,
+      [ATTR.dbOperation]: 'commit',
+      [ATTR.machine]: request.snapshot.machineId,
+      [ATTR.instanceId]: request.snapshot.id,
+      [ATTR.commitRows]: request.history.length,
+    }),
+  });
+  return new CommitTiming(system, span);
 }
 
 const contentionAttributes = new AttributeCache((machine, context) => ({

@@ -139,13 +139,19 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     return this.#live().feed.subscribe(id, listener);
   }
 
-  async send(
+  // Not async: the engine's send is, and a second async frame cost every event two promises
+  // (each a run of the context manager's hooks when an OpenTelemetry SDK is registered).
+  send(
     definition: MachineDefinition,
     id: string,
     event: EventObject,
     options?: SendOptions,
   ): Promise<InstanceResult> {
-    return send(this.#live(), definition, id, event, options);
+    try {
+      return send(this.#live(), definition, id, event, options);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
   }
 
   async sendStateless(

@@ -40,24 +40,29 @@ interface SendExtras {
  * Load, lock, run one macrostep, persist, release (see `MachineInstances.send`). Throws
  * `MachineAlreadyRunningException` with the last committed snapshot on contention.
  */
-export async function send(
+export function send(
   ctx: EngineContext,
   definition: MachineDefinition,
   id: string,
   event: EventObject,
   options: SendOptions = {},
 ): Promise<InstanceResult> {
-  if (!isInstanceId(id)) throw notFound(definition, id);
-  if (!definition.options.shouldPersist)
-    return sendUnpersisted(ctx, definition, id, event, options);
-  const waitMs = options.lockWaitMs ?? 0;
-  const lock: LockMode =
-    waitMs > 0 ? { waitMs } : lockFree(ctx, definition, event.type, options) ? 'slot' : 'try';
-  return runSend(ctx, definition, id, event, lock, {
-    scenarioRequest: options.scenario,
-    idempotency: options.idempotency,
-    precondition: options.precondition,
-  });
+  // Not async (its work is in runSend's frame): one promise fewer per event. Fails by rejecting.
+  try {
+    if (!isInstanceId(id)) throw notFound(definition, id);
+    if (!definition.options.shouldPersist)
+      return sendUnpersisted(ctx, definition, id, event, options);
+    const waitMs = options.lockWaitMs ?? 0;
+    const lock: LockMode =
+      waitMs > 0 ? { waitMs } : lockFree(ctx, definition, event.type, options) ? 'slot' : 'try';
+    return runSend(ctx, definition, id, event, lock, {
+      scenarioRequest: options.scenario,
+      idempotency: options.idempotency,
+      precondition: options.precondition,
+    });
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
 }
 
 /**
