@@ -8,7 +8,6 @@
  * timer fire (the worker) is a trace of its own linked to the completion step. On a SQLite file
  * and on PostgreSQL (pg-boss).
  */
-import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
@@ -16,72 +15,14 @@ import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { queueBackends } from '../../support/queue-backends.js';
 import { send, startServer, type TestServer } from '../http/support/servers.js';
-import { installOtlp } from './fixtures/otlp-sdk.js';
+import { installOtlp, PROCESS_ATTRIBUTE } from './fixtures/otlp-sdk.js';
+import { startReceiver } from './fixtures/otlp-receiver.js';
 import { tracedOrder } from './fixtures/traced-machines.js';
 
 const CLI = fileURLToPath(new URL('./fixtures/traced-cli.ts', import.meta.url));
 const CONFIG = fileURLToPath(new URL('./fixtures/traced.config.ts', import.meta.url));
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
-
-/** A span as OTLP/HTTP JSON carries it (ids in hex), with the attributes flattened. */
-interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-  links: { traceId: string; spanId: string }[];
-}
-
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: string | number;
-  boolValue?: boolean;
-  doubleValue?: number;
-}
-interface OtlpSpan extends Omit<ReceivedSpan, 'attributes' | 'links'> {
-  attributes?: { key: string; value: OtlpValue }[];
-  links?: { traceId: string; spanId: string }[];
-}
-interface OtlpRequest {
-  resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
-}
-
-/** An OTLP/HTTP trace receiver on 127.0.0.1 keeping every span it is sent. */
-async function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; server: Server }> {
-  const spans: ReceivedSpan[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      expect(request.url).toBe('/v1/traces');
-      expect(request.headers['content-type']).toBe('application/json');
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpRequest;
-      for (const resource of body.resourceSpans)
-        for (const scope of resource.scopeSpans)
-          for (const span of scope.spans) spans.push(flatten(span));
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  return { url: `http://127.0.0.1:${port}/v1/traces`, spans, server };
-}
-
-function flatten(span: OtlpSpan): ReceivedSpan {
-  const attributes: Record<string, unknown> = {};
-  for (const { key, value } of span.attributes ?? []) {
-    attributes[key] =
-      value.stringValue ??
-      (value.intValue === undefined ? undefined : Number(value.intValue)) ??
-      value.boolValue ??
-      value.doubleValue;
-  }
-  return { ...span, attributes, links: span.links ?? [] };
-}
 
 const backends = await queueBackends('telemetry/otlp-worker');
 
@@ -161,6 +102,9 @@ describe.each(backends)('one event traced across processes over OTLP/HTTP on $na
       'machine_routes.job job.run',
     ]);
     const job = inTrace.find((span) => span.name === 'machine_routes.job job.run')!;
+    // Made in the processes said: the request here, the job run in the worker.
+    expect(request.attributes[PROCESS_ATTRIBUTE]).toBe('server');
+    expect(job.attributes[PROCESS_ATTRIBUTE]).toBe('worker');
     expect(job.attributes).toMatchObject({
       'messaging.system': 'machine_routes',
       'messaging.operation.type': 'process',
@@ -187,6 +131,7 @@ describe.each(backends)('one event traced across processes over OTLP/HTTP on $na
       'machine_routes.instance.id': id,
       'machine_routes.timer.key': 'otlp_order.paid:ARCHIVE:1',
     });
+    expect(timer!.attributes[PROCESS_ATTRIBUTE]).toBe('worker');
     expect(timer!.links).toHaveLength(1);
     expect(timer!.links[0]!.traceId).toBe(TRACE_ID);
     expect(ids.has(timer!.links[0]!.spanId)).toBe(true);
