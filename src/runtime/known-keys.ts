@@ -25,7 +25,10 @@ export const KNOWN_KEYS = {
     'explainAvailableEvents',
     'contention',
     'flow',
+    'createOrSend',
   ],
+  /** `createOrSend` of a registration. */
+  createOrSend: ['key', 'events'],
   /** `idempotency` of a registration, when an object. */
   idempotency: ['events', 'ttl'],
   /** An entry of `flow` of a registration. */

@@ -68,6 +68,7 @@ export function prepareCommit(
   ];
   if (hooks.length > 0) request.inTransaction = hooks.length === 1 ? hooks[0] : chainHooks(hooks);
   if (options.idempotency !== undefined) request.idempotency = options.idempotency;
+  if (options.businessKey !== undefined) request.businessKey = options.businessKey;
   // Kept on the states this step enters, for the timers they arm (undefined without an SDK); a
   // step that enters none (a targetless transition: the common event) builds no carrier.
   if (entersStates(request)) {

@@ -76,6 +76,8 @@ export interface CommitOptions {
   inTransaction?: TransactionHook;
   /** The Idempotency-Key record the step answers, completed in the same transaction. */
   idempotency?: IdempotencyCompletion;
+  /** The business key the created instance is bound to (`CommitRequest.businessKey`). */
+  businessKey?: string;
 }
 
 /** Where the engine's jobs go (engine/jobs/job-dispatch.ts). */

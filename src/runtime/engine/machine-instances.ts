@@ -63,6 +63,20 @@ export interface MachineInstances<D> {
     options?: SendOptions & { bind?: (id: string) => TransactionHook },
   ): Promise<InstanceResult | null>;
   /**
+   * Create-or-send (docs/http.md "Create-or-send"): `event` to the instance of `definition`
+   * bound to `businessKey`, through the locked step like `send` (its contention and refusals
+   * included); when none is bound, a new instance created with the event applied and the key
+   * bound, in one commit (nothing written when the event is refused). Keys are unique per
+   * machine in the store: concurrent first requests on one key create one instance and the
+   * others send to it. `created` tells which happened.
+   */
+  createOrSend(
+    definition: D,
+    businessKey: string,
+    event: EventObject,
+    options?: SendOptions,
+  ): Promise<InstanceResult & { created: boolean }>;
+  /**
    * Calls `listener` after each commit of instance `id` (any process on PostgreSQL, this process
    * on the embedded stores). Resolves, with the function that stops it, once later commits are
    * sure to be heard.

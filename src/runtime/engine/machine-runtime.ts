@@ -35,7 +35,7 @@ import { buildContext } from './build-context.js';
 import type { CommitListener } from './commit-events.js';
 import type { ResolvedSettings } from './config.js';
 import type { EngineContext } from './context.js';
-import { create, createAndSend } from './create.js';
+import { create, createAndSend, createOrSend, type CreateOrSendResult } from './create.js';
 import { runtimeClosed, type MachineInstances } from './machine-instances.js';
 import { openRuntime, type OpenedParts } from './open-runtime.js';
 import type { MachineRuntimeOptions, OpenRuntimeOptions } from './options.js';
@@ -125,6 +125,15 @@ export class MachineRuntime implements MachineInstances<MachineDefinition> {
     options?: SendOptions & { bind?: (id: string) => TransactionHook },
   ): Promise<InstanceResult | null> {
     return createAndSend(this.#live(), definition, event, options);
+  }
+
+  async createOrSend(
+    definition: MachineDefinition,
+    businessKey: string,
+    event: EventObject,
+    options?: SendOptions,
+  ): Promise<CreateOrSendResult> {
+    return createOrSend(this.#live(), definition, businessKey, event, options);
   }
 
   async restore(definition: MachineDefinition, id: string): Promise<MachineSnapshot> {

@@ -32,6 +32,16 @@ export class InvalidRouterConfigException extends MachineRoutesError {
 }
 
 /**
+ * A registration's `createOrSend` is invalid (docs/http.md "Create-or-send"): its `key` is not a
+ * required string or number field of every listed event's payload schema, an event is not a
+ * registered non-GET endpoint of the machine, or is also bound by `machineIdFor` / `modelFor`.
+ * Build time (`check`, `generate`, `MachineRouter.register`).
+ */
+export class InvalidCreateOrSendException extends MachineRoutesError {
+  readonly code = 'MR_INVALID_CREATE_OR_SEND';
+}
+
+/**
  * The admin route group (config `admin`, `mountAdminRoutes`) names no middleware: its routes
  * read every instance and repair them, so it is refused unless the application protects it.
  * Build time (`check`, `generate`, app start).

@@ -45,7 +45,7 @@ import {
 } from './responses.js';
 import { storedResponse, withIdempotency, type IdempotentRequest } from './idempotency.js';
 import type { IdempotentSend, SendOptions } from '../persistence/types.js';
-import { createInstanceLoader, type RouteInstance } from './route-instance.js';
+import { createInstanceLoader, keyOf, type RouteInstance } from './route-instance.js';
 import { resolveTarget } from './route-target.js';
 import { readScenarioRequest } from './scenario-fields.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
@@ -106,14 +106,14 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     const committed = isSnapshot(error.snapshot)
       ? error.snapshot
       : (pre ??
-        (instance.kind === 'stateless' || instance.kind === 'unbound'
+        (instance.kind === 'stateless' || instance.kind === 'unbound' || instance.kind === 'keyed'
           ? null
           : await services.instances.restore(definition, instance.id).catch(() => null)));
     if (committed === null) throw error;
     const kept =
       scenarios === undefined || instance.kind === 'stateless' || instance.kind === 'unbound'
         ? null
-        : await scenarios.kept(instance.id);
+        : await scenarios.kept(committed.id);
     return await respond({
       snapshot: committed,
       status: isRead(request) ? 200 : 423,
@@ -190,6 +190,10 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         );
       }
       const event: EventObject = { type: eventType, payload: validation.payload };
+      // Create-or-send: the instance is named by a business key of the valid payload.
+      const businessKey = found.kind === 'keyed' ? keyOf(validation.payload, found.field) : null;
+      if (typeof businessKey === 'object' && businessKey !== null)
+        return validationResponse(businessKey);
       // A record without a machine stays unbound until the send: its machine is created, with
       // the event applied, only if the event is accepted (instances.sendFirst).
       let instance: RouteInstance = found;
@@ -228,7 +232,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
               ? services.initialSnapshot(definition)
               : null;
       const preId =
-        instance.kind === 'stateless' || instance.kind === 'unbound' ? null : instance.id;
+        instance.kind === 'stateless' || instance.kind === 'unbound' || instance.kind === 'keyed'
+          ? null
+          : instance.id;
       if (action?.before) await action.before(hookArgs(definition, event, request, pre, preId));
 
       // 5. Send.
@@ -291,6 +297,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
               throw new Error(`Route ${route.name}: the record lost its machine while binding.`);
             result = await services.instances.send(definition, instance.id, event, options);
           }
+        } else if (instance.kind === 'keyed') {
+          const key = businessKey as string;
+          result = await services.instances.createOrSend(definition, key, event, options);
         } else {
           result = await services.instances.send(definition, instance.id, event, options);
         }

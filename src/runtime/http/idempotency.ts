@@ -16,6 +16,7 @@ import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js
 import { isRead } from './request-data.js';
 import { consoleLogger, errorResponse, errorToResponse, requestLogFields } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
+import { pathParam } from './plan-route-fields.js';
 
 /**
  * The state of one request holding an Idempotency-Key claim. Its route middleware already ran
@@ -57,7 +58,7 @@ export function withIdempotency<D extends MachineDefinitionBase>(
   const settings = route.idempotency;
   if (settings === undefined) return (request) => handle(request, null);
   const store = services.idempotencyKeys;
-  const param = route.binding.kind === 'none' ? null : route.binding.param;
+  const param = pathParam(route.binding);
   return async (request) => {
     const header = request.headers['idempotency-key'];
     if (header === undefined || isRead(request)) return handle(request, null);

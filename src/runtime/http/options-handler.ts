@@ -13,6 +13,7 @@ import type { OptionsRoute } from './plan-options.js';
 import { guarded } from './responses.js';
 import { createInstanceLoader } from './route-instance.js';
 import type { RouteHandler } from './types.js';
+import { pathParam } from './plan-route-fields.js';
 
 /** Builds the handler of one OPTIONS route. */
 export function createOptionsHandler<D extends MachineDefinitionBase>(
@@ -37,7 +38,7 @@ export function createOptionsHandler<D extends MachineDefinitionBase>(
     const headers: Record<string, string> = {
       allow: services.paths?.allow(route.path) ?? fallbackAllow,
     };
-    if (route.binding.kind !== 'none') {
+    if (pathParam(route.binding) !== null) {
       // 404 for an unknown id or record, as every route of the path answers.
       const current = await instances.load(request);
       const snapshot =

@@ -7,6 +7,7 @@
 import { authGuardsOf } from './plan-route-answers.js';
 import { pathShape } from './instance-surface.js';
 import type { PlannedRoute, RouteBinding } from './types.js';
+import { pathParam } from './plan-route-fields.js';
 
 /** One planned OPTIONS route. */
 export interface OptionsRoute {
@@ -46,8 +47,9 @@ function commonPrefix(lists: readonly (readonly string[])[]): string[] {
 
 /** `{prefix}/{param}` of a bound route: its path up to the instance parameter. */
 function instancePath(route: PlannedRoute): string | null {
-  if (route.binding.kind === 'none') return null;
-  const marker = `{${route.binding.param}}`;
+  const param = pathParam(route.binding);
+  if (param === null) return null;
+  const marker = `{${param}}`;
   const at = route.path.indexOf(marker);
   return at === -1 ? null : route.path.slice(0, at + marker.length);
 }

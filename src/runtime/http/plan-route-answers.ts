@@ -24,7 +24,10 @@ export function routeAnswers(
   const payloadSource = route.method === 'GET' ? 'query' : 'body';
   const authGuards = authGuardsOf(route.middleware);
   const hasBody = payloadSource === 'body';
+  // Sends to a stored instance; only one its path names can be unknown (404): a create-or-send
+  // creates the instance its key names.
   const bound = route.binding.kind !== 'none';
+  const named = route.binding.kind === 'machineId' || route.binding.kind === 'model';
   const sendsEvent =
     route.handler !== 'create' && route.handler !== 'read' && route.handler !== 'events';
   // Every route parses its query string before the handler runs: bad percent-encoding, nesting
@@ -33,7 +36,7 @@ export function routeAnswers(
   // A body is parsed before the handler runs: malformed (400), too large (413), not JSON (415).
   if (hasBody) [413, 415].forEach((status) => statuses.add(status));
   if (authGuards !== null) statuses.add(401);
-  if (bound) statuses.add(404);
+  if (named) statuses.add(404);
   // No transition (409), payload or validation guard (422).
   if (sendsEvent) [409, 422].forEach((status) => statuses.add(status));
   // A read's `waitFor` naming no state, or a `timeout` out of range.

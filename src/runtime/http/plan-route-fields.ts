@@ -3,7 +3,7 @@
  * of routes under a registration's prefix.
  */
 import type { EndpointDefinition, OutputDefinition } from '../definition/types.js';
-import type { PlannedRoute, RouteBinding, RouteOutput } from './types.js';
+import type { PlannedRoute, RouteBinding, RouteHandlerKind, RouteOutput } from './types.js';
 
 /** The route fields an endpoint (or a forward, as an endpoint of its parent event) decides. */
 export function endpointFields(
@@ -34,7 +34,29 @@ function routeOutput(output: OutputDefinition | null): RouteOutput {
     : { kind: 'behavior', name: output.name };
 }
 
+// The handler of an endpoint's route, by how the route finds its instance.
+const ENDPOINT_HANDLERS = {
+  machineId: 'machineIdBound',
+  model: 'modelBound',
+  key: 'keyBound',
+  none: 'stateless',
+} as const satisfies Record<RouteBinding['kind'], RouteHandlerKind>;
+
+/** The handler of an endpoint's route bound as `binding`. */
+export function endpointHandler(binding: RouteBinding): RouteHandlerKind {
+  return ENDPOINT_HANDLERS[binding.kind];
+}
+
 /** A route's path: the prefix, the bound parameter if any, then the endpoint's URI. */
 export function pathFor(prefix: string, binding: RouteBinding, uri: string): string {
-  return binding.kind === 'none' ? `${prefix}${uri}` : `${prefix}/{${binding.param}}${uri}`;
+  const param = pathParam(binding);
+  return param === null ? `${prefix}${uri}` : `${prefix}/{${param}}${uri}`;
+}
+
+/**
+ * The path parameter naming a route's instance (`machineId`, the model's), `null` when its path
+ * names none: stateless routes and create-or-send, whose key is in the payload.
+ */
+export function pathParam(binding: RouteBinding): string | null {
+  return binding.kind === 'machineId' || binding.kind === 'model' ? binding.param : null;
 }

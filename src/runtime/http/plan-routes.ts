@@ -6,9 +6,10 @@
 import { contentionProblem, contentionWaitMs } from '../definition/contention.js';
 import { eventTypeOfReference } from '../definition/endpoints.js';
 import { checkCollisions } from './plan-collisions.js';
+import { planCreateOrSend } from './plan-create-or-send.js';
 import { planFlow } from './plan-flow.js';
 import { planIdempotency } from './plan-idempotency.js';
-import { endpointFields, pathFor } from './plan-route-fields.js';
+import { endpointFields, endpointHandler, pathFor } from './plan-route-fields.js';
 import { InvalidRouterConfigException, throwIfAny, type MachineRoutesError } from '../errors.js';
 import type {
   EndpointActionDefinition,
@@ -206,6 +207,10 @@ export function planRegistration(
     );
   }
 
+  const keyed = planCreateOrSend(options.createOrSend, issues, {
+    ...{ machineId: definition.id, registration: name, endpoints: definition.endpoints },
+    ...{ kept: keptEndpoints, forwarded: forwardTypes, machineIdFor, modelFor },
+  });
   const idempotency = planIdempotency(options.idempotency, available, fail);
   const contentionIssue = contentionProblem(options.contention);
   if (contentionIssue !== null) fail(`'contention' ${contentionIssue}.`, 'contention');
@@ -266,19 +271,16 @@ export function planRegistration(
       ? { kind: 'machineId', param: 'machineId' }
       : modelFor.includes(type) && modelBinding !== null
         ? modelBinding
-        : { kind: 'none' };
+        : keyed?.events.includes(type)
+          ? { kind: 'key', field: keyed.key }
+          : { kind: 'none' };
     add(
       {
         ...base,
         ...endpointFields(endpoint, middleware),
         name: routeNameFor(name, type),
         path: pathFor(prefix, binding, endpoint.uri),
-        handler:
-          binding.kind === 'machineId'
-            ? 'machineIdBound'
-            : binding.kind === 'model'
-              ? 'modelBound'
-              : 'stateless',
+        handler: endpointHandler(binding),
         read: null,
         childEventType: null,
         childMachineId: null,

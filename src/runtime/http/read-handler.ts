@@ -28,6 +28,7 @@ import {
 } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 import { watchInstance } from './watch-instance.js';
+import { pathParam } from './plan-route-fields.js';
 
 /** Longest `timeout` a waiting read accepts, in milliseconds. */
 export const MAX_WAIT_MS = 60_000;
@@ -62,7 +63,7 @@ export function readRoute<D extends MachineDefinitionBase>(
   if (binding.kind === 'model' && binder === undefined) {
     throw new Error(`Route ${route.name}: no model binder named '${binding.model}'.`);
   }
-  const paramName = binding.kind === 'none' ? '' : binding.param;
+  const paramName = pathParam(binding) ?? '';
   const recordId = async (param: string): Promise<string> => {
     if (binding.kind !== 'model') return param;
     const record = await binder!.find(param);

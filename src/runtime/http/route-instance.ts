@@ -1,9 +1,10 @@
 /**
  * Where the instance of an event request comes from (spec "Request handling order" 2): none for
- * stateless routes, the id in the path, or the machine stored on a model record, which gets one
- * on its first valid request.
+ * stateless routes, the id in the path, the machine stored on a model record, which gets one
+ * on its first valid request, or (create-or-send) the business key in the payload.
  */
 import type { EventObject, MachineDefinitionBase } from '../definition/types.js';
+import type { FieldErrors } from '../errors.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
 import type { InstanceResult, SendOptions } from '../persistence/types.js';
 import type { HttpServices } from './http-services.js';
@@ -17,7 +18,12 @@ export type RouteInstance =
   /** machineId-bound, not loaded yet: `send` loads it (see `deferredLoad` in event-handler.ts). */
   | { kind: 'deferred'; id: string }
   /** A model record without a machine yet: one is created once the request is valid. */
-  | { kind: 'unbound'; record: unknown };
+  | { kind: 'unbound'; record: unknown }
+  /**
+   * Create-or-send: the instance is the one bound to the payload's business key, found (or
+   * created) by the send itself (`MachineInstances.createOrSend`) once the payload is valid.
+   */
+  | { kind: 'keyed'; field: string };
 
 /** Loads and binds the instances of one route. */
 export interface InstanceLoader {
@@ -74,6 +80,7 @@ export function createInstanceLoader<D extends MachineDefinitionBase>(
     async load(request) {
       if (binding.kind === 'none') return { kind: 'stateless' };
       if (binding.kind === 'machineId') return persisted(request.params[binding.param] ?? '');
+      if (binding.kind === 'key') return { kind: 'keyed', field: binding.field };
       const key = request.params[binding.param] ?? '';
       const record = await binder!.find(key);
       if (record === null || record === undefined)
@@ -103,5 +110,20 @@ export function createInstanceLoader<D extends MachineDefinitionBase>(
       await recordKey(record, snapshot.id);
       return { kind: 'persisted', id: snapshot.id, snapshot };
     },
+  };
+}
+
+/**
+ * The business key of a create-or-send request: the payload's `field` as text (a number is
+ * its decimal form), or the 422 field errors of a payload that names no instance (an empty key;
+ * the schema, checked at build time, already requires a string or number).
+ */
+export function keyOf(payload: unknown, field: string): string | FieldErrors {
+  const value = (payload as Record<string, unknown> | null | undefined)?.[field];
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'bigint') return String(value);
+  return {
+    [`payload.${field}`]: [`The business key '${field}' must be a non-empty string or a number.`],
   };
 }

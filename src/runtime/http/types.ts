@@ -77,6 +77,12 @@ export interface RegistrationOptions {
    * @example flow: { PAY: { key: { header: 'x-tenant-id' }, concurrency: 4, rate: { limit: 100, interval: 1000 } } }
    */
   flow?: Readonly<Record<string, FlowControlOptions>> | null;
+  /**
+   * Create-or-send on a business key (docs/http.md "Create-or-send"): these events are sent to
+   * the instance bound to the payload's `key` field, which is created with the event applied
+   * when no instance has the key yet; one instance per key, also under concurrent requests.
+   */
+  createOrSend?: CreateOrSendOptions | null;
 }
 
 /**
@@ -116,6 +122,21 @@ export interface RouteFlow {
   rate?: { limit: number; interval: number };
   debounce?: { window: number };
   inState?: { state: string; limit: number };
+}
+
+/**
+ * The `createOrSend` registration option: each event in `events` is routed at
+ * `POST {prefix}{uri}` (its endpoint's method and URI) and sent to the instance whose business
+ * key is the payload's `key` field; a request naming a key no instance has yet creates the
+ * instance with the event applied, atomically (one instance per key, whatever the concurrency).
+ *
+ * @example createOrSend: { key: 'orderNumber', events: ['PAYMENT_RECEIVED'] }
+ */
+export interface CreateOrSendOptions {
+  /** A required top-level string or number field of each listed event's payload schema. */
+  key: string;
+  /** The endpoints routed by key. Not in `machineIdFor` or `modelFor`; not GET. */
+  events: readonly EventReference[];
 }
 
 /** The object form of the `idempotency` registration option. */
@@ -167,6 +188,8 @@ export type ReadsConfig = true | Readonly<Record<string, ReadOptions | string | 
 export type RouteHandlerKind =
   | 'create'
   | 'machineIdBound'
+  /** Create-or-send: the instance bound to a business key of the payload, created when absent. */
+  | 'keyBound'
   | 'modelBound'
   | 'stateless'
   | 'forwardedMachineIdBound'
@@ -182,7 +205,12 @@ export type RouteHandlerKind =
 export type RouteBinding =
   | { kind: 'none' }
   | { kind: 'machineId'; param: 'machineId' }
-  | { kind: 'model'; param: string; model: string; attribute: string };
+  | { kind: 'model'; param: string; model: string; attribute: string }
+  /**
+   * Create-or-send (`createOrSend`): the instance whose business key is the payload's `field`,
+   * created with the event when there is none. The path has no parameter.
+   */
+  | { kind: 'key'; field: string };
 
 /**
  * The endpoint's own `output`, as far as plain data can say it. A behavior is named, not

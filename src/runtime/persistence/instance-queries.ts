@@ -10,7 +10,8 @@
  *   its leaves (the only rows kept), read as one index range per leaf and merged;
  * - otherwise: `machine_instances (machine_id, created_at, root_event_id)` (migration 9),
  *   newest first;
- * - by business key: `machine_instances (machine_id, business_key)` (migration 9).
+ * - by business key: `machine_instances (machine_id, business_key)` (migration 9, unique since
+ *   migration 18).
  * The time filters and `status` are checked on the rows the index yields.
  */
 import type Database from 'better-sqlite3';
@@ -89,9 +90,12 @@ export interface InstanceQueries {
   historyPage(rootEventId: string, query: HistoryPageQuery): Promise<HistoryRecord[]>;
   /**
    * Records the business key (a model record's key) of an instance, once: a key already set is
-   * kept. `false` when the instance is unknown or has another key.
+   * kept. `false` when the instance is unknown, has another key, or another instance of its
+   * machine holds this one (keys are unique per machine, migration 18).
    */
   bindBusinessKey(rootEventId: string, businessKey: string): Promise<boolean>;
+  /** The id of the instance of `machineId` bound to `businessKey`, `null` when none is. */
+  instanceByBusinessKey(machineId: string, businessKey: string): Promise<string | null>;
   /**
    * The write that sets (`pausedAt`, ISO-8601) or clears (`null`) an instance's pause flag inside
    * the commit of the operator's pause or resume step, so the flag and its history record commit
@@ -285,13 +289,29 @@ export class SqlInstanceQueries implements InstanceQueries {
 
   async bindBusinessKey(rootEventId: string, businessKey: string): Promise<boolean> {
     const params = new SqlParameters(this.#dialect);
-    const changed = await this.#write(
-      `UPDATE machine_instances SET business_key = ${params.add(businessKey)}
-        WHERE root_event_id = ${params.add(rootEventId)}
-          AND (business_key IS NULL OR business_key = ${params.add(businessKey)})`,
+    try {
+      const changed = await this.#write(
+        `UPDATE machine_instances SET business_key = ${params.add(businessKey)}
+          WHERE root_event_id = ${params.add(rootEventId)}
+            AND (business_key IS NULL OR business_key = ${params.add(businessKey)})`,
+        params.values,
+      );
+      return changed === 1;
+    } catch (error) {
+      // Another instance of the machine holds the key (the unique index): this one keeps none.
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
+  }
+
+  async instanceByBusinessKey(machineId: string, businessKey: string): Promise<string | null> {
+    const params = new SqlParameters(this.#dialect);
+    const rows = (await this.#read(
+      `SELECT root_event_id FROM machine_instances
+        WHERE machine_id = ${params.add(machineId)} AND business_key = ${params.add(businessKey)}`,
       params.values,
-    );
-    return changed === 1;
+    )) as { root_event_id: string }[];
+    return rows[0]?.root_event_id ?? null;
   }
 
   pauseWrite(rootEventId: string, pausedAt: string | null): TransactionHook {
@@ -310,6 +330,12 @@ export class SqlInstanceQueries implements InstanceQueries {
         .then(() => undefined);
     };
   }
+}
+
+// SQLite's extended code or PostgreSQL's SQLSTATE of a unique index refusing a write.
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
 }
 
 /** `InstanceQueries` on a SQLite connection (statements prepared once per distinct text). */

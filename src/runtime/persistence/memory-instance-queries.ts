@@ -77,11 +77,31 @@ export class MemoryInstanceQueries implements InstanceQueries {
   }
 
   async bindBusinessKey(rootEventId: string, businessKey: string): Promise<boolean> {
-    if (!this.#instances.has(rootEventId)) return false;
+    const entry = this.#instances.get(rootEventId);
+    if (entry === undefined) return false;
     const current = this.#keys.get(rootEventId);
     if (current !== undefined) return current === businessKey;
+    if (this.holderOf(entry.snapshot.machineId, businessKey) !== null) return false;
     this.#keys.set(rootEventId, businessKey);
     return true;
+  }
+
+  async instanceByBusinessKey(machineId: string, businessKey: string): Promise<string | null> {
+    return this.holderOf(machineId, businessKey);
+  }
+
+  /** The instance of `machineId` holding `businessKey` (the SQL stores' unique index). */
+  holderOf(machineId: string, businessKey: string): string | null {
+    for (const [rootEventId, key] of this.#keys) {
+      if (key !== businessKey) continue;
+      if (this.#instances.get(rootEventId)?.snapshot.machineId === machineId) return rootEventId;
+    }
+    return null;
+  }
+
+  /** Binds a new instance to its key within the memory store's commit (checked by `holderOf`). */
+  keep(rootEventId: string, businessKey: string): void {
+    this.#keys.set(rootEventId, businessKey);
   }
 
   // Created at the first record, updated at the last: each commit writes at least one.

@@ -16,6 +16,7 @@ import { memoryScheduleCandidates } from './schedule-candidates.js';
 import { MemoryTimerFailures } from './timer-failures.js';
 import { applyChildChange, matchesChildQuery, type ChildQuery } from './child-rows.js';
 import {
+  BusinessKeyTakenError,
   SequenceConflictError,
   TimerFireConflictError,
   assertCommitRequest,
@@ -92,6 +93,9 @@ export class MemoryStore implements Store {
     const ids = new Set<string>();
     for (const part of requests) this.#check(part, ids);
     this.#checkTimerFire(request.timerFire);
+    const key = request.businessKey;
+    if (key !== undefined && this.queries.holderOf(request.snapshot.machineId, key) !== null)
+      throw new BusinessKeyTakenError(request.snapshot.machineId, key);
     if (request.idempotency !== undefined && !this.idempotencyKeys.holds(request.idempotency))
       throw new IdempotencyClaimLostError(request.idempotency);
     for (const part of requests)
@@ -100,6 +104,7 @@ export class MemoryStore implements Store {
         part === request ? request.releaseLockOwner : undefined,
         request.traceContext,
       );
+    if (key !== undefined) this.queries.keep(request.snapshot.id, key);
     if (request.idempotency !== undefined) this.idempotencyKeys.completeSync(request.idempotency);
     if (request.timerFire !== undefined)
       this.#timerFires.set(fireKey(request.timerFire.next), { ...request.timerFire.next });

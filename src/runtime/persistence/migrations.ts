@@ -347,6 +347,31 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     sqlite: `SELECT 1;`,
     postgres: FLOW_CONTROL_TABLES_POSTGRES,
   },
+  // Create-or-send (docs/http.md "Create-or-send"): a business key names at most one instance of
+  // a machine, so concurrent first requests on one key create one instance. The key index of
+  // migration 9 becomes unique. Keys written before could repeat (a model binder without an
+  // atomic claim, racing): the oldest instance keeps its key, the others lose it (they stay
+  // listed by id and state).
+  {
+    version: 18,
+    name: 'unique business key',
+    sqlite: `UPDATE machine_instances SET business_key = NULL
+  WHERE business_key IS NOT NULL AND EXISTS (SELECT 1 FROM machine_instances older
+    WHERE older.machine_id = machine_instances.machine_id
+      AND older.business_key = machine_instances.business_key
+      AND (older.created_at, older.root_event_id) < (machine_instances.created_at, machine_instances.root_event_id));
+DROP INDEX machine_instances_business_key_idx;
+CREATE UNIQUE INDEX machine_instances_business_key_uq ON machine_instances (machine_id, business_key)
+  WHERE business_key IS NOT NULL;`,
+    postgres: `UPDATE machine_instances SET business_key = NULL
+  WHERE business_key IS NOT NULL AND EXISTS (SELECT 1 FROM machine_instances older
+    WHERE older.machine_id = machine_instances.machine_id
+      AND older.business_key = machine_instances.business_key
+      AND (older.created_at, older.root_event_id) < (machine_instances.created_at, machine_instances.root_event_id));
+DROP INDEX machine_instances_business_key_idx;
+CREATE UNIQUE INDEX machine_instances_business_key_uq ON machine_instances (machine_id, business_key)
+  WHERE business_key IS NOT NULL;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

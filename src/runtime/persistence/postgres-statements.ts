@@ -23,6 +23,8 @@ const LIVE_LOCK = `expires_at >= clock_timestamp() AND NOT ${GONE}`;
 
 // Every statement of this dialect. Names make pg prepare each once per connection.
 export const SQL = {
+  // Create-or-send: the new instance's business key (unique per machine, migration 18).
+  bindBusinessKey: `UPDATE machine_instances SET business_key = $1 WHERE root_event_id = $2`,
   loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
     parent_machine_id, parent_root_event_id, definition_version, paused_at
     FROM machine_instances WHERE root_event_id = $1`,

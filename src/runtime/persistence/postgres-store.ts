@@ -52,6 +52,7 @@ import {
   traceContextColumn,
 } from './rows.js';
 import {
+  BusinessKeyTakenError,
   InstanceLockedError,
   TimerFireConflictError,
   assertCommitRequest,
@@ -71,6 +72,9 @@ import {
   type TimerFireClaim,
   type TimerFireRow,
 } from './store.js';
+
+// PostgreSQL's unique_violation SQLSTATE.
+const UNIQUE_VIOLATION = '23505';
 
 /** Options of `PostgresStore`. */
 export interface PostgresStoreOptions {
@@ -182,6 +186,7 @@ export class PostgresStore implements Store {
           request.scenario === undefined &&
           request.timerFire === undefined &&
           request.idempotency === undefined &&
+          request.businessKey === undefined &&
           request.history.length <= EVENT_CHUNK
         : false
     ) {
@@ -203,6 +208,8 @@ export class PostgresStore implements Store {
         const release = part === request ? request.releaseLockOwner : undefined;
         await writeInstance(client, part, release, traceContext);
       }
+      if (request.businessKey !== undefined)
+        await this.#bindBusinessKey(request, request.businessKey, client);
       for (const part of requests)
         if (part.children) await this.#writeChildren(part.children, client);
       if (request.timerFire !== undefined) await this.#claimTimerFire(request.timerFire, client);
@@ -223,6 +230,21 @@ export class PostgresStore implements Store {
     } finally {
       // A connection whose ROLLBACK failed is in an unknown state: destroy it, not reuse it.
       client.release(broken);
+    }
+  }
+
+  // A concurrent commit holding the key makes this one wait for it, then fail (23505).
+  async #bindBusinessKey(
+    request: CommitRequest,
+    key: string,
+    client: pg.PoolClient,
+  ): Promise<void> {
+    try {
+      await this.#query('bindBusinessKey', [key, request.snapshot.id], client);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === UNIQUE_VIOLATION)
+        throw new BusinessKeyTakenError(request.snapshot.machineId, key);
+      throw error;
     }
   }
 

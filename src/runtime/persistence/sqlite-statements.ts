@@ -10,6 +10,8 @@ import { sqliteDriver } from './sqlite-driver.js';
 
 // Every statement of this dialect, prepared once per connection.
 export const SQL = {
+  // Create-or-send: the new instance's business key (unique per machine, migration 18).
+  bindBusinessKey: `UPDATE machine_instances SET business_key = ? WHERE root_event_id = ?`,
   loadInstance: `SELECT root_event_id, machine_id, machine_value, context, status, sequence_number,
     parent_machine_id, parent_root_event_id, definition_version, paused_at
     FROM machine_instances WHERE root_event_id = ?`,
@@ -108,6 +110,11 @@ export function eventValues(
 export function isBusy(error: unknown): boolean {
   if (!(error instanceof sqliteDriver().SqliteError)) return false;
   return error.code.startsWith('SQLITE_BUSY') || error.code.startsWith('SQLITE_LOCKED');
+}
+
+/** A UNIQUE constraint refused the statement (the statement only: the transaction goes on). */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof sqliteDriver().SqliteError && error.code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 /**

@@ -24,7 +24,12 @@ import { processHolder, registerHolderFunction } from './holders.js';
 import { sqliteDriver } from './sqlite-driver.js';
 import { applyInstance } from './sqlite-commit.js';
 import { GroupCommits } from './sqlite-group-commit.js';
-import { SqliteStatements, isBusy, type Statements } from './sqlite-statements.js';
+import {
+  SqliteStatements,
+  isBusy,
+  isUniqueViolation,
+  type Statements,
+} from './sqlite-statements.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
@@ -55,6 +60,7 @@ import {
   traceContextColumn,
 } from './rows.js';
 import {
+  BusinessKeyTakenError,
   InstanceLockedError,
   StoreBusyError,
   TimerFireConflictError,
@@ -258,6 +264,7 @@ export class SqliteStore implements Store {
         part === request ? request.releaseLockOwner : undefined,
         traceContext,
       );
+    if (request.businessKey !== undefined) this.#bindBusinessKey(request, request.businessKey);
     for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
     if (request.timerFire !== undefined) this.#claimTimerFire(request.timerFire);
     if (
@@ -270,6 +277,17 @@ export class SqliteStore implements Store {
       // better-sqlite3 commits when the function returns: an awaited write would land outside.
       if (pending instanceof Promise)
         throw new Error('A SQLite transaction hook must be synchronous.');
+    }
+  }
+
+  // Inside the commit's savepoint: a refused key rolls back this commit only.
+  #bindBusinessKey(request: CommitRequest, key: string): void {
+    try {
+      this.#sql.bindBusinessKey.run(key, request.snapshot.id);
+    } catch (error) {
+      if (isUniqueViolation(error))
+        throw new BusinessKeyTakenError(request.snapshot.machineId, key);
+      throw error;
     }
   }
 

@@ -72,3 +72,21 @@ export class TimerFireConflictError extends Error {
     this.timerKey = claim.next.timerKey;
   }
 }
+
+/**
+ * A commit creating an instance bound to a business key (`CommitRequest.businessKey`) found the
+ * key held by another instance of the machine (the unique index on `(machine_id,
+ * business_key)`): nothing was written. Internal to persistence: a create-or-send sends to the
+ * instance that holds the key instead.
+ */
+export class BusinessKeyTakenError extends Error {
+  readonly machineId: string;
+  readonly businessKey: string;
+
+  constructor(machineId: string, businessKey: string) {
+    super(`Business key '${businessKey}' of machine '${machineId}' is held by another instance.`);
+    this.name = 'BusinessKeyTakenError';
+    this.machineId = machineId;
+    this.businessKey = businessKey;
+  }
+}

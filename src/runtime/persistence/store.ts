@@ -17,6 +17,7 @@ import type { IdempotencyCompletion, IdempotencyKeyStore } from './idempotency.j
 import type { TimerFailureStore } from './timer-failures.js';
 
 export {
+  BusinessKeyTakenError,
   InstanceLockedError,
   SequenceConflictError,
   StoreBusyError,
@@ -72,6 +73,13 @@ export interface CommitRequest extends InstanceWrite {
    * to the trace that armed it.
    */
   traceContext?: TraceCarrier;
+  /**
+   * Create-or-send (docs/http.md "Create-or-send"): the business key the instance this commit
+   * creates (`expectedSequence: null`) is bound to, written in the same transaction. Unique per
+   * machine: the commit fails with `BusinessKeyTakenError`, writing nothing, when another
+   * instance of the machine holds the key.
+   */
+  businessKey?: string;
 }
 
 export type { TimerFireStatus };

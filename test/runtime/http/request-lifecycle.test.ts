@@ -65,6 +65,9 @@ function services(options: { locked?: boolean; withChild?: boolean } = {}) {
       createAndSend: async () => {
         throw new Error('not used');
       },
+      createOrSend: async () => {
+        throw new Error('not used');
+      },
       bindBusinessKey: async () => {
         throw new Error('not used');
       },
