@@ -17,6 +17,7 @@ declare -A COMMANDS=(
   [generate]="npx tsx bench/generate/run.ts"
   [watch]="npx tsx bench/generate/watch.ts"
   [idempotency]="npx tsx bench/idempotency/run.ts"
+  [create-or-send]="npx tsx bench/create-or-send/run.ts"
   [interpreter]="npx tsx bench/interpreter/run.ts"
   [persistence]="npx tsx bench/persistence/run.ts"
   [timers]="npx tsx bench/timers/run.ts"

@@ -8,7 +8,7 @@ import { diffOutput } from '../../src/generator/write-files.js';
 import { EXAMPLE_CONFIG, ROOT } from './support.js';
 
 describe('renderProject', () => {
-  it.each(['fastify', 'express', 'forwarding'])(
+  it.each(['fastify', 'express', 'forwarding', 'create-or-send'])(
     'should match the file snapshots of the %s fixture',
     async (fixture) => {
       const project = await renderProject({

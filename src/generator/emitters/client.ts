@@ -41,6 +41,8 @@ interface MethodView {
   method: string;
   path: string;
   routeName: string;
+  /** Said after the route name in the method's doc comment (create-or-send routes). */
+  note?: string;
   inputType: string;
   resultType: string;
   spec: string;
@@ -104,6 +106,11 @@ export function methodView(
       method: route.method,
       path: route.path,
       routeName: route.name,
+      ...(route.binding.kind === 'key'
+        ? {
+            note: `: to the instance whose business key is \`payload.${route.binding.field}\`, created with the event when there is none`,
+          }
+        : {}),
       inputType: input ? `{ ${inputMembers.join('; ')} }` : 'null',
       resultType: name,
       spec: `{ method: ${quoteString(route.method)}, path: ${quoteString(route.path)}, event: ${printLiteral(event)}, input: ${input}, statuses: ${statusSet(statuses)} }`,
@@ -204,7 +211,7 @@ export function buildClientView(manifest: RouteManifest): {
 function methodTable(groups: ReturnType<typeof buildClientView>['groups']): string {
   const methodLines = (methods: readonly MethodView[], indent: string): string[] =>
     methods.flatMap((method) => [
-      `${indent}/** \`${method.method} ${method.path}\` (${method.routeName}) */`,
+      `${indent}/** \`${method.method} ${method.path}\` (${method.routeName})${method.note ?? ''} */`,
       `${indent}${method.name}: method<${method.inputType}, ${method.resultType}>(${method.spec}),`,
     ]);
   const lines = groups.flatMap(({ property, methods, reads, live }) => [

@@ -147,6 +147,9 @@ export function operation(route: ManifestRoute, machines: MachinesById): JsonSch
       errors.map((error) => error.status),
     ),
   };
+  // Create-or-send: the payload field naming the instance, for tools reading the document.
+  if (route.binding.kind === 'key')
+    op['x-machine-routes-create-or-send'] = { key: route.binding.field };
   if (parameters.length > 0) op['parameters'] = parameters;
   if (isProtected(route)) op['security'] = securityRequirement(route);
   if (route.handler !== 'create' && !usesQuery(route)) {

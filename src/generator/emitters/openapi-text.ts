@@ -115,6 +115,11 @@ export function operationDescription(
       ),
     );
   } else {
+    // Create-or-send (docs/http.md "Create-or-send"): what the key does comes first.
+    if (route.binding.kind === 'key')
+      parts.push(
+        `Create-or-send on the business key \`payload.${route.binding.field}\`: sends \`${route.eventType}\` to the ${noun} whose key it is; when no ${noun} has that key yet, one is created with the event applied, in one commit (concurrent first requests on one key create one ${noun}, the others are sent to it). A refused first event creates nothing.`,
+      );
     parts.push(
       transitionsSentence(route.machineId, machine.events[route.eventType]?.transitions ?? []),
     );

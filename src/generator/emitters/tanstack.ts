@@ -55,7 +55,8 @@ function instanceRoute(registration: ManifestRegistration): ManifestRoute | null
   const routes = sortBy(queryRoutes(registration.routes), (route) => route.name);
   return (
     instanceRead(routes) ??
-    routes.find((route) => route.handler !== 'create' && route.binding.kind !== 'none') ??
+    // Create-or-send routes name their instance in the payload, not in the path: not these.
+    routes.find((route) => route.binding.kind === 'machineId' || route.binding.kind === 'model') ??
     null
   );
 }

@@ -1,0 +1,172 @@
+/**
+ * Create-or-send latency: `npx tsx bench/create-or-send/run.ts`. One Fastify server in a child
+ * process, the keyed order machine registered twice on one store (server.ts):
+ *
+ * - `send`: `POST /plain/{id}/payment`, an event to an existing instance by id (the baseline);
+ * - `keyed, existing`: `POST /keyed/payment` naming a key that has an instance (a lookup by
+ *   key, then the same locked send);
+ * - `keyed, new key`: `POST /keyed/payment` naming a fresh key each request (the instance is
+ *   created with the event applied and the key bound, one commit);
+ * - `create + send`: `POST /plain/create` then `POST /plain/{id}/payment`, what a client does
+ *   without create-or-send (two requests, and not atomic).
+ *
+ * Sequential requests over one keep-alive connection, rotating over 200 instances (no
+ * contention); rounds interleave the variants; medians of the rounds' mean latency per request
+ * (per pair for `create + send`). PostgreSQL runs when MACHINE_ROUTES_BENCH_PG_URL (default: the
+ * test database) answers, in a schema of its own, dropped at the end.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { Agent, request } from 'node:http';
+
+const PG_URL =
+  process.env.MACHINE_ROUTES_BENCH_PG_URL ??
+  'postgres://postgres@127.0.0.1:5432/machine_routes_test';
+const ROUNDS = 5;
+const REQUESTS = Number(process.env.MACHINE_ROUTES_BENCH_REQUESTS ?? 500);
+const INSTANCES = 200;
+const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
+
+type Variant = 'send' | 'existing' | 'fresh' | 'createSend';
+const VARIANTS: Variant[] = ['send', 'existing', 'fresh', 'createSend'];
+
+async function startServer(storeUrl: string) {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=machine-routes-source', '--import', 'tsx', SERVER, storeUrl],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: child.stdout });
+  const port = await new Promise<number>((resolve, reject) => {
+    lines.on('line', (line) => {
+      if (line.startsWith('READY ')) resolve(Number(line.slice(6)));
+    });
+    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+async function run(name: string, storeUrl: string): Promise<Record<Variant, number>> {
+  const { child, base } = await startServer(storeUrl);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (path: string, body: unknown) =>
+    new Promise<{ data: { id: string } }>((resolve, reject) => {
+      const payload = JSON.stringify(body);
+      const req = request(
+        `${base}${path}`,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+          },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => {
+            if ((response.statusCode ?? 500) >= 300)
+              reject(new Error(`${path}: ${response.statusCode} ${text}`));
+            else resolve(JSON.parse(text) as { data: { id: string } });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  const ids: string[] = [];
+  for (let index = 0; index < INSTANCES; index += 1)
+    ids.push((await post('/plain/create', {})).data.id);
+  for (let index = 0; index < INSTANCES; index += 1)
+    await post('/keyed/payment', { payload: { orderNumber: `existing-${index}`, n: 0 } });
+
+  let fresh = 0;
+  const round = async (variant: Variant): Promise<number> => {
+    const started = process.hrtime.bigint();
+    for (let index = 0; index < REQUESTS; index += 1) {
+      const n = index % INSTANCES;
+      if (variant === 'send')
+        await post(`/plain/${ids[n]}/payment`, { payload: { orderNumber: 'x', n } });
+      else if (variant === 'existing')
+        await post('/keyed/payment', { payload: { orderNumber: `existing-${n}`, n } });
+      else if (variant === 'fresh')
+        await post('/keyed/payment', { payload: { orderNumber: `fresh-${(fresh += 1)}`, n } });
+      else {
+        const { id } = (await post('/plain/create', {})).data;
+        await post(`/plain/${id}/payment`, { payload: { orderNumber: 'x', n } });
+      }
+    }
+    return Number(process.hrtime.bigint() - started) / 1000 / REQUESTS;
+  };
+  // Warm-up, then interleaved rounds.
+  for (const variant of VARIANTS) await round(variant);
+  const samples: Record<Variant, number[]> = { send: [], existing: [], fresh: [], createSend: [] };
+  for (let r = 0; r < ROUNDS; r += 1)
+    for (const variant of r % 2 === 0 ? VARIANTS : [...VARIANTS].reverse())
+      samples[variant].push(await round(variant));
+  agent.destroy();
+  child.kill('SIGTERM');
+  const result = Object.fromEntries(
+    VARIANTS.map((variant) => [variant, median(samples[variant])]),
+  ) as Record<Variant, number>;
+  const ratio = (variant: Variant) => `${(result[variant] / result.send).toFixed(2)}x send`;
+  console.log(
+    `\n${name} (${ROUNDS} rounds x ${REQUESTS} sequential requests, median of round means; load ${loadAverage()})`,
+  );
+  console.log(`  send by id (baseline)             ${result.send.toFixed(0)} us/request`);
+  console.log(
+    `  create-or-send, existing key      ${result.existing.toFixed(0)} us/request  (${ratio('existing')})`,
+  );
+  console.log(
+    `  create-or-send, new key           ${result.fresh.toFixed(0)} us/request  (${ratio('fresh')})`,
+  );
+  console.log(
+    `  create, then send by id           ${result.createSend.toFixed(0)} us/pair     (${ratio('createSend')})`,
+  );
+  return result;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function loadAverage(): string {
+  return loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ');
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'mr-bench-cos-'));
+try {
+  await run('SQLite file', `sqlite:${join(dir, 'bench.db')}`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const admin = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+let reachable = true;
+await admin.connect().catch(() => {
+  reachable = false;
+});
+if (reachable) {
+  const schema = `mr_bench_cos_${process.pid}`;
+  await admin.query(`CREATE SCHEMA "${schema}"`);
+  try {
+    const url = new URL(PG_URL);
+    url.searchParams.set('schema', schema);
+    await run('PostgreSQL', url.toString());
+  } finally {
+    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await admin.end();
+  }
+} else {
+  console.log(`\nPostgreSQL skipped: ${PG_URL} unreachable.`);
+}
