@@ -32,7 +32,9 @@ import { resolveStoreUrlSync } from '../runtime/store-url.js';
 export type AppConfig = Pick<
   MachineRoutesConfig,
   'store' | 'server' | 'timers' | 'middleware' | 'models' | 'setup' | 'health' | 'admin'
->;
+> &
+  /** The registrations: the routes only pinned older versions have are mounted from them. */
+  Partial<Pick<MachineRoutesConfig, 'registrations'>>;
 
 /**
  * What a generated `app.gen.ts` binds once: its config and what `generate` derived from it.
@@ -186,6 +188,10 @@ export async function buildAppRouter(
       payloadLimit: limits.payloadLimit,
     });
     parts.mount(router);
+    // The generated route tables are the newest versions'; events only a pinned older version
+    // takes keep their routes for its instances (docs/versioning.md "HTTP").
+    for (const { machine, ...registration } of config.registrations ?? [])
+      router.mountPinnedRoutes(machine, registration);
     if (config.admin !== undefined) {
       mountAdminRoutes(router, {
         runtime,

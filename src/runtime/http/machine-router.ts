@@ -165,17 +165,33 @@ export class MachineRouter {
     const plan = planRegistration(machine, options);
     throwIfAny([...plan.issues, ...validateRouteNames(plan.routes, options, this.#context())]);
     this.mount(machine, plan.routes);
-    // Events only a pinned older version takes keep their routes for that version's instances
-    // (docs/versioning.md "HTTP"); they are not in the returned table, which the generator and
-    // the OpenAPI document describe (the newest version).
-    if (hasPinnedVersions(machine)) {
-      for (const route of pinnedOnlyRoutes(machine, options, plan.routes))
-        this.#routes.push({
-          route,
-          handler: versionedHandler(machine, route, this.#services, null),
-        });
-    }
+    this.mountPinnedRoutes(machine, options);
     return plan.routes;
+  }
+
+  /**
+   * Adds the routes of events only a pinned older version of `machine` takes (docs/versioning.md
+   * "HTTP"), for the registration `options`: bound by machine id, they serve only instances of
+   * that version. They are not in the route table `planRoutes` returns, which the generator and
+   * the OpenAPI document describe (the newest version). `register` calls it; the generated app,
+   * which `mount`s the generated (newest) route tables, calls it for each registration of its
+   * config. A route already mounted (by name, or by method and path) is not added twice.
+   * Returns the routes added (none for a machine without pinned versions).
+   */
+  mountPinnedRoutes(machine: MachineDefinition, options: RegistrationOptions): PlannedRoute[] {
+    if (!hasPinnedVersions(machine)) return [];
+    const newest = planRegistration(machine, options).routes;
+    const mounted = new Set(
+      this.#routes.flatMap(({ route }) => [route.name, `${route.method} ${route.path}`]),
+    );
+    const added = pinnedOnlyRoutes(machine, options, newest).filter(
+      (route) => !mounted.has(route.name) && !mounted.has(`${route.method} ${route.path}`),
+    );
+    for (const route of added) {
+      this.#routes.push({ route, handler: versionedHandler(machine, route, this.#services, null) });
+      this.#paths.add(route.method, route.path);
+    }
+    return added;
   }
 
   /**

@@ -11,73 +11,12 @@
  * - model-bound routes (the record's machine found through the model binder) do the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineMachine } from '../../../src/runtime/definition/define-machine.js';
-import { defineEvent } from '../../../src/runtime/definition/event-type.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import type { ModelBinder, RegistrationOptions } from '../../../src/runtime/http/types.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
 import { send, startServer, type TestServer } from '../http/support/servers.js';
-
-const permitV1 = defineMachine({
-  config: {
-    id: 'permit',
-    version: 'v1',
-    initial: 'applied',
-    context: { approvedBy: '' },
-    states: {
-      applied: { on: { REVIEW: 'reviewing', APPROVE: { target: 'approved', actions: 'approve' } } },
-      reviewing: { on: { APPROVE: { target: 'approved', actions: 'approve' } } },
-      approved: { on: { PAY: 'paid' } },
-      paid: { type: 'final' },
-    },
-  },
-  behavior: {
-    events: {
-      APPROVE: defineEvent({ type: 'APPROVE', payload: z.object({ by: z.string().min(1) }) }),
-    },
-    actions: {
-      approve: ({ context, event }) => {
-        context.approvedBy = String(event.payload?.['by']);
-      },
-    },
-  },
-  endpoints: [{ REVIEW: {} }, { APPROVE: {} }, { PAY: {} }],
-});
-
-const permitV2 = defineMachine({
-  config: {
-    id: 'permit',
-    version: 'v2',
-    initial: 'applied',
-    context: { approver: 0 },
-    states: {
-      applied: {
-        on: { APPROVE: { target: 'accepted', actions: 'approve' }, ESCALATE: 'escalated' },
-      },
-      accepted: { on: { PAY: 'paid' } },
-      escalated: {},
-      paid: { type: 'final' },
-    },
-  },
-  behavior: {
-    events: {
-      APPROVE: defineEvent({
-        type: 'APPROVE',
-        payload: z.object({ approverId: z.number().int() }),
-      }),
-    },
-    actions: {
-      approve: ({ context, event }) => {
-        context.approver = Number(event.payload?.['approverId']);
-      },
-    },
-  },
-  endpoints: [{ APPROVE: {} }, { PAY: {} }, { ESCALATE: {} }],
-  versioning: 'pin',
-  previous: [permitV1],
-});
+import { permitV1, permitV2 } from './fixtures/permits.js';
 
 const OPTIONS: RegistrationOptions = {
   prefix: 'permits',
