@@ -8,11 +8,26 @@ import {
   registrationTimers,
   type TimerRegistration,
 } from '../runtime/definition/timer-registration.js';
+import type { TimedTransition } from '../runtime/definition/timed-transitions.js';
 import { candidateBound, nextFireAt } from '../runtime/interpreter/due-timers.js';
 import type { JobInfo } from '../runtime/jobs/job-queue.js';
 import type { Store } from '../runtime/persistence/store.js';
 
 const PAGE = 500;
+
+/**
+ * The timers of every version of the registered machine: the newest definition's, then those of
+ * each version it keeps loaded (pinned, docs/versioning.md). A candidate's version is not known
+ * here, so each version's timer of its state is considered: the clock may stop at a time that
+ * fires nothing for it (the sweep delivers each instance's own version's fires), but never
+ * skips one of a pinned instance's fires.
+ */
+function versionTimers(registration: TimerRegistration): readonly TimedTransition[] {
+  const pinned = registration.machine.pinned;
+  const own = registrationTimers(registration);
+  if (pinned === undefined || pinned.size === 0) return own;
+  return [...own, ...[...pinned.values()].flatMap((old) => registrationTimers(registration, old))];
+}
 
 /** The earliest time after `now` and at or before `horizon` when a job or a timer falls due, else `null`. */
 export async function nextDueTime(
@@ -29,7 +44,7 @@ export async function nextDueTime(
   };
   for (const job of jobs) consider(job.runAt.getTime());
   for (const registration of registrations) {
-    for (const timer of registrationTimers(registration)) {
+    for (const timer of versionTimers(registration)) {
       // A schedule: its next tick (whether it reaches an instance is the sweep's to find).
       if (timer.selection !== undefined) {
         if (timer.timer.kind === 'cron') {

@@ -10,6 +10,7 @@ import { timedTransitions } from '../../definition/timed-transitions.js';
 import { registrationTimers, type TimerRegistration } from '../../definition/timer-registration.js';
 import type { ChildRow } from '../../interpreter/child-rows.js';
 import { pendingTimers, type PendingTimer } from '../../interpreter/pending-timers.js';
+import { runningDefinition } from '../versioning/instance-versions.js';
 import type { Context } from '../../definition/types.js';
 import type { HistoryRecord, HistorySource, StoredScenario } from '../../interpreter/types.js';
 import type { FailedJob } from '../../jobs/types.js';
@@ -156,8 +157,10 @@ export async function instanceRecord(
     context.failedJobs(),
   ]);
   const registration = context.timers.find((entry) => entry.machine.id === machineId);
+  // An instance pinned to an older version (docs/versioning.md) waits on that version's timers.
+  const own = snapshot === null ? definition : runningDefinition(definition, snapshot);
   const timers = pendingTimers(
-    registration === undefined ? timedTransitions(definition) : registrationTimers(registration),
+    registration === undefined ? timedTransitions(own) : registrationTimers(registration, own),
     states.map((row) => ({ stateId: row.stateId, enteredAt: row.stateEnteredAt })),
     new Map(fires.map((row) => [row.timerKey, row])),
   ).map((timer) => ({ ...timer, registered: registration !== undefined }));
