@@ -32,6 +32,7 @@ declare -A COMMANDS=(
   [scale-dbos]="npx tsx bench/scale/dbos.ts"
   [scale-jobs]="npx tsx bench/scale/jobs.ts"
   [scale-processes]="npx tsx bench/scale/processes.ts"
+  [versioning]="npx tsx bench/versioning/run.ts"
 )
 ORDER=(http reads startup startup-compiled generate watch idempotency interpreter persistence timers)
 selected=("$@")
