@@ -126,6 +126,19 @@ function printReport(io: CliIo, report: EagerMigrationReport): void {
       ),
     );
   }
+  const children = report.migrated.flatMap((row) =>
+    (row.children ?? []).map((child) => [
+      row.id,
+      child.id,
+      child.childMachineId,
+      child.from,
+      child.change === 'moved' ? `moved to ${child.to ?? ''}` : 'cancelled',
+    ]),
+  );
+  if (children.length > 0) {
+    io.stdout(`\nChild rows of delegating states (docs/versioning.md "Delegating states"):`);
+    io.stdout(formatTable(['ID', 'CHILD ROW', 'CHILD', 'STATE', 'CHANGE'], children));
+  }
   if (report.failed.length > 0) {
     io.stdout(`\n${report.dryRun ? 'Would fail' : 'Failed'}:`);
     io.stdout(

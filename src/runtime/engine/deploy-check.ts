@@ -21,13 +21,24 @@ import {
   VersionNotCoveredException,
   RemovedHistoryEventException,
   RemovedStateInUseException,
+  RunningChildrenOrphanedException,
   type MachineRoutesError,
 } from '../errors.js';
 import { initialize } from '../interpreter/initialize.js';
 import type { MigrationDefinition } from '../definition/migrations.js';
-import { migrateSnapshot, migrateStates, planVersion } from '../interpreter/migrate-snapshot.js';
+import {
+  migratedStateId,
+  migrateSnapshot,
+  migrateStates,
+  planVersion,
+} from '../interpreter/migrate-snapshot.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
-import type { LiveInstances, LiveStateCount } from '../persistence/live-instances.js';
+import type {
+  LiveChildCount,
+  LiveInstances,
+  LiveStateCount,
+} from '../persistence/live-instances.js';
+import { delegatesTo } from './versioning/migration-children.js';
 
 /** One finding of the deploy check. */
 export interface DeployIssue {
@@ -89,6 +100,12 @@ export function checkDeploy(
       ),
     });
   }
+  for (const row of live.children ?? []) {
+    const definition = byId.get(row.machineId);
+    if (definition === undefined) continue;
+    const issue = orphanedChildren(definition, row);
+    if (issue !== null) issues.push(issue);
+  }
   for (const row of live.events) {
     const definition = byId.get(row.machineId);
     if (definition === undefined || definition.eventTypes.has(row.type)) continue;
@@ -140,6 +157,38 @@ export function checkDeploy(
     if (current.length > 0) issues.push(...contextIssues(definition, current));
   }
   return issues;
+}
+
+/**
+ * Running children of a delegating state the deploy removes (or maps, through a migration, to a
+ * state that delegates to something else): a warning, or `null`. A migration cancels their rows
+ * and ignores their outcomes (docs/versioning.md "Delegating states"); without one, the parents
+ * are refused by the removed-state check and the outcomes find no state to route.
+ */
+function orphanedChildren(definition: MachineDefinition, row: LiveChildCount): DeployIssue | null {
+  const plan = planVersion(
+    definition,
+    typeof row.version === 'string' ? { version: row.version } : {},
+  );
+  // A pinned version runs its own states; an unknown one is the version check's to report.
+  if (plan.kind === 'pinned' || plan.kind === 'unknown') return null;
+  const target =
+    plan.kind === 'migrate' ? migratedStateId(definition, plan.chain, row.stateId) : row.stateId;
+  const invocation = definition.idMap.get(target)?.invocation;
+  if (invocation != null && delegatesTo(invocation, row.childMachineId)) return null;
+  const many = row.count !== 1;
+  const where =
+    plan.kind === 'migrate'
+      ? `The migration to '${definition.version}' maps it to '${target}', which ${definition.idMap.has(target) ? `delegates to no '${row.childMachineId}'` : 'is no state of the deploy'}: it cancels ${many ? 'their rows' : 'its row'}, and ${many ? 'their outcomes are' : 'its outcome is'} ignored (the child instances are left as they are).`
+      : `This deploy no longer has '${row.stateId}' delegating to '${row.childMachineId}': ${many ? 'their outcomes' : 'its outcome'} will find no state to route.`;
+  return {
+    blocking: false,
+    error: new RunningChildrenOrphanedException(
+      `${row.count} running child${many ? 'ren' : ''} ('${row.childMachineId}') of machine '${row.machineId}' ${many ? 'wait' : 'waits'} in delegating state '${row.stateId}'${row.version === null ? '' : ` (version '${row.version}')`}, e.g. of instance '${row.example}'. ${where} ` +
+        `Map the state to one delegating to '${row.childMachineId}', or let the children finish before the deploy.`,
+      { machine: row.machineId, key: row.stateId, count: row.count, blocking: false },
+    ),
+  };
 }
 
 /** A state row as a snapshot, for the version plan. */

@@ -73,6 +73,16 @@ export class MigrationDryRunFailedException extends MachineRoutesError {
   readonly code = 'MR_MIGRATION_DRY_RUN_FAILED';
 }
 
+/**
+ * `check --database` warning: children (or job actors) still run for live instances in a
+ * delegating state the deploy removes, or that its migration maps to a state delegating to
+ * something else: their rows are cancelled and their outcomes ignored (docs/versioning.md
+ * "Delegating states").
+ */
+export class RunningChildrenOrphanedException extends MachineRoutesError {
+  readonly code = 'MR_RUNNING_CHILDREN_ORPHANED';
+}
+
 /** `check --database`: live instances sit in a state the definitions no longer have (blocking). */
 export class RemovedStateInUseException extends MachineRoutesError {
   readonly code = 'MR_REMOVED_STATE_IN_USE';

@@ -36,11 +36,27 @@ export interface StoredContexts {
   instances?: MachineSnapshot[];
 }
 
+/** Active (pending or running) child rows of one delegating state of a machine's instances. */
+export interface LiveChildCount {
+  /** The parent's machine and delegating state. */
+  machineId: string;
+  stateId: string;
+  /** The version that last wrote the parents (`null`: before versions were recorded). */
+  version: string | null;
+  /** The child machine's id, or the job's name. */
+  childMachineId: string;
+  count: number;
+  /** One parent instance (the smallest id), for messages. */
+  example: string;
+}
+
 /** The live data of a store, for the machines given. */
 export interface LiveInstances {
   states: LiveStateCount[];
   events: HistoryEventCount[];
   contexts: StoredContexts[];
+  /** Active child rows by delegating state (absent: not read). */
+  children?: LiveChildCount[];
 }
 
 const STATES = `SELECT s.machine_id, s.state_id, i.definition_version,
@@ -50,6 +66,12 @@ const STATES = `SELECT s.machine_id, s.state_id, i.definition_version,
   FROM machine_current_states s JOIN machine_instances i ON i.root_event_id = s.root_event_id
   GROUP BY s.machine_id, s.state_id, i.definition_version
   ORDER BY s.machine_id, s.state_id, i.definition_version`;
+const CHILDREN = `SELECT c.parent_machine_id, c.parent_state_id, i.definition_version,
+    c.child_machine_id, COUNT(*) AS count, MIN(c.parent_root_event_id) AS example
+  FROM machine_children c JOIN machine_instances i ON i.root_event_id = c.parent_root_event_id
+  WHERE c.status IN ('pending', 'running')
+  GROUP BY c.parent_machine_id, c.parent_state_id, i.definition_version, c.child_machine_id
+  ORDER BY c.parent_machine_id, c.parent_state_id, i.definition_version, c.child_machine_id`;
 const SAMPLE_COLUMNS = `root_event_id, machine_id, machine_value, context, status, sequence_number,
     parent_machine_id, parent_root_event_id, definition_version`;
 const EVENTS = `SELECT machine_id, type, COUNT(*) AS count FROM machine_events
@@ -75,13 +97,23 @@ export async function readLiveInstances(
     example: string;
   };
   type EventRow = { machine_id: string; type: string; count: number | string };
+  type ChildRow = {
+    parent_machine_id: string;
+    parent_state_id: string;
+    definition_version: string | null;
+    child_machine_id: string;
+    count: number | string;
+    example: string;
+  };
   let stateRows: StateRow[];
   let eventRows: EventRow[];
+  let childRows: ChildRow[];
   const contexts: StoredContexts[] = [];
   if (store.kind === 'sqlite') {
     const db = (store as SqliteStore).database;
     stateRows = db.prepare(STATES).all() as StateRow[];
     eventRows = db.prepare(EVENTS).all() as EventRow[];
+    childRows = db.prepare(CHILDREN).all() as ChildRow[];
     const read = db.prepare(
       `SELECT ${SAMPLE_COLUMNS} FROM machine_instances WHERE machine_id = ? ORDER BY updated_at DESC LIMIT ?`,
     );
@@ -93,6 +125,7 @@ export async function readLiveInstances(
     const pool = (store as PostgresStore).pool;
     stateRows = (await pool.query<StateRow>(STATES)).rows;
     eventRows = (await pool.query<EventRow>(EVENTS)).rows;
+    childRows = (await pool.query<ChildRow>(CHILDREN)).rows;
     for (const machineId of wanted) {
       const rows = await pool.query<InstanceRow>(
         `SELECT ${SAMPLE_COLUMNS} FROM machine_instances WHERE machine_id = $1 ORDER BY updated_at DESC LIMIT $2`,
@@ -113,6 +146,16 @@ export async function readLiveInstances(
         active: Number(row.active),
         done: Number(row.done),
         version: row.definition_version,
+        example: row.example,
+      })),
+    children: childRows
+      .filter((row) => wanted.has(row.parent_machine_id))
+      .map((row) => ({
+        machineId: row.parent_machine_id,
+        stateId: row.parent_state_id,
+        version: row.definition_version,
+        childMachineId: row.child_machine_id,
+        count: Number(row.count),
         example: row.example,
       })),
     events: eventRows

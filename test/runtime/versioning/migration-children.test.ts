@@ -8,6 +8,8 @@
  *   the parent's `@done` (before: the row kept `claim.reviewing`, the completion was ignored and
  *   the parent waited for good);
  * - the child of a removed one is cancelled, and its completion changes nothing.
+ * Before the migration, the eager dry run lists both rows (moved, cancelled) and
+ * `check --database`'s comparison warns of the running child of the removed state.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
@@ -16,6 +18,8 @@ import {
   defineMigration,
   migrateInstances,
 } from '../../../src/runtime/index.js';
+import { checkDeploy } from '../../../src/runtime/engine/deploy-check.js';
+import { readLiveInstances } from '../../../src/runtime/persistence/live-instances.js';
 import { durableBackends } from '../../support/durable-backends.js';
 
 const backends = await durableBackends('versioning/migration-children');
@@ -136,6 +140,62 @@ describe.each(backends)(
       const history = (await runtime.history(claimV2, reviewed!)).map((record) => record.type);
       expect(history.indexOf('claim.migration')).toBeGreaterThan(-1);
       expect(history.some((type) => type.includes('@done'))).toBe(true);
+    }, 60_000);
+
+    it('should list the child rows in the dry run and warn of them in check --database', async () => {
+      const [reviewed, checked] = await delegatingV1(['REVIEW', 'CHECK']);
+      runtime ??= await open(claimV2);
+      // What `check --database` reads and reports, before the deploy writes anything.
+      const issues = checkDeploy(
+        [claimV2, approver],
+        await readLiveInstances(runtime.store, ['claim', 'approver']),
+      );
+      const orphaned = issues.filter(
+        (issue) => issue.error.code === 'MR_RUNNING_CHILDREN_ORPHANED',
+      );
+      expect(orphaned.map((issue) => issue.blocking)).toEqual([false]);
+      expect(orphaned[0]!.error.message).toContain(
+        "1 running child ('approver') of machine 'claim' waits in delegating state 'claim.checking' (version 'v1')",
+      );
+      expect(orphaned[0]!.error.message).toContain(
+        "maps it to 'claim.manual', which delegates to no 'approver'",
+      );
+
+      const dry = await migrateInstances(runtime.context, claimV2, { dryRun: true });
+      const listed = new Map(dry.migrated.map((row) => [row.id, row.children]));
+      expect(listed.get(reviewed!)).toEqual([
+        {
+          id: (await childOf(reviewed!)).id,
+          childMachineId: 'approver',
+          from: 'claim.reviewing',
+          change: 'moved',
+          to: 'claim.inReview',
+        },
+      ]);
+      expect(listed.get(checked!)).toEqual([
+        {
+          id: (await childOf(checked!)).id,
+          childMachineId: 'approver',
+          from: 'claim.checking',
+          change: 'cancelled',
+          to: null,
+        },
+      ]);
+      // A dry run writes nothing: the rows are as they were.
+      expect(await childOf(checked!)).toMatchObject({
+        parentStateId: 'claim.checking',
+        status: 'running',
+      });
+
+      // Once migrated, nothing is left to warn of.
+      expect((await migrateInstances(runtime.context, claimV2)).failed).toEqual([]);
+      const after = checkDeploy(
+        [claimV2, approver],
+        await readLiveInstances(runtime.store, ['claim', 'approver']),
+      );
+      expect(after.filter((issue) => issue.error.code === 'MR_RUNNING_CHILDREN_ORPHANED')).toEqual(
+        [],
+      );
     }, 60_000);
   },
 );

@@ -17,6 +17,7 @@ import {
 import { readInstancePage } from '../../persistence/live-instances.js';
 import type { EngineContext } from '../context.js';
 import { runLocked } from '../locked-step.js';
+import { migratedChildren, type ChildRowMigration } from './migration-children.js';
 
 /** Options of {@link migrateInstances}. */
 export interface EagerMigrationOptions {
@@ -37,6 +38,11 @@ export interface MigratedInstance {
   /** Active states before and after. */
   before: string[];
   after: string[];
+  /**
+   * Dry run: the instance's active child rows the migration moves to a renamed delegating state
+   * or cancels (docs/versioning.md "Delegating states"); rows it keeps are not listed.
+   */
+  children?: ChildRowMigration[];
 }
 
 /** One instance the migration cannot take. */
@@ -106,11 +112,17 @@ export async function migrateInstances(
           if (report.dryRun) {
             // The same migration the write computes, without the write.
             const migrated = migrateSnapshot(definition, snapshot, plan.chain, { history: false });
+            const { rows } = await migratedChildren(ctx, snapshot, {
+              result: migrated,
+              definition,
+              chain: plan.chain,
+            });
             report.migrated.push({
               id: snapshot.id,
               from,
               before: snapshot.value,
               after: migrated.snapshot.value,
+              children: rows.filter((row) => row.change !== 'kept'),
             });
             return;
           }

@@ -12,21 +12,33 @@
  */
 import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { InvocationDefinition } from '../../definition/invocation.js';
-import {
-  ACTIVE_CHILD_STATUSES,
-  type ChildRow,
-  type ChildRowChange,
-} from '../../interpreter/child-rows.js';
+import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from '../../interpreter/child-rows.js';
 import { migratedStateId } from '../../interpreter/migrate-snapshot.js';
 import type { MachineSnapshot } from '../../interpreter/types.js';
 import type { EngineContext } from '../context.js';
 import type { PlannedMigration } from './instance-versions.js';
+
+/** What a migration does to one active child row (the eager dry run lists them). */
+export interface ChildRowMigration {
+  /** The row's id: the child's instance id, or the job's id for a job actor. */
+  id: string;
+  /** The child machine's id, or the job's name. */
+  childMachineId: string;
+  /** The delegating state the row belongs to before the migration. */
+  from: string;
+  /** `kept`: same state; `moved`: pointed at `to`; `cancelled`: the row is cancelled. */
+  change: 'kept' | 'moved' | 'cancelled';
+  /** The state the row belongs to after the migration; `null` when cancelled. */
+  to: string | null;
+}
 
 /** The row changes committed with a migration, and the job rows to abort once it is written. */
 export interface MigratedChildren {
   changes: ChildRowChange[];
   /** Rows cancelled: their running job actors (if any, in this process) are aborted. */
   cancelled: string[];
+  /** Each active row and what happens to it. */
+  rows: ChildRowMigration[];
 }
 
 /** Reads the instance's active child rows and settles each against the migrated states. */
@@ -41,6 +53,7 @@ export async function migratedChildren(
   });
   const changes: ChildRowChange[] = [];
   const cancelled: string[] = [];
+  const described: ChildRowMigration[] = [];
   const at = ctx.now().toISOString();
   const active = migration.result.snapshot.value;
   const cancelledStates = new Set<string>();
@@ -48,11 +61,15 @@ export async function migratedChildren(
     const target = migratedStateId(migration.definition, migration.chain, row.parentStateId);
     const node = migration.definition.idMap.get(target);
     const isActive = active.some((id) => id === target || id.startsWith(`${target}.`));
-    if (isActive && node?.invocation != null && delegatesTo(node.invocation, row)) {
-      if (target !== row.parentStateId)
+    const own = { id: row.id, childMachineId: row.childMachineId, from: row.parentStateId };
+    if (isActive && node?.invocation != null && delegatesTo(node.invocation, row.childMachineId)) {
+      const moved = target !== row.parentStateId;
+      if (moved)
         changes.push({ kind: 'moveState', childId: row.id, from: row.parentStateId, to: target });
+      described.push({ ...own, change: moved ? 'moved' : 'kept', to: target });
       continue;
     }
+    described.push({ ...own, change: 'cancelled', to: null });
     cancelled.push(row.id);
     if (cancelledStates.has(row.parentStateId)) continue;
     cancelledStates.add(row.parentStateId);
@@ -63,12 +80,15 @@ export async function migratedChildren(
       at,
     });
   }
-  return { changes, cancelled };
+  return { changes, cancelled, rows: described };
 }
 
-/** Whether `invocation` starts what `row` tracks: the same child machine, or the same job. */
-function delegatesTo(invocation: InvocationDefinition, row: ChildRow): boolean {
-  if (invocation.kind === 'job') return invocation.name === row.childMachineId;
+/**
+ * Whether `invocation` starts what a child row of `childMachineId` tracks: the same child
+ * machine, or the same job.
+ */
+export function delegatesTo(invocation: InvocationDefinition, childMachineId: string): boolean {
+  if (invocation.kind === 'job') return invocation.name === childMachineId;
   const machine = invocation.machine;
-  return (typeof machine === 'string' ? machine : machine.id) === row.childMachineId;
+  return (typeof machine === 'string' ? machine : machine.id) === childMachineId;
 }
