@@ -75,12 +75,9 @@ export function buildContext(options: MachineRuntimeOptions): BuiltContext {
     ...(options.traceBehaviors === true ? { traceBehaviors: true } : {}),
   };
   const listeners = new CommitListeners(onError);
-  // Every committed step goes out on the feed too: streams and waiting reads of this process
-  // (and, on PostgreSQL, of every process) follow instances with it.
+  // Every committed step goes out on the feed too (commit-step.ts finishCommit): streams and
+  // waiting reads of this process (and, on PostgreSQL, of every process) follow instances with it.
   const feed = options.commitFeed ?? commitFeedFor(store, (error) => onError(error, 'commit feed'));
-  listeners.subscribe((event) =>
-    feed.publish([{ machineId: event.machineId, id: event.instanceId, sequence: event.sequence }]),
-  );
   const locks = new LockManager(store, settings.lockTtlMs, {
     // Waiting sends hear of other processes' commits and releases through the commit feed
     // (NOTIFY on PostgreSQL; in-process elsewhere, where only their backoff wakes them).

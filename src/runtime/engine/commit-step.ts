@@ -30,6 +30,7 @@ import {
   type Store,
   type TimerFireClaim,
 } from '../persistence/store.js';
+import type { CommitNotice } from '../persistence/commit-feed.js';
 import { chainHooks } from '../persistence/transaction.js';
 import { currentTraceCarrier } from '../telemetry/tracing.js';
 import type { CommitOptions, EngineContext } from './context.js';
@@ -47,6 +48,8 @@ export interface PreparedCommit {
   jobs: JobRequest[];
   /** True when `request` writes `jobs` in its own transaction (outbox). */
   outboxed: boolean;
+  /** The store said no process watches `request`'s instance: its commit notice is not sent. */
+  unwatched?: boolean;
 }
 
 /** Plans a commit and builds the store request (jobs in the outbox hook when there is one). */
@@ -102,8 +105,18 @@ export async function finishCommit(ctx: EngineContext, prepared: PreparedCommit)
   if (prepared.plan.write.children !== undefined) spanInlineChildren(prepared.plan.write.children);
   if (prepared.outboxed) ctx.jobs.outbox?.committed();
   else if (prepared.jobs.length > 0) await ctx.jobs.enqueue(prepared.jobs);
+  const writes = flattenCommit(prepared.plan.write);
+  // Streams, waiting reads and waiting senders of this process (of every process on
+  // PostgreSQL) follow instances on the feed; an instance nobody watches is left out.
+  const notices: CommitNotice[] = [];
+  for (const write of writes) {
+    if (prepared.unwatched === true && write === prepared.plan.write) continue;
+    const { id, machineId, sequence } = write.snapshot;
+    notices.push({ machineId, id, sequence });
+  }
+  if (notices.length > 0) ctx.feed.publish(notices);
   if (ctx.listeners.active) {
-    for (const write of flattenCommit(prepared.plan.write)) {
+    for (const write of writes) {
       ctx.listeners.emit({
         instanceId: write.snapshot.id,
         machineId: write.snapshot.machineId,
@@ -129,13 +142,15 @@ export async function writeCommit(
 ): Promise<PreparedCommit> {
   const prepared = prepareCommit(ctx, input, options);
   const timing = timeCommit(ctx.store, prepared.request, ctx.settings.traceSteps);
+  let outcome: Awaited<ReturnType<typeof ctx.store.commit>>;
   try {
-    await ctx.store.commit(prepared.request);
+    outcome = await ctx.store.commit(prepared.request);
   } catch (error) {
     timing.failed(error);
     throw error;
   }
   timing.ok();
+  if (outcome?.unwatched === true) prepared.unwatched = true;
   return prepared;
 }
 

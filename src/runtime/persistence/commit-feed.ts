@@ -8,6 +8,8 @@
  * - On PostgreSQL notices travel by `NOTIFY` on a channel of the store's schema, batched per
  *   event-loop turn, and every process subscribes with one `LISTEN` connection of its own; the
  *   committing process hears its own notices the same way, so each subscriber gets each once.
+ *   A subscriber also takes the instance's watch lease (watch-leases.ts): the commit of an
+ *   instance no process watches says so, and its notice is not sent.
  *
  * The runtime publishes from its post-commit hook (`MachineRuntime.onCommit`), so every
  * committed step is announced, whoever made it (sends, creates, jobs).
@@ -17,6 +19,7 @@ import type pg from 'pg';
 import { RuntimeClosedException } from '../errors.js';
 import type { PostgresStore } from './postgres-store.js';
 import type { Store } from './store.js';
+import { WatchLeases, type WatchLeaseTiming } from './watch-leases.js';
 
 /** One committed step of one instance. */
 export interface CommitNotice {
@@ -58,6 +61,11 @@ class Subscribers {
 
   get size(): number {
     return this.#byId.size;
+  }
+
+  /** The ids watched. */
+  ids(): Iterable<string> {
+    return this.#byId.keys();
   }
 
   add(id: string, listener: NoticeListener): () => void {
@@ -132,11 +140,18 @@ export class PostgresCommitFeed implements CommitFeed {
   #sending: Promise<void> | null = null;
   #listener: Promise<pg.PoolClient> | null = null;
   #closing: Promise<void> | null = null;
+  readonly #leases: WatchLeases;
+  readonly #watched = (): Iterable<string> => this.#subscribers.ids();
 
-  constructor(store: PostgresStore, onError: (error: unknown) => void = () => {}) {
+  constructor(
+    store: PostgresStore,
+    onError: (error: unknown) => void = () => {},
+    leaseTiming?: Partial<WatchLeaseTiming>,
+  ) {
     this.#pool = store.pool;
     this.#channel = commitChannel(store.schema ?? 'public');
     this.#onError = onError;
+    this.#leases = new WatchLeases(store.pool, onError, leaseTiming);
   }
 
   publish(notices: readonly CommitNotice[]): void {
@@ -184,7 +199,9 @@ export class PostgresCommitFeed implements CommitFeed {
     if (this.#closing !== null) throw new RuntimeClosedException(CLOSED);
     const unsubscribe = this.#subscribers.add(id, listener);
     try {
+      // LISTEN first: a commit that sees the lease sends a notice this process hears.
       await this.#listen();
+      await this.#leases.take(id, this.#watched);
     } catch (error) {
       unsubscribe();
       throw error;
@@ -245,6 +262,7 @@ export class PostgresCommitFeed implements CommitFeed {
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      this.#leases.close();
       // Other processes still hear the last commits of this one: the NOTIFY on its way, then
       // one with what is still pending (sent as the first is answered).
       this.#flush();

@@ -8,7 +8,9 @@
  * keeps every record (its timeline, and the sequence its next commit is fenced on), and a
  * finished one never shows a timeline with its beginning cut off. The instance row (final state
  * and context) stays; `history_deleted_at` (migration 15) marks it done, so it leaves the partial
- * index the sweep reads and each sweep only reads instances it has work for.
+ * index the sweep reads and each sweep only reads instances it has work for. Their timer fire
+ * and failure rows go too: the finishing commit deletes them, but instances finished by older
+ * versions left theirs behind.
  */
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
@@ -49,6 +51,9 @@ export function sqliteHistoryRetention(db: Database.Database): HistoryRetentionS
       WHERE status = 'done' AND history_deleted_at IS NULL AND updated_at < ?
       ORDER BY updated_at LIMIT ?`);
     const deleteEvents = db.prepare(`DELETE FROM machine_events WHERE root_event_id = ?`);
+    // Timer rows left by instances finished by older versions (a finish now deletes them).
+    const deleteFires = db.prepare(`DELETE FROM machine_timer_fires WHERE root_event_id = ?`);
+    const deleteFailures = db.prepare(`DELETE FROM machine_timer_failures WHERE root_event_id = ?`);
     const mark = db.prepare(`UPDATE machine_instances SET history_deleted_at = ?
       WHERE root_event_id = ? AND status = 'done'`);
     // Selected inside the write transaction: no other writer can finish or touch a row between
@@ -60,6 +65,8 @@ export function sqliteHistoryRetention(db: Database.Database): HistoryRetentionS
       let records = 0;
       for (const id of ids) {
         records += deleteEvents.run(id).changes;
+        deleteFires.run(id);
+        deleteFailures.run(id);
         mark.run(now, id);
       }
       return { instances: ids.length, records };
@@ -85,6 +92,9 @@ export function postgresHistoryRetention(pool: pg.Pool): HistoryRetentionStore {
       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED),
     gone AS (DELETE FROM machine_events e USING batch b
       WHERE e.root_event_id = b.root_event_id RETURNING 1),
+    fires AS (DELETE FROM machine_timer_fires f USING batch b WHERE f.root_event_id = b.root_event_id),
+    failures AS (DELETE FROM machine_timer_failures f USING batch b
+      WHERE f.root_event_id = b.root_event_id),
     marked AS (UPDATE machine_instances i SET history_deleted_at = now()
       FROM batch b WHERE i.root_event_id = b.root_event_id RETURNING 1)
     SELECT (SELECT count(*) FROM marked)::int AS instances, (SELECT count(*) FROM gone)::int AS records`;

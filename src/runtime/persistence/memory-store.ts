@@ -21,6 +21,7 @@ import {
   TimerFireConflictError,
   assertCommitRequest,
   currentStateChanges,
+  finishes,
   flattenCommit,
   type CommitRequest,
   type CurrentStateRow,
@@ -108,6 +109,13 @@ export class MemoryStore implements Store {
     if (request.idempotency !== undefined) this.idempotencyKeys.completeSync(request.idempotency);
     if (request.timerFire !== undefined)
       this.#timerFires.set(fireKey(request.timerFire.next), { ...request.timerFire.next });
+    // A finished instance fires no timer again: its fire and failure rows go with its finish.
+    for (const part of requests) {
+      if (!finishes(part)) continue;
+      for (const [key, row] of this.#timerFires)
+        if (row.rootEventId === part.snapshot.id) this.#timerFires.delete(key);
+      this.timerFailures.forget(part.snapshot.id);
+    }
     for (const part of requests)
       for (const change of part.children ?? [])
         applyChildChange(this.#children, structuredClone(change));

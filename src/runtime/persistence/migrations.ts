@@ -22,6 +22,7 @@ import { HOLDER_GONE_FUNCTION_POSTGRES } from './holders.js';
 import { IDEMPOTENCY_TABLE_POSTGRES, IDEMPOTENCY_TABLE_SQLITE } from './idempotency.js';
 import { JOBS_LEASE_HOLDER_SQLITE, JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
 import { TIMER_FAILURES_TABLE_POSTGRES, TIMER_FAILURES_TABLE_SQLITE } from './timer-failures.js';
+import { WATCH_LEASES_POSTGRES } from './watch-leases.js';
 
 /** One schema version. */
 export interface Migration {
@@ -371,6 +372,15 @@ CREATE UNIQUE INDEX machine_instances_business_key_uq ON machine_instances (mach
 DROP INDEX machine_instances_business_key_idx;
 CREATE UNIQUE INDEX machine_instances_business_key_uq ON machine_instances (machine_id, business_key)
   WHERE business_key IS NOT NULL;`,
+  },
+  // Watch leases (watch-leases.ts): the commit of an instance no process watches sends no
+  // NOTIFY. Nullable, not indexed (only ever read with the row the commit updates); written by
+  // watchers, about once a minute per watched instance. SQLite's feed stays in its process.
+  {
+    version: 19,
+    name: 'watch leases',
+    sqlite: `SELECT 1;`,
+    postgres: WATCH_LEASES_POSTGRES,
   },
 ];
 

@@ -16,16 +16,25 @@ import {
   InstanceLockedError,
   SequenceConflictError,
   currentStateChanges,
+  finishes,
+  type CommitOutcome,
   type CommitRequest,
 } from './store.js';
+
+const UNWATCHED: CommitOutcome = Object.freeze({ unwatched: true });
 
 /**
  * The common commit (one instance, no delegation rows or hooks) as one statement: the
  * instance write, then, each only when it wrote a row (the fence), the history rows, the
- * current-state diff and the lock release, as data-modifying CTEs. One statement is atomic on
- * its own: one round trip instead of BEGIN, three to five statements and COMMIT.
+ * current-state diff, the lock release and, when it finishes the instance, its timer rows, as
+ * data-modifying CTEs. One statement is atomic on
+ * its own: one round trip instead of BEGIN, three to five statements and COMMIT. Resolves with
+ * `unwatched` when no process holds the instance's watch lease (its notice is not sent).
  */
-export async function commitOneStatement(pool: pg.Pool, request: CommitRequest): Promise<void> {
+export async function commitOneStatement(
+  pool: pg.Pool,
+  request: CommitRequest,
+): Promise<CommitOutcome | undefined> {
   const { snapshot, history, expectedSequence } = request;
   const { entered, left } = currentStateChanges(request);
   const values: unknown[] = [
@@ -48,13 +57,14 @@ export async function commitOneStatement(pool: pg.Pool, request: CommitRequest):
     left: left.length > 0,
     release: request.releaseLockOwner !== undefined,
     lockFree: request.lockFree === true && expectedSequence !== null,
+    finish: finishes(request),
   };
   if (shape.entered) values.push(entered);
   if (shape.left) values.push(left);
   if (shape.release) values.push(request.releaseLockOwner);
   if (history.length > 0) values.push(...eventValues(history));
   const { name, text } = commitStatement(shape);
-  const result = await pool.query<{ written: number; locked?: boolean }>({
+  const result = await pool.query<{ written: number; watched: boolean | null; locked?: boolean }>({
     name,
     text,
     values,
@@ -64,6 +74,7 @@ export async function commitOneStatement(pool: pg.Pool, request: CommitRequest):
     if (row?.locked === true) throw new InstanceLockedError(snapshot.id);
     throw new SequenceConflictError(snapshot.id, expectedSequence);
   }
+  return row.watched === true ? undefined : UNWATCHED;
 }
 
 /** One instance's writes inside the commit's transaction: the fenced row, history, states. */

@@ -64,6 +64,9 @@ export const SQL = {
         OR (f.status = 'active' AND f.last_fired_at <= $4))
     ORDER BY cs.state_entered_at, cs.root_event_id LIMIT $7`,
   timerFires: `SELECT * FROM machine_timer_fires WHERE root_event_id = $1 ORDER BY timer_key COLLATE "C"`,
+  // A finished instance fires no timer again: its fire and failure rows go with its finish.
+  deleteTimerRows: `WITH f AS (DELETE FROM machine_timer_fires WHERE root_event_id = $1)
+    DELETE FROM machine_timer_failures WHERE root_event_id = $1`,
   claimTimerFire: `INSERT INTO machine_timer_fires
     (root_event_id, timer_key, state_entered_at, last_fired_at, fire_count, status)
     VALUES ($1, $2, $3, $4, $5, $6)
@@ -149,6 +152,8 @@ export interface CommitShape {
   release: boolean;
   /** A lock-free send's update: written only while no live lock row exists (`locked` says). */
   lockFree: boolean;
+  /** An update that finishes the instance: its timer fire and failure rows are deleted. */
+  finish: boolean;
 }
 
 const EVENT_CASTS = [
@@ -172,10 +177,12 @@ const commitStatements = new Map<string, { name: string; text: string }>();
  * machine, value, context, status, sequence, now), then the expected sequence (update) or the
  * parent's machine and id (create), then the definition version, then entered states, left states and the lock owner when
  * present, then the history rows' columns. A lock-free shape also answers `locked`: whether a
- * live lock row refused the update.
+ * live lock row refused the update. Every shape answers `watched`: whether a process holds the
+ * instance's watch lease (watch-leases.ts; a create always counts as watched), from the row
+ * version the update wrote, so a lease taken before the commit is never missed.
  */
 export function commitStatement(shape: CommitShape): { name: string; text: string } {
-  const key = `${shape.create ? 'c' : 'u'}${shape.events}${shape.entered ? 'e' : ''}${shape.left ? 'l' : ''}${shape.release ? 'r' : ''}${shape.lockFree ? 'f' : ''}`;
+  const key = `${shape.create ? 'c' : 'u'}${shape.events}${shape.entered ? 'e' : ''}${shape.left ? 'l' : ''}${shape.release ? 'r' : ''}${shape.lockFree ? 'f' : ''}${shape.finish ? 'd' : ''}`;
   let statement = commitStatements.get(key);
   if (statement !== undefined) return statement;
   // The definition version follows the fixed parameters (after the parent or expected sequence).
@@ -193,11 +200,12 @@ export function commitStatement(shape: CommitShape): { name: string; text: strin
     (root_event_id, machine_id, machine_value, context, status, sequence_number, created_at, updated_at,
      parent_machine_id, parent_root_event_id, definition_version)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $${versionParam})
-    ON CONFLICT (root_event_id) DO NOTHING RETURNING 1)`
+    ON CONFLICT (root_event_id) DO NOTHING RETURNING true AS watched)`
       : `w AS (UPDATE machine_instances
     SET machine_value = $3, context = $4, status = $5, sequence_number = $6, updated_at = $7,
       definition_version = $${versionParam}
-    WHERE root_event_id = $1 AND machine_id = $2 AND sequence_number = $8${shape.lockFree ? ' AND NOT (SELECT live FROM l)' : ''} RETURNING 1)`,
+    WHERE root_event_id = $1 AND machine_id = $2 AND sequence_number = $8${shape.lockFree ? ' AND NOT (SELECT live FROM l)' : ''}
+    RETURNING watched_until > now() AS watched)`,
   );
   if (shape.entered) {
     parts.push(`s AS (INSERT INTO machine_current_states (root_event_id, machine_id, state_id, state_entered_at)
@@ -212,6 +220,14 @@ export function commitStatement(shape: CommitShape): { name: string; text: strin
     parts.push(`r AS (DELETE FROM machine_locks
     WHERE root_event_id = $1 AND owner_id = $${next++} AND EXISTS (SELECT 1 FROM w))`);
   }
+  if (shape.finish) {
+    parts.push(
+      `tf AS (DELETE FROM machine_timer_fires WHERE root_event_id = $1 AND EXISTS (SELECT 1 FROM w))`,
+    );
+    parts.push(
+      `tx AS (DELETE FROM machine_timer_failures WHERE root_event_id = $1 AND EXISTS (SELECT 1 FROM w))`,
+    );
+  }
   if (shape.events > 0) {
     const tuples: string[] = [];
     for (let row = 0; row < shape.events; row += 1) {
@@ -223,7 +239,7 @@ export function commitStatement(shape: CommitShape): { name: string; text: strin
   }
   statement = {
     name: `mr_commit_${key}`,
-    text: `WITH ${parts.join(',\n')}\nSELECT count(*)::int AS written${shape.lockFree ? ', (SELECT live FROM l) AS locked' : ''} FROM w`,
+    text: `WITH ${parts.join(',\n')}\nSELECT count(*)::int AS written, bool_or(watched) AS watched${shape.lockFree ? ', (SELECT live FROM l) AS locked' : ''} FROM w`,
   };
   commitStatements.set(key, statement);
   return statement;

@@ -56,7 +56,9 @@ import {
   InstanceLockedError,
   TimerFireConflictError,
   assertCommitRequest,
+  finishes,
   flattenCommit,
+  type CommitOutcome,
   type CommitRequest,
   type CurrentStateRow,
   type FindInStateOptions,
@@ -176,7 +178,7 @@ export class PostgresStore implements Store {
     return row ? snapshotFromRow(row) : null;
   }
 
-  async commit(request: CommitRequest): Promise<void> {
+  async commit(request: CommitRequest): Promise<CommitOutcome | undefined> {
     assertCommitRequest(request);
     if (
       request.also === undefined || request.also.length === 0
@@ -213,6 +215,9 @@ export class PostgresStore implements Store {
       for (const part of requests)
         if (part.children) await this.#writeChildren(part.children, client);
       if (request.timerFire !== undefined) await this.#claimTimerFire(request.timerFire, client);
+      // After the claim: a fire that finishes its instance leaves no row either.
+      for (const part of requests)
+        if (finishes(part)) await this.#query('deleteTimerRows', [part.snapshot.id], client);
       if (
         request.idempotency !== undefined &&
         !(await this.idempotencyKeys.completeOn(client, request.idempotency))
@@ -220,6 +225,7 @@ export class PostgresStore implements Store {
         throw new IdempotencyClaimLostError(request.idempotency);
       await request.inTransaction?.({ kind: 'postgres', client });
       await client.query('COMMIT');
+      return undefined;
     } catch (error) {
       try {
         await client.query('ROLLBACK');

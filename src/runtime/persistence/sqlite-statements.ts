@@ -54,6 +54,9 @@ export const SQL = {
         OR (f.status = 'active' AND f.last_fired_at <= ?))
     ORDER BY cs.state_entered_at, cs.root_event_id LIMIT ?`,
   timerFires: `SELECT * FROM machine_timer_fires WHERE root_event_id = ? ORDER BY timer_key`,
+  // A finished instance fires no timer again: its fire and failure rows go with its finish.
+  deleteTimerFires: `DELETE FROM machine_timer_fires WHERE root_event_id = ?`,
+  deleteTimerFailures: `DELETE FROM machine_timer_failures WHERE root_event_id = ?`,
   // The claim: written only when the row is still what the fire was computed from (CASE: same
   // stay -> same count and status; another stay or none -> only if a first fire was expected).
   claimTimerFire: `INSERT INTO machine_timer_fires

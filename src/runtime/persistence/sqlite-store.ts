@@ -65,6 +65,7 @@ import {
   StoreBusyError,
   TimerFireConflictError,
   assertCommitRequest,
+  finishes,
   flattenCommit,
   type CommitRequest,
   type CurrentStateRow,
@@ -267,6 +268,12 @@ export class SqliteStore implements Store {
     if (request.businessKey !== undefined) this.#bindBusinessKey(request, request.businessKey);
     for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
     if (request.timerFire !== undefined) this.#claimTimerFire(request.timerFire);
+    // After the claim: a fire that finishes its instance leaves no row either.
+    for (const part of requests) {
+      if (!finishes(part)) continue;
+      this.#sql.deleteTimerFires.run(part.snapshot.id);
+      this.#sql.deleteTimerFailures.run(part.snapshot.id);
+    }
     if (
       request.idempotency !== undefined &&
       !this.idempotencyKeys.completeSync(request.idempotency)

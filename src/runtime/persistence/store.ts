@@ -99,6 +99,15 @@ export interface TimerFireRow {
   status: TimerFireStatus;
 }
 
+/** What a commit reports besides having been applied. */
+export interface CommitOutcome {
+  /**
+   * No process watched the request's instance when it was written (PostgreSQL's watch lease,
+   * docs/http.md "Live state"): its commit notice reaches nobody and is not sent.
+   */
+  unwatched?: boolean;
+}
+
 /** The conditional write of one timer fire (see {@link CommitRequest.timerFire}). */
 export interface TimerFireClaim {
   /** The row after the fire. */
@@ -226,8 +235,11 @@ export interface Store extends ChildStore {
   migrate(): Promise<void>;
   /** The last committed snapshot of an instance, or `null` when it does not exist. */
   load(rootEventId: string): Promise<MachineSnapshot | null>;
-  /** Applies one step atomically. Throws `SequenceConflictError` when fenced out. */
-  commit(request: CommitRequest): Promise<void>;
+  /**
+   * Applies one step atomically. Throws `SequenceConflictError` when fenced out. May resolve
+   * with a {@link CommitOutcome} (PostgreSQL's one-statement commit does).
+   */
+  commit(request: CommitRequest): Promise<CommitOutcome | void>;
   /** History records of an instance in sequence order. */
   history(rootEventId: string, query?: HistoryQuery): Promise<HistoryRecord[]>;
   /** `machine_current_states` rows of an instance, ordered by state id. */
@@ -349,6 +361,14 @@ export function currentStateChanges(request: InstanceWrite): { entered: string[]
 }
 
 /** The request and its `also` writes, depth first: every instance write of one transaction. */
+/**
+ * The write finishes an existing instance: no timer of it fires again, so the commit deletes
+ * its `machine_timer_fires` and `machine_timer_failures` rows (they would stay forever).
+ */
+export function finishes(write: InstanceWrite): boolean {
+  return write.snapshot.status === 'done' && write.expectedSequence !== null;
+}
+
 export function flattenCommit(request: InstanceWrite): InstanceWrite[] {
   const all: InstanceWrite[] = [request];
   for (const other of request.also ?? []) all.push(...flattenCommit(other));

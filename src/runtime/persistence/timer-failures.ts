@@ -188,4 +188,10 @@ export class MemoryTimerFailures implements TimerFailureStore {
   async record(row: TimerFailureRow): Promise<void> {
     this.#rows.set(JSON.stringify([row.rootEventId, row.timerKey]), { ...row });
   }
+
+  /** Deletes the rows of an instance (it finished). */
+  forget(rootEventId: string): void {
+    for (const [key, row] of this.#rows)
+      if (row.rootEventId === rootEventId) this.#rows.delete(key);
+  }
 }

@@ -3,12 +3,15 @@
  * (`?waitFor=&timeout=`), on both adapters, on a SQLite file and on PostgreSQL: messages, resume,
  * answers on the transition and on the timeout, zero writes and no lock (counted in the store),
  * no polling (store reads counted), 404s. On PostgreSQL an SSE client of this process receives
- * the states of events sent to another server process.
+ * the states of events sent to another server process, and that process sends a commit notice
+ * only for instances some process watches (the watch lease, persistence/watch-leases.ts).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defineMachine } from '../../../src/runtime/definition/define-machine.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
+import { commitChannel } from '../../../src/runtime/persistence/commit-feed.js';
+import type { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';
 import type { Store } from '../../../src/runtime/persistence/store.js';
 import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
@@ -259,13 +262,15 @@ describe.each(backends)('live state on $name', (backend) => {
 
 describe.runIf(postgres !== null)('live state across processes (PostgreSQL)', () => {
   let runtime: MachineRuntime;
+  let store: PostgresStore;
   let server: TestServer;
   let other: FixtureProcess;
   let otherUrl: string;
 
   beforeAll(async () => {
     await postgres!.setUp();
-    runtime = new MachineRuntime({ store: await postgres!.open() });
+    store = (await postgres!.open()) as PostgresStore;
+    runtime = new MachineRuntime({ store });
     const router = new MachineRouter({ runtime });
     router.register(liveMachine, LIVE_REGISTRATION);
     server = await startServer('fastify', [router], {
@@ -303,5 +308,38 @@ describe.runIf(postgres !== null)('live state across processes (PostgreSQL)', ()
       status: 200,
       body: { data: { state: ['live.approved'] } },
     });
+  });
+
+  it('should notify commits of watched instances only, watched from another process', async () => {
+    const create = async (): Promise<string> =>
+      ((await send(otherUrl, 'POST', '/live/create')).body as { data: { id: string } }).data.id;
+    const [unwatched, watched] = [await create(), await create()];
+    // A plain LISTEN of the schema's channel: it hears every NOTIFY and takes no lease.
+    const listener = await store.pool.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    try {
+      await listener.query(`LISTEN "${commitChannel(store.schema ?? 'public')}"`);
+      for (let step = 0; step < 3; step += 1)
+        expect((await send(otherUrl, 'POST', `/live/${unwatched}/touch`)).status).toBe(200);
+      const stream = await openStream(`${server.url}/live/${watched}/events`);
+      await stream.received(1);
+      expect((await send(otherUrl, 'POST', `/live/${watched}/touch`)).status).toBe(200);
+      await stream.received(2);
+      while (!heard.some((payload) => payload.includes(watched))) await settle(20);
+      // The other process sends its notices in commit order: the unwatched instance's three
+      // commits, had they been announced, would have come first.
+      expect(heard.filter((payload) => payload.includes(unwatched))).toEqual([]);
+      stream.close();
+      const [lease] = (
+        await store.pool.query<{ live: boolean }>(
+          `SELECT watched_until > now() AS live FROM machine_instances WHERE root_event_id = $1`,
+          [watched],
+        )
+      ).rows;
+      expect(lease).toEqual({ live: true });
+    } finally {
+      listener.release(true);
+    }
   });
 });

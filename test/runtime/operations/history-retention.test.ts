@@ -2,8 +2,9 @@
  * History retention (`MACHINE_HISTORY_RETENTION_DAYS`): a real `machine-routes worker` process
  * deletes the history of instances finished more than the retention ago, in batches, on a SQLite
  * file and on PostgreSQL; instances still running, and instances finished within the
- * retention, keep every record, and a running instance old enough goes on taking events (its
- * sequence is intact).
+ * retention, keep every record (and timer rows), and a running instance old enough goes on
+ * taking events (its sequence is intact). Timer fire rows left by versions that kept them after
+ * the finish go with the history.
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +35,17 @@ async function count(store: Store, sql: string, ids: readonly string[]): Promise
   return Number(result.rows[0]!.n);
 }
 
+/** A timer fire row as versions that did not delete them at the finish left behind. */
+async function leaveFireRow(store: Store, id: string): Promise<void> {
+  const sql = `INSERT INTO machine_timer_fires (root_event_id, timer_key, last_fired_at, fire_count, status)
+    VALUES (?, 'document.draft:REMIND:60', ?, 1, 'fired')`;
+  const at = new Date().toISOString();
+  if (store instanceof SqliteStore) store.database.prepare(sql).run(id, at);
+  else
+    await (store as PostgresStore).pool.query(sql.replace('?', '$1').replace('?', '$2'), [id, at]);
+}
+const firesOf = (store: Store, ids: readonly string[]) =>
+  count(store, 'SELECT count(*) AS n FROM machine_timer_fires WHERE root_event_id', ids);
 const eventsOf = (store: Store, ids: readonly string[]) =>
   count(store, 'SELECT count(*) AS n FROM machine_events WHERE root_event_id', ids);
 const markedOf = (store: Store, ids: readonly string[]) =>
@@ -87,6 +99,8 @@ describe.each(backends)('history retention by the worker on $name', (backend) =>
       const before = await eventsOf(store, old);
       expect(before).toBeGreaterThan(250 * 3);
       const keptBefore = await eventsOf(store, [recent, running]);
+      await leaveFireRow(store, old[0]!);
+      await leaveFireRow(store, running);
 
       const worker = startFixture(CLI, ['worker', '--config', CONFIG, '--database', url], {
         MACHINE_HISTORY_RETENTION_DAYS: '30',
@@ -100,6 +114,9 @@ describe.each(backends)('history retention by the worker on $name', (backend) =>
 
       expect(await markedOf(store, old)).toBe(old.length);
       expect(await eventsOf(store, old)).toBe(0);
+      // Timer rows an older version left with a finished instance go with its history.
+      expect(await firesOf(store, old)).toBe(0);
+      expect(await firesOf(store, [running])).toBe(1);
       // Finished within the retention, or running: every record kept, nothing marked.
       expect(await eventsOf(store, [recent, running])).toBe(keptBefore);
       expect(await markedOf(store, [recent, running])).toBe(0);

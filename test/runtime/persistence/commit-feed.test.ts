@@ -150,4 +150,44 @@ describe.runIf(postgres !== null)('the PostgreSQL commit feed', () => {
     expect(store.pool.totalCount - store.pool.idleCount).toBe(0);
     await store.close();
   });
+
+  it('should hold a watch lease while an instance is watched and let it run out after', async () => {
+    const store = (await postgres!.open()) as PostgresStore;
+    const runtime = new MachineRuntime({ store });
+    // A lease of 2 s, renewed once this process took it 300 ms ago.
+    const feed = new PostgresCommitFeed(store, undefined, { leaseSeconds: 2, renewAfterMs: 300 });
+    const lease = async (id: string) =>
+      (
+        await store.pool.query<{ until: Date | null; live: boolean | null }>(
+          `SELECT watched_until AS until, watched_until > now() AS live
+           FROM machine_instances WHERE root_event_id = $1`,
+          [id],
+        )
+      ).rows[0]!;
+    try {
+      const { snapshot } = await runtime.create(machine);
+      expect(await lease(snapshot.id)).toEqual({ until: null, live: null });
+      const stop = await feed.subscribe(snapshot.id, () => {});
+      const first = await lease(snapshot.id);
+      expect(first.live).toBe(true);
+      // Renewed while watched: the lease moves on.
+      let renewed = first;
+      while (renewed.until!.getTime() <= first.until!.getTime()) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        renewed = await lease(snapshot.id);
+      }
+      expect(renewed.live).toBe(true);
+      // No longer watched: not renewed, it runs out.
+      stop();
+      let current = renewed;
+      while (current.live === true) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        current = await lease(snapshot.id);
+      }
+      expect(current.live).toBe(false);
+    } finally {
+      await feed.close();
+      await runtime.close();
+    }
+  });
 });
