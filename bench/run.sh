@@ -25,6 +25,7 @@ declare -A COMMANDS=(
   [scale-round-trips]="npx tsx bench/scale/round-trips.ts"
   [scale-notify]="npx tsx bench/scale/notify-in-commit.ts"
   [scale-growth]="npx tsx bench/scale/growth.ts"
+  [scale-read-plans]="npx tsx bench/scale/read-plans.ts"
   [scale-timers]="npx tsx bench/scale/timers.ts"
   [scale-contention]="npx tsx bench/scale/contention.ts"
   [scale-timer-lag]="npx tsx bench/scale/timer-lag.ts"

@@ -142,7 +142,7 @@ async function sqlite(): Promise<void> {
             )
             .all() as { name: string; depth: number; pages: number }[];
           for (const row of depths)
-            console.log(`  B-tree ${row.name}: depth ${row.depth + 1}, ${row.pages} pages`);
+            console.log(`  B-tree ${row.name}: depth ${row.depth}, ${row.pages} pages`);
         } catch (error) {
           console.log(`  (dbstat not available: ${(error as Error).message})`);
         }
