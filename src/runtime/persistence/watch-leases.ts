@@ -1,5 +1,5 @@
 /**
- * Watch leases (PostgreSQL, migration 17): `machine_instances.watched_until` says that some
+ * Watch leases (PostgreSQL, migration 19): `machine_instances.watched_until` says that some
  * process, any process, follows the instance's commits (a state stream, a waiting read, a
  * sender waiting for its lock). The one-statement commit returns it with the row it updates, so
  * a commit of an instance nobody watches sends no `NOTIFY`: two round trips per event instead
@@ -19,7 +19,7 @@
  */
 import type pg from 'pg';
 
-/** Migration 17 on PostgreSQL (SQLite's feed never leaves its process: nothing to record). */
+/** Migration 19 on PostgreSQL (SQLite's feed never leaves its process: nothing to record). */
 export const WATCH_LEASES_POSTGRES = `ALTER TABLE machine_instances ADD COLUMN watched_until timestamptz;`;
 
 /** How long a lease lasts, in seconds of the database's clock. */
