@@ -5,6 +5,8 @@
  * `completed`), and moves `pending -> running -> completed | failed | cancelled | timed_out`.
  */
 
+import type { CarriedScenario } from './types.js';
+
 /** Status of a child row. */
 export type ChildStatus =
   'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
@@ -28,6 +30,11 @@ export interface ChildRow {
   createdAt: string;
   /** ISO-8601 UTC, set with a terminal status. */
   completedAt: string | null;
+  /**
+   * The scenario the parent's step that started the child played (scenario isolation): the
+   * parent's completion step (`child.complete`, `child.timeout`) plays it again.
+   */
+  parentScenario?: CarriedScenario;
 }
 
 /** A change of `machine_children`, applied in a commit (or on its own with `updateChildren`). */

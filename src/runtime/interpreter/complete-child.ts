@@ -53,7 +53,7 @@ export function completeChild(
   completion: ChildCompletion,
   options: Pick<
     MacrostepOptions,
-    'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors'
+    'now' | 'machines' | 'maxTransitionDepth' | 'traceBehaviors' | 'scenario'
   > = {},
 ): MacrostepResult | null {
   return routeInParent(

@@ -39,6 +39,8 @@ export type StartChildEffect = ChildSlot & {
   scenario?: StoredScenario;
   /** The parent's scenario of the step that started it: the child starts under it (isolation). */
   carriedScenario?: CarriedScenario;
+  /** The same, whatever the child starts under: the parent's completion step plays it again. */
+  parentScenario?: CarriedScenario;
 };
 
 /**
@@ -58,6 +60,8 @@ export type PersistChildEffect = ChildSlot & {
   effects: MacrostepEffect[];
   /** A scenario of the child kept on it while it waits for events (a parent's plan `children` entry). */
   scenario?: StoredScenario;
+  /** The parent's scenario of the step that ran it: the parent's completion step plays it again. */
+  parentScenario?: CarriedScenario;
 };
 
 /**

@@ -107,6 +107,7 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
     };
     const carried = carryScenario(macrostep.definition, macrostep.scenario);
     if (childScenario === null && carried !== undefined) effect.carriedScenario = carried;
+    if (carried !== undefined) effect.parentScenario = carried;
     macrostep.effects.push(effect);
     return;
   }
@@ -165,6 +166,8 @@ export function invokeChild(macrostep: Macrostep, state: StateNode): void {
     // Kept only while the child pauses for more events (a finished child plays nothing more).
     ...(kept === null || done ? {} : { scenario: kept }),
   };
+  const parentScenario = carryScenario(macrostep.definition, macrostep.scenario);
+  if (parentScenario !== undefined) persist.parentScenario = parentScenario;
   macrostep.effects.push(persist);
   // Not finished in its first macrostep: the child stays, tracked like an asynchronous one.
   if (!done) return;

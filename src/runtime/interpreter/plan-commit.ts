@@ -18,7 +18,13 @@
 import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from './child-rows.js';
 import type { ChildSlot, JobSlot, MacrostepEffect, SendEffect } from './effects.js';
 import type { PlannedJob } from './job-payloads.js';
-import type { HistoryRecord, MacrostepResult, MachineSnapshot, StoredScenario } from './types.js';
+import type {
+  CarriedScenario,
+  HistoryRecord,
+  MacrostepResult,
+  MachineSnapshot,
+  StoredScenario,
+} from './types.js';
 
 /**
  * One instance written by a commit: its new history records and snapshot, fenced on the
@@ -212,6 +218,7 @@ function planEffects(effects: readonly MacrostepEffect[], at: string, target: Pl
             status: 'pending',
             createdAt: at,
             completedAt: null,
+            ...(effect.scenario === undefined ? {} : { parentScenario: effect.scenario }),
           },
         });
         break;
@@ -286,7 +293,7 @@ function planEffects(effects: readonly MacrostepEffect[], at: string, target: Pl
 
 /** The `machine_children` row of a child started (`pending`) or run inline by a step. */
 function insertChildRow(
-  child: ChildSlot & { childId: string },
+  child: ChildSlot & { childId: string; parentScenario?: CarriedScenario },
   status: 'pending' | 'running' | 'completed',
   at: string,
 ): ChildRowChange {
@@ -302,6 +309,7 @@ function insertChildRow(
       status,
       createdAt: at,
       completedAt: status === 'completed' ? at : null,
+      ...(child.parentScenario === undefined ? {} : { parentScenario: child.parentScenario }),
     },
   };
 }

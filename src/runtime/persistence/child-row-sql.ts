@@ -14,8 +14,8 @@ export function childChangeSql(change: ChildRowChange): { sql: string; params: u
     const row = change.row;
     return {
       sql: `INSERT INTO machine_children (id, parent_root_event_id, parent_state_id, parent_machine_id,
-        child_machine_id, child_root_event_id, status, created_at, completed_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        child_machine_id, child_root_event_id, status, created_at, completed_at, parent_scenario)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
       params: [
         row.id,
         row.parentRootEventId,
@@ -26,6 +26,7 @@ export function childChangeSql(change: ChildRowChange): { sql: string; params: u
         row.status,
         row.createdAt,
         row.completedAt,
+        row.parentScenario === undefined ? null : JSON.stringify(row.parentScenario),
       ],
     };
   }

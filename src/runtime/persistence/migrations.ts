@@ -382,6 +382,15 @@ CREATE UNIQUE INDEX machine_instances_business_key_uq ON machine_instances (mach
     sqlite: `SELECT 1;`,
     postgres: WATCH_LEASES_POSTGRES,
   },
+  // Scenario isolation (docs/scenarios.md): the scenario the parent's step played when it started
+  // a child, replayed by the parent's completion step (child.complete, child.timeout). Nullable,
+  // written with the row's insert.
+  {
+    version: 20,
+    name: 'child parent scenario',
+    sqlite: `ALTER TABLE machine_children ADD COLUMN parent_scenario TEXT;`,
+    postgres: `ALTER TABLE machine_children ADD COLUMN parent_scenario json;`,
+  },
 ];
 
 /** The `schema_migrations` table itself (created outside the versioned list). */

@@ -5,7 +5,12 @@
  */
 import type { Context } from '../definition/types.js';
 import type { ChildRow, ChildStatus } from '../interpreter/child-rows.js';
-import type { HistoryRecord, HistorySource, MachineSnapshot } from '../interpreter/types.js';
+import type {
+  CarriedScenario,
+  HistoryRecord,
+  HistorySource,
+  MachineSnapshot,
+} from '../interpreter/types.js';
 import type { TraceCarrier } from '../telemetry/trace-carrier.js';
 import type {
   CommitRequest,
@@ -63,6 +68,8 @@ export interface ChildDbRow {
   status: string;
   created_at: TimeColumn;
   completed_at: TimeColumn | null;
+  /** JSON: text on SQLite, parsed by the driver on PostgreSQL. */
+  parent_scenario?: string | CarriedScenario | null;
 }
 
 export interface CurrentStateDbRow {
@@ -222,6 +229,14 @@ export function childFromRow(row: ChildDbRow): ChildRow {
     status: row.status as ChildStatus,
     createdAt: toIso(row.created_at),
     completedAt: row.completed_at === null ? null : toIso(row.completed_at),
+    ...(row.parent_scenario === null || row.parent_scenario === undefined
+      ? {}
+      : {
+          parentScenario:
+            typeof row.parent_scenario === 'string'
+              ? (JSON.parse(row.parent_scenario) as CarriedScenario)
+              : row.parent_scenario,
+        }),
   };
 }
 

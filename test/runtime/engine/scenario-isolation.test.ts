@@ -198,6 +198,37 @@ const parcel = defineMachine({
   ],
 });
 
+/** A queued child's completion enters a job state: the completion step must play `qa` again. */
+const dispatch = defineMachine({
+  config: {
+    id: 'dispatch',
+    initial: 'idle',
+    states: {
+      idle: { on: { BUY: 'checking' } },
+      checking: { machine: check, queue: true, on: { '@done': 'shipping' } },
+      shipping: {
+        job: async () => {
+          real.push('shipped a parcel');
+          return {};
+        },
+        on: { '@done': 'shipped', '@fail': 'held' },
+      },
+      shipped: { type: 'final' },
+      held: { type: 'final' },
+    },
+  },
+  scenarios: [
+    defineScenario({
+      slug: 'qa',
+      description: 'A QA dispatch: checked by the QA check, shipped by nobody',
+      source: 'idle',
+      event: 'BUY',
+      plan: {},
+      continuation: { children: { shipping: '@fail' } },
+    }),
+  ],
+});
+
 describe.each(backends)('scenario isolation on $name', (backend) => {
   let runtime: MachineRuntime;
   beforeAll(async () => {
@@ -205,7 +236,7 @@ describe.each(backends)('scenario isolation on $name', (backend) => {
       databaseUrl: await backend.setUp(),
       migrate: true,
       scenariosEnabled: true,
-      machines: [shop, check, review, notified, reviewNow, parcel],
+      machines: [shop, check, review, notified, reviewNow, parcel, dispatch],
       jobQueue: { pollIntervalMs: 20, backoffMs: 0 },
     });
   }, 60_000);
@@ -268,6 +299,18 @@ describe.each(backends)('scenario isolation on $name', (backend) => {
     // under `qa`, so shipping's job carries it and takes the continuation's @fail.
     await settlesIn(parcel, snapshot.id, ['parcel.held']);
     expect(real).toEqual([]);
+  });
+
+  it("should play the scenario again in the parent's completion step of a child (child.complete)", async () => {
+    real.length = 0;
+    const { snapshot } = await runtime.create(dispatch);
+    await runtime.send(dispatch, snapshot.id, { type: 'BUY' }, PLAY);
+    // The child's own `qa` approves it; child.complete enters shipping under the parent's `qa`
+    // (kept on the child row), so shipping's job takes the continuation's @fail, never running.
+    await settlesIn(dispatch, snapshot.id, ['dispatch.held']);
+    expect(real).toEqual([]);
+    const [row] = await runtime.children(snapshot.id);
+    expect(row?.parentScenario?.slug).toBe('qa');
   });
 
   it('should leave the same work real without a scenario', async () => {

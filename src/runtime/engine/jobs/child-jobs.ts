@@ -5,7 +5,11 @@
  */
 import type { MachineDefinition } from '../../definition/machine-definition.js';
 import { MachineAlreadyRunningException } from '../../errors.js';
-import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from '../../interpreter/child-rows.js';
+import {
+  ACTIVE_CHILD_STATUSES,
+  type ChildRow,
+  type ChildRowChange,
+} from '../../interpreter/child-rows.js';
 import { completeChild, type ChildCompletion } from '../../interpreter/complete-child.js';
 import { initialize } from '../../interpreter/initialize.js';
 import { describeError } from '../../interpreter/child-outcomes.js';
@@ -13,7 +17,12 @@ import type { JobPayloads } from '../../interpreter/job-payloads.js';
 import { resolveOutput } from '../../interpreter/output.js';
 import { completionJob } from '../../interpreter/plan-commit.js';
 import { resumeScenario } from '../../interpreter/scenarios.js';
-import type { ActiveScenario, MacrostepResult, MachineSnapshot } from '../../interpreter/types.js';
+import type {
+  ActiveScenario,
+  MacrostepOptions,
+  MacrostepResult,
+  MachineSnapshot,
+} from '../../interpreter/types.js';
 import { commitChildRows, commitStep } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
 import { linkToChildStart, recordChildOnSpan } from '../child-instrumentation.js';
@@ -156,7 +165,7 @@ export async function completeChildJob(
     parentId: row.parentRootEventId,
     context: 'child.complete',
     compute: (parent, definition) =>
-      completeChild(definition, parent, completion, ctx.macrostepOptions),
+      completeChild(definition, parent, completion, replaying(ctx, definition, row)),
   });
   // The parent stayed locked past the lock timeout: try again later rather than lose the outcome.
   if (!applied)
@@ -213,7 +222,7 @@ export async function timeoutChild(
         definition,
         parent,
         { parentStateId: row.parentStateId, outcome: 'timeout', childId: job.childId },
-        ctx.macrostepOptions,
+        replaying(ctx, definition, row),
       ),
     children: [
       {
@@ -229,6 +238,19 @@ export async function timeoutChild(
     await enqueueJobs(ctx, [{ kind: 'child.timeout', payload: job, runAt: later(ctx) }]);
   // A job actor that timed out stops now if it runs in this process.
   else ctx.runningJobs.abort({ jobId: job.childId });
+}
+
+/**
+ * The macrostep options of a parent's completion step: the scenario its step played when it
+ * started the child, played again (scenario isolation), so work the completion starts keeps it.
+ */
+function replaying(
+  ctx: EngineContext,
+  definition: MachineDefinition,
+  row: ChildRow,
+): EngineContext['macrostepOptions'] & Pick<MacrostepOptions, 'scenario'> {
+  const scenario = resumeScenario(definition, row.parentScenario);
+  return scenario === null ? ctx.macrostepOptions : { ...ctx.macrostepOptions, scenario };
 }
 
 /** A step of a parent computed from its last committed snapshot under its lock. */
