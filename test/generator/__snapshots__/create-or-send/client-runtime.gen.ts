@@ -31,6 +31,20 @@ export interface RetryOnLocked {
 }
 
 /**
+ * Retrying a 429 of flow control (the route's `flow`: too many requests of a key in flight or
+ * over its rate; nothing was sent, so sending again is safe): after the answer's `Retry-After`,
+ * at most `retries` times. A `Retry-After` longer than `maxWait` is the answer at once, and a
+ * debounced request (429 without `Retry-After`: a later one of its key is the one sent) is never
+ * sent again.
+ */
+export interface RetryOnLimited {
+  /** Retries after the first try (default 3). */
+  retries?: number | undefined;
+  /** Longest `Retry-After` waited for, in ms (default 10000). */
+  maxWait?: number | undefined;
+}
+
+/**
  * Options of a generated client. Optional fields also take `undefined`, so callers compiled
  * with exactOptionalPropertyTypes can pass a value that may be missing.
  */
@@ -53,6 +67,8 @@ export interface ClientOptions {
   throwOnError?: boolean | undefined;
   /** Retry 423 answers (`true`: the defaults of {@link RetryOnLocked}). Default false. */
   retryOnLocked?: boolean | RetryOnLocked | undefined;
+  /** Retry 429 answers after their Retry-After (`true`: the defaults of {@link RetryOnLimited}). Default false. */
+  retryOnLimited?: boolean | RetryOnLimited | undefined;
   /**
    * Middleware of every request, run in order: `request` before each try (tracing headers,
    * logging), `response` once its answer is read (logging, token refresh: answer `'retry'` to
@@ -122,6 +138,8 @@ export interface RequestOptions {
   throwOnError?: boolean | undefined;
   /** Retry 423 answers for this call; `false` turns the client's retry off. */
   retryOnLocked?: boolean | RetryOnLocked | undefined;
+  /** Retry 429 answers after their Retry-After for this call; `false` turns it off. */
+  retryOnLimited?: boolean | RetryOnLimited | undefined;
   /**
    * Sent as the `Idempotency-Key` header (routes registered with `idempotency`): a retry with
    * the same key answers the first response and sends no second event. Use one key per
@@ -387,6 +405,17 @@ function retryPolicy(setting: boolean | RetryOnLocked | undefined): RetryPolicy 
   };
 }
 
+/** The Retry-After of a 429, in ms, by answer (kept off the answer object the caller gets). */
+const retryAfterOf = new WeakMap<object, number>();
+
+function limitedPolicy(
+  setting: boolean | RetryOnLimited | undefined,
+): { retries: number; maxWait: number } | null {
+  if (setting === undefined || setting === false) return null;
+  if (setting === true) return { retries: 3, maxWait: 10_000 };
+  return { retries: setting.retries ?? 3, maxWait: setting.maxWait ?? 10_000 };
+}
+
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -497,18 +526,25 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
     if (!spec.statuses.includes(response.status))
       throw new UnexpectedResponseError(response.status, parsed);
     const etag = response.headers.get('etag');
-    return {
+    const answer = {
       ok: response.status >= 200 && response.status < 300,
       status: response.status,
       body: parsed,
       ...(etag === null ? {} : { etag }),
     };
+    // Retry-After in seconds (the HTTP-date form is not sent by machine-routes).
+    const retryAfter = response.status === 429 ? response.headers.get('retry-after') : null;
+    if (retryAfter !== null && /^[0-9]+$/.test(retryAfter))
+      retryAfterOf.set(answer, Number(retryAfter) * 1000);
+    return answer;
   }
 
   async function send(spec: RouteSpec, input: RouteInput, call: RequestOptions = {}) {
     const retry = retryPolicy(call.retryOnLocked ?? options.retryOnLocked);
+    const limitedRetry = limitedPolicy(call.retryOnLimited ?? options.retryOnLimited);
     let intercepted = false;
     let locked = 0;
+    let limited = 0;
     for (let attempt = 0; ; attempt++) {
       const answer = await sendOnce(spec, input, call, attempt, !intercepted);
       if (answer === 'retry') {
@@ -524,6 +560,19 @@ export function createRouteMethods<TThrow extends boolean = false>(options: Clie
         const ceiling = Math.min(retry.maxDelay, retry.delay * 2 ** locked);
         locked += 1;
         await pause(ceiling / 2 + Math.random() * (ceiling / 2), call.signal);
+        continue;
+      }
+      const wait = retryAfterOf.get(answer);
+      if (
+        answer.status === 429 &&
+        limitedRetry !== null &&
+        wait !== undefined &&
+        wait <= limitedRetry.maxWait &&
+        limited < limitedRetry.retries
+      ) {
+        limited += 1;
+        // Up to a tenth more, so that clients refused together do not come back together.
+        await pause(wait + Math.random() * (wait / 10), call.signal);
         continue;
       }
       if (!answer.ok && (call.throwOnError ?? options.throwOnError ?? false))
