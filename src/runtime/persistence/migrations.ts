@@ -188,6 +188,16 @@ CREATE INDEX machine_locks_expires_idx ON machine_locks (expires_at);
 `;
 
 /** Every migration, in version order. */
+/** Migration 18, the same SQL on both stores (both take row-value comparisons). */
+const UNIQUE_BUSINESS_KEY = `UPDATE machine_instances SET business_key = NULL
+  WHERE business_key IS NOT NULL AND EXISTS (SELECT 1 FROM machine_instances older
+    WHERE older.machine_id = machine_instances.machine_id
+      AND older.business_key = machine_instances.business_key
+      AND (older.created_at, older.root_event_id) < (machine_instances.created_at, machine_instances.root_event_id));
+DROP INDEX machine_instances_business_key_idx;
+CREATE UNIQUE INDEX machine_instances_business_key_uq ON machine_instances (machine_id, business_key)
+  WHERE business_key IS NOT NULL;`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sqlite: V1_SQLITE, postgres: V1_POSTGRES },
   // Child machines (delegation) keep their parent in the snapshot, for sendToParent and for the
@@ -356,22 +366,8 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
   {
     version: 18,
     name: 'unique business key',
-    sqlite: `UPDATE machine_instances SET business_key = NULL
-  WHERE business_key IS NOT NULL AND EXISTS (SELECT 1 FROM machine_instances older
-    WHERE older.machine_id = machine_instances.machine_id
-      AND older.business_key = machine_instances.business_key
-      AND (older.created_at, older.root_event_id) < (machine_instances.created_at, machine_instances.root_event_id));
-DROP INDEX machine_instances_business_key_idx;
-CREATE UNIQUE INDEX machine_instances_business_key_uq ON machine_instances (machine_id, business_key)
-  WHERE business_key IS NOT NULL;`,
-    postgres: `UPDATE machine_instances SET business_key = NULL
-  WHERE business_key IS NOT NULL AND EXISTS (SELECT 1 FROM machine_instances older
-    WHERE older.machine_id = machine_instances.machine_id
-      AND older.business_key = machine_instances.business_key
-      AND (older.created_at, older.root_event_id) < (machine_instances.created_at, machine_instances.root_event_id));
-DROP INDEX machine_instances_business_key_idx;
-CREATE UNIQUE INDEX machine_instances_business_key_uq ON machine_instances (machine_id, business_key)
-  WHERE business_key IS NOT NULL;`,
+    sqlite: UNIQUE_BUSINESS_KEY,
+    postgres: UNIQUE_BUSINESS_KEY,
   },
   // Watch leases (watch-leases.ts): the commit of an instance no process watches sends no
   // NOTIFY. Nullable, not indexed (only ever read with the row the commit updates); written by
