@@ -105,9 +105,12 @@ export class PostgresFlowControl implements FlowControlStore {
       const row = rows[0];
       return row === undefined ? null : { scope, key, slot: row.slot, ownerId };
     };
-    const taken = await take();
+    // Read before the take: a concurrent first take of the key may make the rows while this
+    // one runs, and this take, having found none, must then try again rather than refuse.
     const made = `${scope}\u0000${key}\u0000${limit}`;
-    if (taken !== null || this.#made.has(made)) return taken;
+    const known = this.#made.has(made);
+    const taken = await take();
+    if (taken !== null || known) return taken;
     // The key's first take in this process (or a larger limit): make its rows, then try again.
     await this.#query('slots', [scope, key, limit]);
     if (this.#made.size >= MADE_SLOTS_KEPT) this.#made.clear();
