@@ -3,8 +3,9 @@
  * the CLI, on a SQLite file and PostgreSQL: live v1 instances; a v2 deploy with a migration
  * covering every live state and context passes; without it, it fails naming the uncovered
  * states; a migration that forgets a live state fails naming it and an instance in it; a dry run
- * of a throwing context function fails naming an instance; a rollback is refused unless a down
- * migration exists.
+ * of a throwing context function fails naming an instance, and `instances migrate --dry-run`
+ * lists every instance that would fail in its table and writes nothing; a rollback is refused
+ * unless a down migration exists.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MachineRuntime } from '../../src/runtime/engine/machine-runtime.js';
@@ -91,6 +92,30 @@ describe.each(backends)('check --database with migrations on $name', (backend) =
     expect(result.stdout).toMatch(
       /MR_MIGRATION_DRY_RUN_FAILED.*failed on 3 of 3 sampled stored contexts, e\.g\. instance '[0-9A-Z]{26}': .*odd amount 3/,
     );
+  });
+
+  it('lists, in a dry run of `instances migrate`, every instance that would fail, and writes nothing', async () => {
+    process.env.LOAN_DEPLOY = 'throwing';
+    const before = await Promise.all(Object.values(ids).map((id) => runtime.store.load(id)));
+    const dry = await run([
+      'instances',
+      'migrate',
+      '--machine',
+      'loan',
+      '--dry-run',
+      '--config',
+      CONFIG,
+      '--database',
+      backend.url(),
+    ]);
+    expect(dry.code).toBe(1);
+    expect(dry.stdout).toContain('0 would migrate, 3 failed');
+    const table = dry.stdout.slice(dry.stdout.indexOf('Would fail:'));
+    expect(table.split('\n')[1]).toMatch(/^ID\s+FROM\s+STATES\s+CODE\s+WHY/);
+    for (const id of Object.values(ids))
+      expect(table).toMatch(new RegExp(`${id}  v1 .*odd amount 3`));
+    const after = await Promise.all(Object.values(ids).map((id) => runtime.store.load(id)));
+    expect(after).toEqual(before);
   });
 
   it('migrates from the CLI (dry run first), then refuses a rollback unless a down migration exists', async () => {
