@@ -26,9 +26,23 @@ export const KNOWN_KEYS = {
     'contention',
     'flow',
     'createOrSend',
+    'callbacks',
+    'webhooks',
   ],
   /** `createOrSend` of a registration. */
   createOrSend: ['key', 'events'],
+  /** An entry of `webhooks` of a registration. */
+  webhook: [
+    'secretEnv',
+    'signature',
+    'tolerance',
+    'deliveryIdHeader',
+    'instance',
+    'event',
+    'payload',
+  ],
+  /** `signature` of a webhook. */
+  webhookSignature: ['header', 'scheme', 'encoding', 'prefix', 'timestampHeader'],
   /** `idempotency` of a registration, when an object. */
   idempotency: ['events', 'ttl'],
   /** An entry of `flow` of a registration. */

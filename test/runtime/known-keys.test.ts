@@ -71,7 +71,7 @@ describe('registration keys', () => {
         'MR_INVALID_ROUTER_CONFIG',
         'machineIDFor',
         "MachineRouter: unknown key 'machineIDFor' (did you mean 'machineIdFor'?) in the registration options. " +
-          'Known keys: prefix, name, create, machineIdFor, model, attribute, modelFor, only, except, middleware, reads, stream, idempotency, explainAvailableEvents, contention, flow, createOrSend. ' +
+          'Known keys: prefix, name, create, machineIdFor, model, attribute, modelFor, only, except, middleware, reads, stream, idempotency, explainAvailableEvents, contention, flow, createOrSend, callbacks, webhooks. ' +
           "(machine 'order', registration 'order')",
       ],
     ]);

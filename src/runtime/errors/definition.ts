@@ -139,3 +139,12 @@ export class InvalidConfigFileException extends MachineRoutesError {
 export class InvalidFlowControlException extends MachineRoutesError {
   readonly code = 'MR_INVALID_FLOW_CONTROL';
 }
+
+/**
+ * A route of the app signs or checks with a secret the environment does not give: callback
+ * URLs (`callbacks`, `MACHINE_CALLBACK_SECRET`) or an inbound webhook (its `secretEnv`). The
+ * app refuses to start (`MachineRouter.register` / `mount`), naming the variable.
+ */
+export class SigningSecretMissingException extends MachineRoutesError {
+  readonly code = 'MR_SIGNING_SECRET_MISSING';
+}

@@ -199,3 +199,40 @@ export class FlowLimitedException extends MachineRoutesError {
     this.retryAfter = retryAfter;
   }
 }
+
+/**
+ * A callback URL's token (docs/callbacks.md) was not signed with the callback secret for this
+ * instance and event: tampered, minted for another instance or event, or not a token (HTTP
+ * 403). Body `{ message, code }`; nothing was sent.
+ */
+export class CallbackInvalidException extends MachineRoutesError {
+  readonly code = 'MR_CALLBACK_INVALID';
+  override readonly statusCode = 403;
+}
+
+/** A genuine callback URL past its expiry (HTTP 410). Body `{ message, code }`; nothing was sent. */
+export class CallbackExpiredException extends MachineRoutesError {
+  readonly code = 'MR_CALLBACK_EXPIRED';
+  override readonly statusCode = 410;
+}
+
+/**
+ * A callback URL already used (its event committed), or being used by a request still running
+ * (HTTP 409). A URL whose first request sent nothing (a 4xx) stays usable. Body
+ * `{ message, code }`; nothing was sent.
+ */
+export class CallbackUsedException extends MachineRoutesError {
+  readonly code = 'MR_CALLBACK_USED';
+  override readonly statusCode = 409;
+}
+
+/**
+ * An inbound webhook's delivery (docs/callbacks.md) whose signature header is missing or does
+ * not match the body under the webhook's secret, or whose signed timestamp is outside the
+ * tolerance (HTTP 401). Body `{ message, code, reason }` (`reason`: `missing`, `mismatch`,
+ * `timestamp`); nothing was sent.
+ */
+export class WebhookSignatureException extends MachineRoutesError {
+  readonly code = 'MR_WEBHOOK_SIGNATURE';
+  override readonly statusCode = 401;
+}

@@ -44,6 +44,7 @@ import {
   type ImmediateAnswer,
 } from './responses.js';
 import { storedResponse, withIdempotency, type IdempotentRequest } from './idempotency.js';
+import { withCallbackToken } from './callback-handler.js';
 import type { IdempotentSend, SendOptions } from '../persistence/types.js';
 import { createInstanceLoader, keyOf, type RouteInstance } from './route-instance.js';
 import { resolveTarget } from './route-target.js';
@@ -388,6 +389,8 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     !target.action?.before &&
     !target.action?.after &&
     !target.action?.onException;
+  // A callback URL's token is its claim: checked and claimed before `handle` sends.
+  if (route.handler === 'callback') return withCallbackToken(definition, route, services, handle);
   if (!quickStateless) return withIdempotency(route, services, handle, middleware);
   // HEAD answers the initial state without sending (handle's own branch).
   const answer = (request: EndpointRequest): ImmediateAnswer =>

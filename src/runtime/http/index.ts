@@ -16,6 +16,9 @@ export type {
   RouteHandler,
   RouteHandlerKind,
   RouteOutput,
+  RouteWebhook,
+  WebhookOptions,
+  WebhookSignature,
 } from './types.js';
 export {
   planRoutes,
@@ -36,6 +39,15 @@ export {
 } from './machine-router.js';
 export { planOptionsRoutes, type OptionsRoute } from './plan-options.js';
 export { etagOf, type PreconditionFailedBody } from './conditional.js';
+export {
+  CALLBACK_BASE_URL_ENV,
+  CALLBACK_SECRET_ENV,
+  mintCallbackUrl,
+  verifyCallbackToken,
+  type CallbackMint,
+  type CallbackSettings,
+  type CallbackVerdict,
+} from './callback-token.js';
 export { createRouteHandler, type HttpServices } from './request-lifecycle.js';
 export { answerClientError } from './client-errors.js';
 export { defineEndpointAction, type EndpointActionConfig } from '../definition/endpoint-action.js';

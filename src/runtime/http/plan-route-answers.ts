@@ -45,6 +45,11 @@ export function routeAnswers(
   if (bound && sendsEvent) statuses.add(412);
   // Contention: a write answers 423, a GET answers 200 with `isProcessing: true`.
   if (bound && sendsEvent && hasBody) statuses.add(423);
+  // A callback URL's token: not signed for this instance and event (403), expired (410), used
+  // (409). A webhook's signature or timestamp refused (401); the instance its body names (404).
+  if (route.handler === 'callback') [403, 409, 410].forEach((status) => statuses.add(status));
+  if (route.handler === 'webhook')
+    [401, 404, 409, 412, 423].forEach((status) => statuses.add(status));
   statuses.add(500);
   const actionStatuses: Record<string, string> = {};
   for (const [status, description] of Object.entries(action?.statuses ?? {})) {

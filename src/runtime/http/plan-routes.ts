@@ -6,6 +6,7 @@
 import { contentionProblem, contentionWaitMs } from '../definition/contention.js';
 import { eventTypeOfReference } from '../definition/endpoints.js';
 import { checkCollisions } from './plan-collisions.js';
+import { planCallbackRoutes } from './plan-callbacks.js';
 import { planCreateOrSend } from './plan-create-or-send.js';
 import { planFlow } from './plan-flow.js';
 import { planIdempotency } from './plan-idempotency.js';
@@ -365,6 +366,17 @@ export function planRegistration(
     );
   }
 
+  // Callback URLs and inbound webhooks: after the frontend's routes (third parties call them).
+  for (const route of planCallbackRoutes(options, issues, {
+    ...{ machineId: definition.id, registration: name, prefix, middleware },
+    ...{ endpoints: definition.endpoints, kept: keptEndpoints, createOrSend: keyed },
+  })) {
+    add(
+      route,
+      route.endpointIndex === null ? null : definition.endpoints[route.endpointIndex]!.action,
+    );
+  }
+
   // Contention: only routes that send to an existing instance can meet a held lock.
   for (const route of routes) {
     if (route.endpointIndex === null || route.binding.kind === 'none') continue;
@@ -378,7 +390,9 @@ export function planRegistration(
 
   if (idempotency !== null) {
     for (const route of routes) {
+      // Callback and webhook routes dedupe by their token and delivery id instead.
       if (route.method === 'GET' || route.handler === 'read') continue;
+      if (route.handler === 'callback' || route.handler === 'webhook') continue;
       const listed =
         idempotency.events === null
           ? true

@@ -13,6 +13,7 @@ import type { HttpServices } from './http-services.js';
 import { resolveMiddleware } from './middleware-registry.js';
 import { createReadHandler } from './read-handler.js';
 import { tracedRoute } from './traced-route.js';
+import { createWebhookHandler } from './webhook-handler.js';
 import type { PlannedRoute, RouteHandler } from './types.js';
 
 export type { HttpServices } from './http-services.js';
@@ -47,5 +48,6 @@ function createUntracedHandler<D extends MachineDefinitionBase>(
     return createEventsHandler(definition, route, middleware, services);
   if (route.handler === 'create')
     return createCreateHandler(definition, route, middleware, services);
+  if (route.handler === 'webhook') return createWebhookHandler(definition, route, services);
   return createEventHandler(definition, route, middleware, services);
 }

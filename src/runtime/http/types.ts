@@ -83,6 +83,96 @@ export interface RegistrationOptions {
    * when no instance has the key yet; one instance per key, also under concurrent requests.
    */
   createOrSend?: CreateOrSendOptions | null;
+  /**
+   * Callback URLs (docs/callbacks.md): for each listed event, `POST
+   * {prefix}/{machineId}/callbacks/{event}/{token}` sends that one event to the instance the
+   * token was minted for (`mintCallbackUrl` in an action), once, before the token expires.
+   * Needs `MACHINE_CALLBACK_SECRET`.
+   *
+   * @example callbacks: ['APPROVED']
+   */
+  callbacks?: readonly EventReference[] | null;
+  /**
+   * Inbound webhooks by name (docs/callbacks.md): `POST {prefix}/webhooks/{name}` checks the
+   * provider's HMAC signature over the raw body, maps the body to an instance and an event, and
+   * sends it; a redelivery of the same delivery id answers as the first delivery did.
+   */
+  webhooks?: Readonly<Record<string, WebhookOptions>> | null;
+}
+
+/**
+ * One inbound webhook of a registration (the `webhooks` option). Paths into the body are dotted
+ * (`data.object.id`).
+ *
+ * @example
+ * stripe: {
+ *   secretEnv: 'STRIPE_WEBHOOK_SECRET',
+ *   signature: { header: 'stripe-signature', scheme: 'stripe' },
+ *   deliveryIdHeader: 'x-delivery-id',
+ *   instance: { key: 'data.object.metadata.orderNumber' },
+ *   event: { field: 'type', map: { 'payment_intent.succeeded': 'PAID' } },
+ *   payload: 'data.object',
+ * }
+ */
+export interface WebhookOptions {
+  /**
+   * The environment variable holding the provider's signing secret (a comma-separated list:
+   * any one verifies, for rotation). The app refuses to start without it.
+   */
+  secretEnv: string;
+  signature: WebhookSignature;
+  /** Seconds a signed timestamp may be away from now (default 300); older ones are refused. */
+  tolerance?: number;
+  /**
+   * Header of the provider's delivery id: a redelivery with the same id answers the first
+   * delivery's response and applies nothing again. Without it every delivery is applied.
+   */
+  deliveryIdHeader?: string;
+  /**
+   * The instance: its machine id at a body path, or (with `createOrSend`) the business key at a
+   * body path, the instance created when no instance has that key.
+   */
+  instance: { machineId: string } | { key: string };
+  /** The event sent: one type, or the body field naming the provider's type mapped to events. */
+  event: string | { field: string; map: Readonly<Record<string, string>> };
+  /** Body path of the event's payload; default the whole body. */
+  payload?: string;
+}
+
+/** How a webhook's signature is carried (HMAC-SHA256). */
+export interface WebhookSignature {
+  /** Header carrying the signature (`x-hub-signature-256`, `stripe-signature`). */
+  header: string;
+  /**
+   * `'hmac'` (default): the header is the HMAC of the body (or of `{timestamp}.{body}` with
+   * `timestampHeader`). `'stripe'`: `t=<unix seconds>,v1=<hex>[,v1=...]` over `{t}.{body}`.
+   */
+  scheme?: 'hmac' | 'stripe';
+  /** `'hmac'`: `'hex'` (default) or `'base64'`. */
+  encoding?: 'hex' | 'base64';
+  /** `'hmac'`: text before the digest (`'sha256='`). */
+  prefix?: string;
+  /** `'hmac'`: header of the unix-seconds timestamp signed with the body. */
+  timestampHeader?: string;
+}
+
+/** A webhook route's settings, as planned (the {@link WebhookOptions} checked). */
+export interface RouteWebhook {
+  name: string;
+  secretEnv: string;
+  scheme: 'hmac' | 'stripe';
+  header: string;
+  encoding: 'hex' | 'base64';
+  prefix: string;
+  timestampHeader: string | null;
+  /** Seconds. */
+  tolerance: number;
+  deliveryIdHeader: string | null;
+  instance: { machineId: string } | { key: string; field: string };
+  /** The events the webhook sends: `match` is the provider's type (`null`: the only one). */
+  events: { match: string | null; eventType: string; endpointIndex: number }[];
+  eventField: string | null;
+  payload: string | null;
 }
 
 /**
@@ -199,7 +289,11 @@ export type RouteHandlerKind =
   /** The committed states of an instance as Server-Sent Events (`stream: true`). */
   | 'events'
   /** A route of the admin group (docs/operations.md "Admin routes"): its own handler. */
-  | 'admin';
+  | 'admin'
+  /** A callback URL's route (`callbacks`): one event to the instance its signed token names. */
+  | 'callback'
+  /** An inbound webhook (`webhooks`): a provider's signed delivery mapped to an event. */
+  | 'webhook';
 
 /** How a route finds its machine instance. */
 export type RouteBinding =
@@ -291,6 +385,8 @@ export interface PlannedRoute {
   contention?: RouteContention;
   /** Set when the registration's `flow` limits the route (429 answers, docs/http.md). */
   flow?: RouteFlow;
+  /** Webhook routes: the checked `webhooks` entry. */
+  webhook?: RouteWebhook;
 }
 
 /**
@@ -328,6 +424,11 @@ export interface EndpointRequest {
    * `req.id`), else the `x-request-id` header, else one made on first read.
    */
   readonly id?: string;
+  /**
+   * The body's bytes as received, for signatures over them (webhooks); `undefined` without a
+   * body or on a hand-built request that kept none.
+   */
+  rawBody?(): Buffer | undefined;
 }
 
 /** A framework-neutral route handler. Never throws: every failure becomes a JSON response. */

@@ -34,6 +34,7 @@ import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
 import { toColonPath } from '../../definition/uri.js';
 import {
   allowHeader,
+  keepRawBody,
   MALFORMED_URL_MESSAGE,
   methodsByPath,
   endpointRequest,
@@ -301,10 +302,11 @@ function readJsonBody(request: Request, limit: number, done: (error?: unknown) =
       return done();
     }
     let body: unknown;
+    const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    // A webhook checks its signature over the body as sent.
+    keepRawBody(request, raw);
     try {
-      body = parseJsonBody(
-        chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'),
-      );
+      body = parseJsonBody(raw.toString('utf8'));
     } catch (error) {
       body = new UnreadableBody(error as HttpError);
     }

@@ -23,6 +23,7 @@ import { toColonPath } from '../../definition/uri.js';
 import { maxParamLength, MethodTable, routesLikeTable } from './method-not-allowed.js';
 import {
   allowHeader,
+  keepRawBody,
   endStreams,
   silentConnections,
   methodsByPath,
@@ -205,25 +206,27 @@ function registerRoutes(
   // middleware runs first, and the 400/415 is thrown where the body is read. Only a body over
   // `bodyLimit` (413) is refused before any route runs (Fastify stops reading it).
   scope.removeAllContentTypeParsers();
+  // Read as bytes: a webhook checks its signature over the body as sent (keepRawBody).
   const parseJson = (
     request: FastifyRequest,
-    body: string,
+    body: Buffer,
     done: (error: Error | null, body?: unknown) => void,
   ) => {
     const encoded = unsupportedEncoding(request.headers['content-encoding']);
     if (encoded !== undefined) return done(null, new UnreadableBody(encoded));
+    keepRawBody(request, body);
     let parsed: unknown;
     try {
-      parsed = parseJsonBody(body);
+      parsed = parseJsonBody(body.toString('utf8'));
     } catch (error) {
       return done(null, new UnreadableBody(error as HttpError));
     }
     done(null, parsed);
   };
-  scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, parseJson);
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, parseJson);
   scope.addContentTypeParser(
     /^application\/[^;]+\+json$/,
-    { parseAs: 'string', bodyLimit },
+    { parseAs: 'buffer', bodyLimit },
     parseJson,
   );
   // Any other media type (and a body without one): received within the limit, then refused

@@ -181,6 +181,10 @@ class AdapterRequest<Source> implements EndpointRequest {
     return (this.#id ??= requestIdOf(this.#source, this.#rawHeaders));
   }
 
+  rawBody(): Buffer | undefined {
+    return rawBodies.get(this.#source as object);
+  }
+
   header(name: string): string | undefined {
     if (this.#headers !== undefined) return this.#headers[name];
     const value = this.#rawHeaders[name];
@@ -194,6 +198,17 @@ class AdapterRequest<Source> implements EndpointRequest {
   set headers(value: Record<string, string | undefined>) {
     this.#headers = value;
   }
+}
+
+/** The bytes of each JSON body as received, by framework request: webhooks sign them. */
+const rawBodies = new WeakMap<object, Buffer>();
+
+/**
+ * Keeps the bytes of `source`'s body for {@link EndpointRequest.rawBody} (adapters call it as
+ * they read a JSON body), so a signature is checked over what was sent, not a re-serialisation.
+ */
+export function keepRawBody(source: object, body: Buffer): void {
+  rawBodies.set(source, body);
 }
 
 let requestCount = 0;
