@@ -1,0 +1,252 @@
+/**
+ * Inbound webhooks (`webhooks`, docs/callbacks.md) over real HTTP on Fastify and Express, on a
+ * SQLite file and on PostgreSQL: a Stripe-style delivery (`t=,v1=`, create-or-send by a key in
+ * the body) and a GitHub-style one (`sha256=<hex>`, by machine id). A good signature over the
+ * raw bytes sends the mapped event; a missing or wrong signature and a stale timestamp are 401
+ * with their `reason` and write nothing; a redelivery of one delivery id answers as the first
+ * did and applies nothing again, also when both arrive at once.
+ */
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalMachine } from '../../../fixtures/http/callback-machine.js';
+import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
+import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
+import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
+import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
+import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+import { send, startServer, type AdapterName, type TestServer } from './support/servers.js';
+import { countRows } from './support/store-writes.js';
+
+process.env['TEST_STRIPE_SECRET'] = 'whsec_new,whsec_old';
+process.env['TEST_GITHUB_SECRET'] = 'gh-secret';
+
+export const WEBHOOKS: RegistrationOptions = {
+  prefix: 'hooks',
+  name: 'hooks',
+  create: true,
+  createOrSend: { key: 'orderNumber', events: ['PAID'] },
+  webhooks: {
+    stripe: {
+      secretEnv: 'TEST_STRIPE_SECRET',
+      signature: { header: 'Stripe-Signature', scheme: 'stripe' },
+      deliveryIdHeader: 'x-delivery-id',
+      instance: { key: 'data.object.metadata.orderNumber' },
+      event: { field: 'type', map: { 'payment_intent.succeeded': 'PAID' } },
+      payload: 'data.object',
+    },
+    github: {
+      secretEnv: 'TEST_GITHUB_SECRET',
+      signature: { header: 'x-hub-signature-256', prefix: 'sha256=' },
+      deliveryIdHeader: 'x-github-delivery',
+      instance: { machineId: 'instance' },
+      event: 'PAID',
+      payload: 'payment',
+    },
+  },
+};
+
+const backends: StoreBackend[] = [sqliteFileBackend()];
+const postgres = await postgresBackend('webhooks-http');
+if (postgres) backends.push(postgres);
+
+const hmac = (secret: string, text: string, encoding: 'hex' | 'base64' = 'hex') =>
+  createHmac('sha256', secret).update(text).digest(encoding);
+const stripeHeader = (raw: string, secret = 'whsec_new', t = Math.floor(Date.now() / 1000)) =>
+  `t=${t},v1=${hmac(secret, `${t}.${raw}`)}`;
+/** A delivery as Stripe formats it: spacing and an escaped character a re-serialisation would change. */
+const stripeBody = (orderNumber: string, amount: number, type = 'payment_intent.succeeded') =>
+  `{\n  "type": "${type}",\n  "data": { "object": { "amount": ${amount}, "note": "caf\\u00e9",\n    "metadata": { "orderNumber": "${orderNumber}" } } }\n}`;
+
+describe('webhooks registration option', () => {
+  it('should plan one POST route per webhook and refuse a bad entry at build time', () => {
+    const routes = planRoutes(approvalMachine, WEBHOOKS).filter((r) => r.handler === 'webhook');
+    expect(routes.map((route) => [route.name, route.method, route.path])).toEqual([
+      ['hooks.webhook.stripe', 'POST', '/hooks/webhooks/stripe'],
+      ['hooks.webhook.github', 'POST', '/hooks/webhooks/github'],
+    ]);
+    expect(routes[0]!.webhook).toMatchObject({
+      scheme: 'stripe',
+      header: 'stripe-signature',
+      instance: { key: 'data.object.metadata.orderNumber', field: 'orderNumber' },
+      events: [{ match: 'payment_intent.succeeded', eventType: 'PAID' }],
+    });
+    expect(() =>
+      planRoutes(approvalMachine, {
+        prefix: 'x',
+        webhooks: {
+          bad: {
+            secretEnv: 'S',
+            signature: { header: 'x-sig', encoding: 'hex' },
+            instance: { key: 'id' },
+            event: 'NOPE',
+          },
+        },
+      }),
+    ).toThrow(/'webhooks.bad' 'instance: \{ key \}' needs the registration's 'createOrSend'/);
+  });
+});
+
+const cases = backends.flatMap((backend) =>
+  (['fastify', 'express'] as AdapterName[]).map((adapter) => ({ backend, adapter })),
+);
+
+describe.each(cases)('webhooks over HTTP ($adapter, $backend.name)', ({ backend, adapter }) => {
+  let runtime: MachineRuntime;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    await backend.setUp();
+    runtime = await MachineRuntime.open({
+      databaseUrl: backend.url(),
+      migrate: true,
+      worker: false,
+    });
+    const router = new MachineRouter({ runtime, logger: { error: () => {} } });
+    router.register(approvalMachine, WEBHOOKS);
+    server = await startServer(adapter, [router], { error: () => {} });
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await runtime?.close();
+    await backend.tearDown();
+  });
+
+  const stripe = (raw: string, headers: Record<string, string>) =>
+    send(server.url, 'POST', '/hooks/webhooks/stripe', {
+      raw,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+  const paidOf = async (orderNumber: string) => {
+    const rows = await runtime.store.queries.listInstances({
+      machineId: 'approval',
+      businessKey: orderNumber,
+      limit: 10,
+    });
+    if (rows.length === 0) return null;
+    expect(rows).toHaveLength(1);
+    return ((await runtime.store.load(rows[0]!.id))!.context as { paid: number[] }).paid;
+  };
+
+  it('should send a signed delivery over its raw bytes and answer a redelivery as the first', async () => {
+    const raw = stripeBody('S-1', 10);
+    const first = await stripe(raw, {
+      'stripe-signature': stripeHeader(raw),
+      'x-delivery-id': 'evt_1',
+    });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ data: { output: { paid: [10] } } });
+    expect(await paidOf('S-1')).toEqual([10]);
+    const before = await countRows(runtime.store);
+    const again = await stripe(raw, {
+      'stripe-signature': stripeHeader(raw),
+      'x-delivery-id': 'evt_1',
+    });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotency-replayed')).toBe('true');
+    expect(await countRows(runtime.store)).toEqual(before);
+    expect(await paidOf('S-1')).toEqual([10]);
+    // Another delivery is another payment; a secret still listed for rotation verifies.
+    const other = await stripe(raw, {
+      'stripe-signature': stripeHeader(raw, 'whsec_old'),
+      'x-delivery-id': 'evt_2',
+    });
+    expect(other.status).toBe(200);
+    expect(await paidOf('S-1')).toEqual([10, 10]);
+  });
+
+  it('should refuse a missing or wrong signature and a stale timestamp with 401, writing nothing', async () => {
+    const raw = stripeBody('S-2', 5);
+    const before = await countRows(runtime.store);
+    const missing = await stripe(raw, { 'x-delivery-id': 'evt_m' });
+    expect(missing).toMatchObject({
+      status: 401,
+      body: { code: 'MR_WEBHOOK_SIGNATURE', reason: 'missing' },
+    });
+    const wrong = await stripe(raw, {
+      'stripe-signature': stripeHeader(raw, 'whsec_other'),
+      'x-delivery-id': 'evt_w',
+    });
+    expect(wrong).toMatchObject({
+      status: 401,
+      body: { code: 'MR_WEBHOOK_SIGNATURE', reason: 'mismatch' },
+    });
+    // Signed over the parsed and re-serialised body rather than the bytes sent: refused.
+    const reserialised = JSON.stringify(JSON.parse(raw));
+    const changed = await stripe(raw, { 'stripe-signature': stripeHeader(reserialised) });
+    expect(changed).toMatchObject({ status: 401, body: { reason: 'mismatch' } });
+    const stale = await stripe(raw, {
+      'stripe-signature': stripeHeader(raw, 'whsec_new', Math.floor(Date.now() / 1000) - 3600),
+      'x-delivery-id': 'evt_s',
+    });
+    expect(stale).toMatchObject({
+      status: 401,
+      body: { code: 'MR_WEBHOOK_SIGNATURE', reason: 'timestamp' },
+    });
+    expect(await countRows(runtime.store)).toEqual(before);
+    expect(await paidOf('S-2')).toBeNull();
+    // The same delivery ids, signed, are not spent by the refusals.
+    const good = await stripe(raw, {
+      'stripe-signature': stripeHeader(raw),
+      'x-delivery-id': 'evt_s',
+    });
+    expect(good.status).toBe(200);
+  });
+
+  it('should answer 422 for an unmapped provider type or a payload the event refuses', async () => {
+    const raw = stripeBody('S-3', 1, 'customer.created');
+    const unmapped = await stripe(raw, { 'stripe-signature': stripeHeader(raw) });
+    expect(unmapped).toMatchObject({ status: 422, body: { errors: { type: expect.any(Array) } } });
+    const noAmount =
+      '{"type":"payment_intent.succeeded","data":{"object":{"metadata":{"orderNumber":"S-3"}}}}';
+    const refused = await stripe(noAmount, { 'stripe-signature': stripeHeader(noAmount) });
+    expect(refused).toMatchObject({
+      status: 422,
+      body: { errors: { 'payload.amount': expect.any(Array) } },
+    });
+    expect(await paidOf('S-3')).toBeNull();
+  });
+
+  it('should apply one of two concurrent deliveries of one id', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const raw = stripeBody(`C-${round}`, 7);
+      const headers = { 'stripe-signature': stripeHeader(raw), 'x-delivery-id': `evt_c${round}` };
+      const answers = await Promise.all([stripe(raw, headers), stripe(raw, headers)]);
+      // The second is the first's replay (200), or 409 while the first still runs.
+      expect(answers.map((answer) => answer.status)).toContain(200);
+      for (const answer of answers) expect([200, 409]).toContain(answer.status);
+      expect(await paidOf(`C-${round}`)).toEqual([7]);
+    }
+  });
+
+  it('should send a GitHub-style delivery to the instance its body names by machine id', async () => {
+    const created = await send(server.url, 'POST', '/hooks/create');
+    const id = (created.body as { data: { id: string } }).data.id;
+    const deliver = (instance: string, delivery: string) => {
+      const raw = JSON.stringify({ instance, payment: { orderNumber: 'G-1', amount: 3 } });
+      return send(server.url, 'POST', '/hooks/webhooks/github', {
+        raw,
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': `sha256=${hmac('gh-secret', raw)}`,
+          'x-github-delivery': delivery,
+        },
+      });
+    };
+    const sent = await deliver(id, 'g1');
+    expect(sent).toMatchObject({ status: 200, body: { data: { id, output: { paid: [3] } } } });
+    expect((await deliver(id, 'g1')).body).toEqual(sent.body);
+    expect(((await runtime.store.load(id))!.context as { paid: number[] }).paid).toEqual([3]);
+    const unknown = await deliver('01J00000000000000000000000', 'g2');
+    expect(unknown.status).toBe(404);
+    const raw = JSON.stringify({ instance: id, payment: { orderNumber: 'G-1', amount: 3 } });
+    const prefixless = await send(server.url, 'POST', '/hooks/webhooks/github', {
+      raw,
+      headers: {
+        'content-type': 'application/json',
+        'x-hub-signature-256': hmac('gh-secret', raw),
+      },
+    });
+    expect(prefixless).toMatchObject({ status: 401, body: { reason: 'mismatch' } });
+  });
+});
