@@ -2,7 +2,7 @@
 // generated client, so the compiled package ships that source next to its compiled form.
 import { copyFileSync } from 'node:fs';
 
-for (const file of ['runtime.ts', 'query-runtime.ts']) {
+for (const file of ['runtime.ts', 'runtime-types.ts', 'query-runtime.ts']) {
   copyFileSync(
     new URL(`../src/client/${file}`, import.meta.url),
     new URL(`../dist/client/${file}`, import.meta.url),

@@ -141,7 +141,7 @@ function pruneDeclarations(stage, exports) {
  * The client runtime's TypeScript sources the client emitter copies beside a generated client:
  * only `generate` reads them, so the generator package ships them (in templates/client/).
  */
-const CLIENT_SOURCES = ['runtime.ts', 'query-runtime.ts'];
+const CLIENT_SOURCES = ['runtime.ts', 'runtime-types.ts', 'query-runtime.ts'];
 const GENERATOR_ONLY_DIST = new Set(
   CLIENT_SOURCES.map((file) => path.join(ROOT, 'dist', 'client', file)),
 );

@@ -45,11 +45,13 @@ export function renderTemplate(name: string, view: object): string {
 
 /**
  * A client runtime source the client emitters copy beside the generated client (`runtime.ts`,
- * `query-runtime.ts`): this checkout's (src/client, or the build's copy in dist/client), else
+ * `runtime-types.ts`, `query-runtime.ts`): this checkout's (src/client, or the build's copy in dist/client), else
  * the copy `machine-routes-generator` ships in templates/client/, since a server's install
  * (the `machine-routes` package) leaves them out. Needs `loadTemplateEngine()` first.
  */
-export function clientRuntimeSource(file: 'runtime.ts' | 'query-runtime.ts'): URL {
+export function clientRuntimeSource(
+  file: 'runtime.ts' | 'runtime-types.ts' | 'query-runtime.ts',
+): URL {
   const own = new URL(`client/${file}`, OWN_ROOT);
   if (existsSync(fileURLToPath(own))) return own;
   if (templateDirectory === undefined)

@@ -28,6 +28,7 @@ describe('emitClient', () => {
     expect(graph.map((file) => path.relative(ROOT, file))).toEqual([
       'generated-example/client.gen.ts',
       'generated-example/client-runtime.gen.ts',
+      'generated-example/client-runtime-types.gen.ts',
     ]);
     expect(matching(graph, SERVER_CODE)).toEqual([]);
   });
@@ -40,6 +41,7 @@ describe('emitClient', () => {
       'generated-example/query.gen.ts',
       'generated-example/query-runtime.gen.ts',
       'generated-example/client-runtime.gen.ts',
+      'generated-example/client-runtime-types.gen.ts',
     ]);
     expect(matching(graph, [...SERVER_CODE, /tanstack/])).toEqual([]);
   });

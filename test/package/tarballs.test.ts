@@ -33,6 +33,7 @@ describe('the packed tarballs', () => {
     // The client runtime's sources are for generate only: the generator package ships them.
     expect(listed).toContain('package/dist/client/runtime.js');
     expect(listed).not.toContain('package/dist/client/runtime.ts');
+    expect(listed).not.toContain('package/dist/client/runtime-types.ts');
     expect(listed).not.toContain('package/dist/client/query-runtime.ts');
     expect(sh(ROOT, 'tar', ['-xzOf', tarballs['machine-routes'], 'package/LICENSE'])).toContain(
       'MIT License',
@@ -58,6 +59,7 @@ describe('the packed tarballs', () => {
     expect(listed).toContain('package/templates/routes.hbs');
     expect(listed).toContain('package/templates/init/machine-routes.config.ts');
     expect(listed).toContain('package/templates/client/runtime.ts');
+    expect(listed).toContain('package/templates/client/runtime-types.ts');
     expect(listed).toContain('package/templates/client/query-runtime.ts');
     expect(manifest.scripts).toBeUndefined();
     expect(Object.keys(manifest.dependencies)).toEqual(

@@ -30,6 +30,9 @@ import type { EmitOptions } from './types.js';
 
 // The source beside the build (scripts/copy-client-runtime.js) or in src/.
 const COMPONENT_PREFIX = '#/components/schemas/';
+/** How src/client/runtime.ts imports its types, and how the emitted copy imports theirs. */
+const TYPES_IMPORT = "from './runtime-types.js';";
+const TYPES_COPY_IMPORT = "from './client-runtime-types.gen.js';";
 
 interface TypeView {
   name: string;
@@ -231,6 +234,9 @@ function methodTable(groups: ReturnType<typeof buildClientView>['groups']): stri
  */
 export function emitClient(manifest: RouteManifest, options: EmitOptions): GeneratedFile[] {
   const runtime = readFileSync(clientRuntimeSource('runtime.ts'), 'utf8');
+  if (!runtime.includes(TYPES_IMPORT))
+    throw new Error(`client runtime.ts no longer imports its types ${TYPES_IMPORT}`);
+  const runtimeTypes = readFileSync(clientRuntimeSource('runtime-types.ts'), 'utf8');
   const { groups, types, statusSets } = buildClientView(manifest);
   const defaultBaseUrl =
     options.client.baseUrl === null ? null : quoteString(options.client.baseUrl);
@@ -250,8 +256,17 @@ export function emitClient(manifest: RouteManifest, options: EmitOptions): Gener
       }),
       verbatim: [methodTable(groups), ...declarations.blocks],
     },
-    // A copy of src/client/runtime.ts, which is formatted with the same options.
-    { path: 'client-runtime.gen.ts', contents: `${GENERATED_HEADER}\n${runtime}`, formatted: true },
+    // Copies of src/client/runtime.ts and runtime-types.ts, formatted with the same options.
+    {
+      path: 'client-runtime.gen.ts',
+      contents: `${GENERATED_HEADER}\n${runtime.replaceAll(TYPES_IMPORT, TYPES_COPY_IMPORT)}`,
+      formatted: true,
+    },
+    {
+      path: 'client-runtime-types.gen.ts',
+      contents: `${GENERATED_HEADER}\n${runtimeTypes}`,
+      formatted: true,
+    },
     ...(options.client.tanstackQuery === true ? emitTanstackQuery(manifest) : []),
   ];
 }
