@@ -12,7 +12,7 @@ import type { EventObject } from '../definition/types.js';
 import type { IdempotencyCompletion } from '../persistence/idempotency.js';
 import type { initialize } from '../interpreter/initialize.js';
 import type { transition } from '../interpreter/transition.js';
-import type { MacrostepOptions } from '../interpreter/types.js';
+import type { MacrostepOptions, MacrostepResult } from '../interpreter/types.js';
 import type { JobOutbox, JobRequest } from '../jobs/job-queue.js';
 import type { FailedJob } from '../jobs/types.js';
 import type { CommitFeed } from '../persistence/commit-feed.js';
@@ -31,6 +31,22 @@ import type { ParallelDispatchSettings } from './parallel-dispatch-config.js';
 export interface MachineEngine {
   initialize: typeof initialize;
   transition: typeof transition;
+}
+
+/** The runtime's interpreter: a `MachineEngine` with its steps timed and traced. */
+export interface InstrumentedEngine extends MachineEngine {
+  /**
+   * A stateless send's start and event as one macrostep (`startAndTransition`), timed and traced
+   * as the event's step; it returns `null` where the two steps must run. `null` itself when the
+   * wrapped engine is not the interpreter's own (a test's), whose two functions must be called.
+   */
+  readonly startAndTransition:
+    | ((
+        definition: MachineDefinition,
+        event: EventObject,
+        options: MacrostepOptions,
+      ) => MacrostepResult | null)
+    | null;
 }
 
 /** Retries of asynchronous sends. */
@@ -107,7 +123,7 @@ export interface EngineContext {
   readonly store: Store;
   /** The clock of history times, state entry times and job delays. */
   now(): Date;
-  readonly interpreter: MachineEngine;
+  readonly interpreter: InstrumentedEngine;
   readonly registry: MachineRegistry;
   /** Options of every stored step (clock, machine resolver, depth limit, parallel dispatch). */
   readonly macrostepOptions: Pick<

@@ -9,7 +9,9 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject } from '../definition/types.js';
-import type { MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
+import { initialize, startAndTransition, startsAndTransitions } from '../interpreter/initialize.js';
+import { transition } from '../interpreter/transition.js';
+import type { MacrostepOptions, MacrostepResult, MachineSnapshot } from '../interpreter/types.js';
 import type { JobInfo, Json } from '../jobs/job-queue.js';
 import type { CommitRequest, Store } from '../persistence/store.js';
 import { ATTR } from '../telemetry/attributes.js';
@@ -22,11 +24,12 @@ import {
   inSpan,
   SpanKind,
   startSpan,
+  tracesRecorded,
   type Attributes,
   type Span,
   type TraceCarrier,
 } from '../telemetry/tracing.js';
-import type { MachineEngine } from './context.js';
+import type { InstrumentedEngine, MachineEngine } from './context.js';
 
 /** The key of a job payload holding the trace context of the step that enqueued it. */
 export const TRACE_CONTEXT_KEY = 'traceContext';
@@ -80,8 +83,9 @@ function hostSpan(part: number): Span | undefined {
 export function instrumentedInterpreter(
   engine: MachineEngine,
   options: { stepSpans?: boolean } = {},
-): MachineEngine {
+): InstrumentedEngine {
   const stepSpans = options.stepSpans === true;
+  const own = engine.initialize === initialize && engine.transition === transition;
   return {
     initialize: (definition, stepOptions) =>
       timedStep(
@@ -101,7 +105,43 @@ export function instrumentedInterpreter(
         stepSpans || stepOptions?.traceBehaviors === true,
         stepOptions?.traceBehaviors === true,
       ),
+    // Without it a stateless send was two timed steps, each with its snapshot and result.
+    startAndTransition: own
+      ? (definition, event, stepOptions) => {
+          if (!startsAndTransitions(definition, event, stepOptions)) return null;
+          if (!tracesRecorded()) return timedQuickStart(definition, event, stepOptions);
+          return timedStep(
+            definition,
+            event.type,
+            null,
+            () => startAndTransition(definition, event, stepOptions)!,
+            stepSpans || stepOptions.traceBehaviors === true,
+            stepOptions.traceBehaviors === true,
+          );
+        }
+      : null,
   };
+}
+
+/** A stateless send's one step when no span records: no closure, only its duration. */
+function timedQuickStart(
+  definition: MachineDefinition,
+  event: EventObject,
+  options: MacrostepOptions,
+): MacrostepResult {
+  const started = performance.now();
+  try {
+    return startAndTransition(definition, event, options)!;
+  } finally {
+    recordStep(definition, event.type, started);
+  }
+}
+
+function recordStep(definition: MachineDefinition, eventType: string, started: number): void {
+  instruments().transitionDuration.record(
+    (performance.now() - started) / 1000,
+    stepAttributes.get(definition.id, eventType),
+  );
 }
 
 function timedStep(
@@ -115,6 +155,14 @@ function timedStep(
   parentOfBehaviors: boolean,
 ): MacrostepResult {
   const started = performance.now();
+  // No SDK: no span records, so none is looked for or made (its attributes' closure included).
+  if (!tracesRecorded()) {
+    try {
+      return step();
+    } finally {
+      recordStep(definition, eventType, started);
+    }
+  }
   const host = ownSpan ? undefined : hostSpan(HOSTS_TRANSITION);
   if (host !== undefined) {
     try {
@@ -122,10 +170,7 @@ function timedStep(
       host.setAttributes(stepAttributesOf(definition, eventType, before, result));
       return result;
     } finally {
-      instruments().transitionDuration.record(
-        (performance.now() - started) / 1000,
-        stepAttributes.get(definition.id, eventType),
-      );
+      recordStep(definition, eventType, started);
     }
   }
   const span = stepSpan(definition, eventType, before);
@@ -140,10 +185,7 @@ function timedStep(
     throw error;
   } finally {
     span.end();
-    instruments().transitionDuration.record(
-      (performance.now() - started) / 1000,
-      stepAttributes.get(definition.id, eventType),
-    );
+    recordStep(definition, eventType, started);
   }
 }
 

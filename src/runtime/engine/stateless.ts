@@ -4,13 +4,11 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { EventObject } from '../definition/types.js';
-import { initialize, startAndTransition } from '../interpreter/initialize.js';
 import {
   planScenarioStep,
   type ScenarioRequest,
   type ScenarioStep,
 } from '../interpreter/scenarios.js';
-import { transition } from '../interpreter/transition.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
 import type { InstanceResult, SendOptions } from '../persistence/types.js';
 import type { EngineContext } from './context.js';
@@ -32,13 +30,8 @@ export function sendStatelessSync(
   const engine = ctx.interpreter;
   // The interpreter's own steps, without a scenario to plan from the initial snapshot: the
   // start and the event in one macrostep when the start runs no behavior.
-  if (
-    light &&
-    !ctx.settings.scenariosEnabled &&
-    engine.initialize === initialize &&
-    engine.transition === transition
-  ) {
-    const result = startAndTransition(definition, event, stepOptions);
+  if (light && !ctx.settings.scenariosEnabled && engine.startAndTransition !== null) {
+    const result = engine.startAndTransition(definition, event, stepOptions);
     if (result !== null) return finish(result);
   }
   const initial = engine.initialize(definition, stepOptions);

@@ -3,8 +3,8 @@
  * (docs/operating.md). The span is a child of the active one when framework instrumentation
  * (`@fastify/otel`, the http instrumentation) made a server span; otherwise it is the server
  * span itself, continuing the trace of the request's `traceparent` header. A handler's immediate
- * form (`withImmediateAnswer`) stays immediate: without an SDK the wrapper adds a shared
- * non-recording span and a counter increment.
+ * form (`withImmediateAnswer`) stays immediate: without an SDK the wrapper adds a counter
+ * increment and nothing else.
  */
 import { ATTR } from '../telemetry/attributes.js';
 import { eventCount, outcomeOf, type EventCount } from '../telemetry/metrics.js';
@@ -15,6 +15,7 @@ import {
   hasSpan,
   SpanKind,
   startSpan,
+  tracesRecorded,
   type Span,
 } from '../telemetry/tracing.js';
 import { immediateAnswerOf, withImmediateAnswer, type ImmediateAnswer } from './responses.js';
@@ -24,11 +25,11 @@ import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } fr
 export function tracedRoute(route: PlannedRoute, handler: RouteHandler): RouteHandler {
   const answer = immediateAnswerOf(handler);
   const spanName = `${route.method} ${route.path}`;
-  const counted = route.handler !== 'read' && route.handler !== 'events';
+  const countsEvents = route.handler !== 'read' && route.handler !== 'events';
   // One count per status answered, found once: counting is an increment per request.
   const counts = new Map<number, EventCount>();
   const count = (status: number) => {
-    if (!counted) return;
+    if (!countsEvents) return;
     let found = counts.get(status);
     if (found === undefined) {
       found = eventCount(route.machineId, route.eventType ?? '@create', outcomeOf(status));
@@ -49,7 +50,16 @@ export function tracedRoute(route: PlannedRoute, handler: RouteHandler): RouteHa
     return response;
   };
 
+  const counted = (response: EndpointResponse): EndpointResponse => {
+    count(response.status);
+    return response;
+  };
+
   const traced = (request: EndpointRequest): ImmediateAnswer => {
+    if (!tracesRecorded()) {
+      const response = answer(request);
+      return response instanceof Promise ? response.then(counted) : counted(response);
+    }
     const active = activeContext();
     const server = !hasSpan(active);
     const parent = server ? contextFromHeaders(request.headers) : active;

@@ -161,6 +161,23 @@ export function initialize(
   return finishMacrostep(macrostep, null);
 }
 
+/** Whether {@link startAndTransition} takes this send as one macrostep (else it returns `null`). */
+export function startsAndTransitions(
+  definition: MachineDefinition,
+  event: EventObject,
+  options: MacrostepOptions,
+): boolean {
+  return (
+    options.history === false &&
+    options.parent === undefined &&
+    options.context === undefined &&
+    options.scenario === undefined &&
+    // `transition` refuses '@always' with its own error.
+    event.type !== '@always' &&
+    inertStart(definition) !== null
+  );
+}
+
 /**
  * `initialize` then `transition` of `event` without history (a stateless send), in one
  * macrostep when the start runs no behavior: the initial snapshot, its result and the leaves
@@ -173,17 +190,8 @@ export function startAndTransition(
   event: EventObject,
   options: MacrostepOptions,
 ): MacrostepResult | null {
-  if (
-    options.history !== false ||
-    options.parent !== undefined ||
-    options.context !== undefined ||
-    options.scenario !== undefined
-  )
-    return null;
-  // `transition` refuses '@always' with its own error.
-  if (event.type === '@always') return null;
-  const inert = inertStart(definition);
-  if (inert === null) return null;
+  if (!startsAndTransitions(definition, event, options)) return null;
+  const inert = inertStart(definition)!;
   const time = options.now === undefined ? Date.now() : options.now().getTime();
   const id = options.id ?? nextRecordId(time);
   const context = definition.createContext();

@@ -64,6 +64,16 @@ export function tracer(): Tracer {
   return cached.tracer;
 }
 
+/**
+ * Whether spans record at all: an SDK's tracer provider is registered. Without one a request's
+ * span, its parent context and its `traceparent` are not looked at (reading the headers made
+ * every request copy them).
+ */
+export function tracesRecorded(): boolean {
+  tracer();
+  return cached!.sdk;
+}
+
 /** The active span when it records (an SDK is registered and sampled it), else undefined. */
 export function recordingActiveSpan(): Span | undefined {
   const span = trace.getSpan(context.active());

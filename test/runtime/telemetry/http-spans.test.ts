@@ -37,6 +37,7 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP spans over %s', (adapte
     runtime = new MachineRuntime({ store: await backend.open() });
     const router = new MachineRouter({ runtime });
     router.register(machine, { prefix: 'traced', create: true, machineIdFor: ['CLOSE'] });
+    router.register(machine, { prefix: 'quick', name: 'quick' });
     server = await startServer(adapter, [router], { error: () => {} });
   });
   afterAll(async () => {
@@ -79,6 +80,23 @@ describe.each<AdapterName>(['fastify', 'express'])('HTTP spans over %s', (adapte
     });
   });
 
+  it('should record a stateless send as one step: the event on the request span, no @init', async () => {
+    telemetry.reset();
+    const before = await stepCount(telemetry, '@init');
+    const closed = await send(server.url, 'POST', '/quick/close');
+    expect(closed.status).toBe(200);
+    const spans = telemetry.spans();
+    const request = spans.find((span) => span.name === 'POST /quick/close')!;
+    expect(request.attributes).toMatchObject({
+      'machine_routes.event.type': 'CLOSE',
+      'machine_routes.transition.target': 'traced.closed',
+    });
+    // The start and the event are one macrostep (startAndTransition), not two timed steps.
+    expect(spans.filter((span) => span.name === 'machine_routes.transition')).toEqual([]);
+    expect(await stepCount(telemetry, '@init')).toBe(before);
+    expect(await stepCount(telemetry, 'CLOSE')).toBeGreaterThan(0);
+  });
+
   it('should count each answered event by machine, event type and outcome', async () => {
     const before = await eventCounts(telemetry);
     const created = await send(server.url, 'POST', '/traced/create');
@@ -110,4 +128,15 @@ async function eventCounts(telemetry: TestTelemetry): Promise<Map<string, number
       point.value,
     ]),
   );
+}
+
+/** How many steps of `eventType` of the traced machine `machine_routes.transition.duration` has. */
+async function stepCount(telemetry: TestTelemetry, eventType: string): Promise<number> {
+  const point = (await telemetry.collect()).find(
+    (found) =>
+      found.name === 'machine_routes.transition.duration' &&
+      found.attributes['machine_routes.machine'] === 'traced' &&
+      found.attributes['machine_routes.event.type'] === eventType,
+  );
+  return point?.count ?? 0;
 }
