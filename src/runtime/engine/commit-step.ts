@@ -26,6 +26,7 @@ import type { JobRequest } from '../jobs/job-queue.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
 import {
   flattenCommit,
+  type CommitOutcome,
   type CommitRequest,
   type Store,
   type TimerFireClaim,
@@ -35,7 +36,7 @@ import { chainHooks } from '../persistence/transaction.js';
 import { currentTraceCarrier } from '../telemetry/tracing.js';
 import type { CommitOptions, EngineContext } from './context.js';
 import { toJobRequest } from './jobs/job-requests.js';
-import { timeCommit } from './instrumentation.js';
+import { timeCommit, type CommitTiming } from './instrumentation.js';
 import { spanInlineChildren } from './child-instrumentation.js';
 import { deliverSends } from './jobs/send-jobs.js';
 
@@ -100,11 +101,20 @@ function sameStates(before: readonly string[], after: readonly string[]): boolea
   return true;
 }
 
-/** The work after a successful commit: jobs, notifications, synchronous sends. */
-export async function finishCommit(ctx: EngineContext, prepared: PreparedCommit): Promise<void> {
+/**
+ * The work after a successful commit: jobs, notifications, synchronous sends. Returns a promise
+ * only when some of it waits (jobs the outbox did not take, synchronous sends): the common step
+ * has none, and each promise is a run of an OpenTelemetry context manager's hooks.
+ */
+export function finishCommit(ctx: EngineContext, prepared: PreparedCommit): Promise<void> | void {
   if (prepared.plan.write.children !== undefined) spanInlineChildren(prepared.plan.write.children);
   if (prepared.outboxed) ctx.jobs.outbox?.committed();
-  else if (prepared.jobs.length > 0) await ctx.jobs.enqueue(prepared.jobs);
+  else if (prepared.jobs.length > 0)
+    return ctx.jobs.enqueue(prepared.jobs).then(() => afterJobs(ctx, prepared));
+  return afterJobs(ctx, prepared);
+}
+
+function afterJobs(ctx: EngineContext, prepared: PreparedCommit): Promise<void> | void {
   const writes = flattenCommit(prepared.plan.write);
   // Streams, waiting reads and waiting senders of this process (of every process on
   // PostgreSQL) follow instances on the feed; an instance nobody watches is left out.
@@ -128,30 +138,45 @@ export async function finishCommit(ctx: EngineContext, prepared: PreparedCommit)
   }
   // Committed: a cancelled job's function, if it runs in this process, stops now.
   for (const slot of prepared.plan.cancelledJobs) ctx.runningJobs.abort(slot);
-  if (prepared.plan.sends.length > 0) await deliverSends(ctx, prepared.plan.sends);
+  if (prepared.plan.sends.length > 0) return deliverSends(ctx, prepared.plan.sends);
 }
 
 /**
  * Plans and writes a step without its follow-up work, for callers that must release a lock
  * first (the follow-up may send to the instance they hold): pass the result to `finishCommit`.
+ * Not async: one `then` on the store's promise instead of an async frame and its await.
  */
-export async function writeCommit(
+export function writeCommit(
   ctx: EngineContext,
   input: CommitInput,
   options: CommitOptions = {},
 ): Promise<PreparedCommit> {
-  const prepared = prepareCommit(ctx, input, options);
-  const timing = timeCommit(ctx.store, prepared.request, ctx.settings.traceSteps);
-  let outcome: Awaited<ReturnType<typeof ctx.store.commit>>;
+  let prepared: PreparedCommit;
+  let timing: CommitTiming;
   try {
-    outcome = await ctx.store.commit(prepared.request);
+    prepared = prepareCommit(ctx, input, options);
+    timing = timeCommit(ctx.store, prepared.request, ctx.settings.traceSteps);
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+  let written: Promise<CommitOutcome | void>;
+  try {
+    written = ctx.store.commit(prepared.request);
   } catch (error) {
     timing.failed(error);
-    throw error;
+    return Promise.reject(error as Error);
   }
-  timing.ok();
-  if (outcome?.unwatched === true) prepared.unwatched = true;
-  return prepared;
+  return written.then(
+    (outcome) => {
+      timing.ok();
+      if (outcome?.unwatched === true) prepared.unwatched = true;
+      return prepared;
+    },
+    (error: unknown) => {
+      timing.failed(error);
+      throw error;
+    },
+  );
 }
 
 /**

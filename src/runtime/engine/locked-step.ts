@@ -179,7 +179,8 @@ async function runWithLock<T>(ctx: EngineContext, run: LockedRun<T>, waitMs: num
     // A failed release must not hide the outcome: the row expires after the lock TTL.
     await lock.release().catch(() => false);
   }
-  if (outcome.prepared !== null) await finishCommit(ctx, outcome.prepared);
+  const following = outcome.prepared === null ? undefined : finishCommit(ctx, outcome.prepared);
+  if (following !== undefined) await following;
   return outcome.value;
 }
 
@@ -191,7 +192,8 @@ async function runHeld<T>(ctx: EngineContext, run: LockedRun<T>): Promise<T> {
   const current =
     migration === null ? snapshot : await writeMigration(ctx, run, snapshot, migration, false);
   const { value, prepared } = await writeStep(ctx, run, current, null, null);
-  if (prepared !== null) await finishCommit(ctx, prepared);
+  const following = prepared === null ? undefined : finishCommit(ctx, prepared);
+  if (following !== undefined) await following;
   return value;
 }
 
@@ -203,7 +205,11 @@ async function runInSlot<T>(ctx: EngineContext, run: LockedRun<T>): Promise<T> {
   try {
     let loaded;
     try {
-      loaded = await ctx.store.loadForRead(run.id);
+      // In this turn when the store reads synchronously: no promise for the read.
+      loaded =
+        ctx.store.loadForReadNow === undefined
+          ? await ctx.store.loadForRead(run.id)
+          : ctx.store.loadForReadNow(run.id);
     } catch (error) {
       if (!(error instanceof StoreBusyError)) throw error;
       throw await contention(ctx, run, 'busy');
@@ -229,7 +235,9 @@ async function runInSlot<T>(ctx: EngineContext, run: LockedRun<T>): Promise<T> {
         ? loaded.snapshot
         : await writeMigration(ctx, run, loaded.snapshot, migration, true);
     const { value, prepared } = await writeStep(ctx, run, current, null, release);
-    if (prepared !== null) await finishCommit(ctx, prepared);
+    // Awaited only when its follow-ups wait (an await of nothing makes a promise too).
+    const following = prepared === null ? undefined : finishCommit(ctx, prepared);
+    if (following !== undefined) await following;
     return value;
   } finally {
     release();
@@ -276,37 +284,57 @@ async function writeMigration<T>(
 
 /**
  * Computes and writes one step. `lock`: the run's own lock, released by the commit; `slot`: a
- * lock-free run's slot, given back once the step is written.
+ * lock-free run's slot, given back once the step is written. Not async: a step computed in the
+ * caller's turn goes to the store at once, and the write is one `then` on the store's promise
+ * (each promise is a run of an OpenTelemetry context manager's hooks). Fails by rejecting.
  */
-async function writeStep<T>(
+function writeStep<T>(
   ctx: EngineContext,
   run: LockedRun<T>,
   snapshot: MachineSnapshot,
   lock: LockHandle | null,
   slot: (() => void) | null,
 ): Promise<{ value: T; prepared: PreparedCommit | null }> {
-  const step = await run.compute(snapshot, lock);
-  if (step.commit === undefined) return { value: step.value, prepared: null };
+  let step: LockedStep<T> | Promise<LockedStep<T>>;
+  try {
+    step = run.compute(snapshot, lock);
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+  return step instanceof Promise
+    ? step.then((computed) => writeComputed(ctx, run, computed, lock, slot))
+    : writeComputed(ctx, run, step, lock, slot);
+}
+
+function writeComputed<T>(
+  ctx: EngineContext,
+  run: LockedRun<T>,
+  step: LockedStep<T>,
+  lock: LockHandle | null,
+  slot: (() => void) | null,
+): Promise<{ value: T; prepared: PreparedCommit | null }> {
+  if (step.commit === undefined) return Promise.resolve({ value: step.value, prepared: null });
   const releasesOwn = lock !== null && step.options?.releaseLockOwner === undefined;
   const options: CommitOptions = { ...step.options };
   if (releasesOwn) options.releaseLockOwner = lock.ownerId;
   if (slot !== null) options.lockFree = true;
-  let prepared: PreparedCommit;
-  try {
-    prepared = await writeCommit(ctx, step.commit, options);
-  } catch (error) {
-    // Fenced out: our lock expired and another writer committed in between (or, lock-free,
-    // another process took the lock or committed while this step was computed).
-    if (error instanceof SequenceConflictError || error instanceof InstanceLockedError)
-      throw await contention(ctx, run, 'now');
-    // The database stayed locked by another connection past its busy timeout: contention.
-    if (error instanceof StoreBusyError) throw await contention(ctx, run, 'busy');
-    throw error;
-  }
-  if (releasesOwn) lock.releasedByCommit();
-  slot?.();
-  step.onWritten?.();
-  return { value: step.value, prepared };
+  return writeCommit(ctx, step.commit, options).then(
+    (prepared) => {
+      if (releasesOwn) lock.releasedByCommit();
+      slot?.();
+      step.onWritten?.();
+      return { value: step.value, prepared };
+    },
+    async (error: unknown) => {
+      // Fenced out: our lock expired and another writer committed in between (or, lock-free,
+      // another process took the lock or committed while this step was computed).
+      if (error instanceof SequenceConflictError || error instanceof InstanceLockedError)
+        throw await contention(ctx, run, 'now');
+      // The database stayed locked by another connection past its busy timeout: contention.
+      if (error instanceof StoreBusyError) throw await contention(ctx, run, 'busy');
+      throw error;
+    },
+  );
 }
 
 /**

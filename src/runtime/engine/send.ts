@@ -13,7 +13,11 @@ import { isInstanceId } from '../ids.js';
 import { resolveForward } from '../interpreter/forwarding.js';
 import { keptAfter, type ScenarioRequest } from '../interpreter/scenarios.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
-import { planKeptScenarioStep, scenarioWrite } from '../persistence/kept-scenarios.js';
+import {
+  planKeptScenarioStep,
+  scenarioWrite,
+  type KeptScenarioStep,
+} from '../persistence/kept-scenarios.js';
 import type { LockHandle } from '../persistence/locks.js';
 import type { TimerFireClaim } from '../persistence/store.js';
 import type { IdempotentSend, InstanceResult, SendOptions } from '../persistence/types.js';
@@ -82,7 +86,7 @@ export function sendHeld(
   return runSend(ctx, definition, id, event, { held: lock }, extras);
 }
 
-async function runSend(
+function runSend(
   ctx: EngineContext,
   definition: MachineDefinition,
   id: string,
@@ -91,7 +95,7 @@ async function runSend(
   extras: SendExtras,
 ): Promise<InstanceResult> {
   ctx.registry.register(definition);
-  const answer = await runLocked(ctx, {
+  return runLocked(ctx, {
     id,
     lock,
     context: 'send',
@@ -102,46 +106,63 @@ async function runSend(
     // A pinned instance (docs/versioning.md) runs on its own version's definition.
     compute: (snapshot, own) =>
       sendStep(ctx, runningDefinition(definition, snapshot!), snapshot!, event, own, extras),
-  });
-  return answer();
+  }).then(answer);
 }
+
+/** The step's value: its result, or its validation failure thrown once the step is done. */
+const answer = (value: () => InstanceResult): InstanceResult => value();
 
 /**
  * The step of one event on the instance's last committed snapshot. Its value answers once the
- * step and its follow-ups are done (a failed validation guard throws only then).
+ * step and its follow-ups are done (a failed validation guard throws only then). Computed in the
+ * caller's turn unless the step reads first (a forwarded endpoint, a kept scenario) or builds an
+ * Idempotency-Key response: no promise on the common path.
  */
-async function sendStep(
+function sendStep(
   ctx: EngineContext,
   definition: MachineDefinition,
   snapshot: MachineSnapshot,
   event: EventObject,
   lock: LockHandle | null,
   extras: SendExtras,
-): Promise<LockedStep<() => InstanceResult>> {
+): SendStep | Promise<SendStep> {
   // A parent-facing event of a running child (forwarded endpoint): recorded on the parent,
   // sent to the child, one transaction.
   const forward =
     definition.forwards.length > 0 ? resolveForward(definition, snapshot, event.type) : null;
-  if (forward !== null) {
-    const step = await sendForwarded(ctx, {
+  if (forward !== null)
+    return sendForwarded(ctx, {
       definition,
       parent: snapshot,
       event,
       target: forward,
       parentLock: lock,
-    });
-    return { value: () => ({ ...finish(step.parent), forwardedChild: step.child.snapshot }) };
-  }
+    }).then((step) => ({
+      value: () => ({ ...finish(step.parent), forwardedChild: step.child.snapshot }),
+    }));
   // Scenario 404 / 422, then NoTransitionDefinitionFoundException: before anything is written.
-  const scenario = ctx.settings.scenariosEnabled
-    ? await planKeptScenarioStep(
-        ctx.store,
-        definition,
-        snapshot,
-        event.type,
-        extras.scenarioRequest ?? OMITTED,
-      )
-    : null;
+  if (!ctx.settings.scenariosEnabled)
+    return transitionStep(ctx, definition, snapshot, event, extras, null);
+  return planKeptScenarioStep(
+    ctx.store,
+    definition,
+    snapshot,
+    event.type,
+    extras.scenarioRequest ?? OMITTED,
+  ).then((scenario) => transitionStep(ctx, definition, snapshot, event, extras, scenario));
+}
+
+type SendStep = LockedStep<() => InstanceResult>;
+
+/** The transition of a send and what its commit writes; `scenario`: the kept scenario's step. */
+function transitionStep(
+  ctx: EngineContext,
+  definition: MachineDefinition,
+  snapshot: MachineSnapshot,
+  event: EventObject,
+  extras: SendExtras,
+  scenario: KeptScenarioStep | null,
+): SendStep | Promise<SendStep> {
   const started = performance.now();
   let result;
   try {
@@ -157,7 +178,7 @@ async function sendStep(
   ctx.speeds.record(definition, event.type, performance.now() - started);
   const keptNow = scenario === null ? undefined : keptAfter(scenario.kept, scenario.step);
   const { idempotency, timerFire } = extras;
-  return {
+  const step: SendStep = {
     value: () => finish(result, keptNow),
     commit: {
       main: {
@@ -170,22 +191,23 @@ async function sendStep(
       },
       at: ctx.now(),
     },
-    options: {
-      ...(timerFire ? { timerFire } : {}),
-      // The response a retry with the same Idempotency-Key replays, committed with the event.
-      ...(idempotency === undefined
-        ? {}
-        : {
-            idempotency: {
-              scope: idempotency.scope,
-              key: idempotency.key,
-              ownerId: idempotency.ownerId,
-              response: await idempotency.respond(outcomeOf(result, keptNow)),
-            },
-          }),
-    },
-    ...(idempotency === undefined ? {} : { onWritten: () => (idempotency.stored = true) }),
+    options: timerFire ? { timerFire } : {},
   };
+  if (idempotency === undefined) return step;
+  // The response a retry with the same Idempotency-Key replays, committed with the event.
+  return idempotency.respond(outcomeOf(result, keptNow)).then((response) => ({
+    ...step,
+    options: {
+      ...step.options,
+      idempotency: {
+        scope: idempotency.scope,
+        key: idempotency.key,
+        ownerId: idempotency.ownerId,
+        response,
+      },
+    },
+    onWritten: () => (idempotency.stored = true),
+  }));
 }
 
 /** The snapshot, when the send's precondition (HTTP If-Match) accepts it; else a 412 refusal. */

@@ -220,7 +220,7 @@ describe.each([
     );
   });
 
-  it('should count transitions, commits, jobs and their failures, timer lag and 423s', async () => {
+  it('should count transitions, commits, lock waits, jobs and their failures, timer lag and 423s', async () => {
     const id = await created();
     failNext = true;
     await send(server.url, 'POST', `/orders/${id}/pay`);
@@ -242,6 +242,8 @@ describe.each([
         'machine_routes.transition.duration',
         'machine_routes.commit.duration',
         'machine_routes.lock.contentions',
+        // The job's completion step waits for the instance's lock (job.outcome).
+        'machine_routes.lock.wait.duration',
         'machine_routes.jobs.attempts',
         'machine_routes.jobs.lag',
         'machine_routes.jobs.failures',
@@ -252,6 +254,15 @@ describe.each([
         expect.objectContaining({
           name: 'machine_routes.events',
           attributes: expect.objectContaining({ 'machine_routes.outcome': '423' }),
+        }),
+      );
+      expect(points).toContainEqual(
+        expect.objectContaining({
+          name: 'machine_routes.lock.wait.duration',
+          attributes: {
+            'machine_routes.machine': 'traced_order',
+            'machine_routes.lock.context': 'job.outcome',
+          },
         }),
       );
       expect(points).toContainEqual(
