@@ -81,7 +81,7 @@ function flowDescription(route: ManifestRoute, flow: RouteFlow): string {
     );
   if (flow.debounce !== undefined)
     limits.push(
-      `a later request within ${flow.debounce.window} ms: each request waits that long and only the last of a burst is sent; the others are answered 429 without Retry-After and must not be sent again (limit: debounce)`,
+      `a later request within ${flow.debounce.window} ms: each request waits that long and only the last of a burst is sent${flow.debounce.maxWait === undefined ? '' : ` (at most ${flow.debounce.maxWait} ms after the burst's first)`}; the others are answered 429 without Retry-After and must not be sent again (limit: debounce)`,
     );
   const counted =
     limits.length === 0

@@ -1,18 +1,21 @@
 /**
  * The expired-row sweep run by workers and by servers that run their own jobs: deletes
- * `machine_locks` rows left by killed processes and Idempotency-Key records past their `ttl`.
+ * `machine_locks` rows left by killed processes, Idempotency-Key records past their `ttl` and
+ * flow-control rows of keys idle for an hour.
  *
  * A process killed while holding an instance lock leaves its row behind; the next send on that
  * instance takes it over, but an instance nobody uses again would keep the row forever. An
  * Idempotency-Key record is replaced in place by the next claim of the same key after it
  * expired, but keys are rarely reused, so without a sweep `machine_idempotency_keys` would only
- * grow. Both are deleted periodically so the tables only hold live rows (and diagnostics such
+ * grow. Flow control keeps rows per key that ever sent (a bucket, slot rows, a burst's latest),
+ * which a key's next request would make again. All are deleted periodically so the tables only hold live rows (and diagnostics such
  * as `readLock` stay meaningful).
  *
  * Only expired rows are deleted, one statement per table and sweep: a live lock or a key still
  * within its `ttl` is never touched, and several processes sweeping the same store at once only
  * race to delete the same rows.
  */
+import { FLOW_IDLE_MS } from '../persistence/flow-control.js';
 import type { Store } from '../persistence/store.js';
 import { SweepLoop } from './sweep-loop.js';
 
@@ -25,6 +28,8 @@ export interface ExpiredRowsReport {
   locks: number;
   /** Expired `machine_idempotency_keys` records. */
   idempotencyKeys: number;
+  /** Flow-control rows of keys idle for {@link FLOW_IDLE_MS} (PostgreSQL; in-process buckets elsewhere). */
+  flowRows: number;
 }
 
 /** Options of {@link LockSweeper}. */
@@ -64,11 +69,12 @@ export class LockSweeper {
     return this.#loop.stop();
   }
 
-  /** Deletes every expired lock row and Idempotency-Key record now; how many of each. */
+  /** Deletes every expired lock row, Idempotency-Key record and idle flow-control row now; how many of each. */
   async sweepOnce(): Promise<ExpiredRowsReport> {
     const locks = await this.#store.sweepExpiredLocks();
     const idempotencyKeys = await this.#store.idempotencyKeys.sweepExpired();
-    return { locks, idempotencyKeys };
+    const flowRows = await this.#store.flowControl.sweepIdle(FLOW_IDLE_MS);
+    return { locks, idempotencyKeys, flowRows };
   }
 }
 

@@ -1,9 +1,19 @@
-/** The handler of a create route: middleware, then a new persisted instance (201). */
+/**
+ * The handler of a create route: middleware, then flow control when the registration declares
+ * it for `@create` (docs/http.md "Flow control"), then a new persisted instance (201).
+ */
 import type { MachineDefinitionBase } from '../definition/types.js';
+import { FlowLimitedException } from '../errors.js';
+import {
+  createFlowGate,
+  earlyFlowRefusal,
+  flowLimitedResponse,
+  type FlowTicket,
+} from './flow-control.js';
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import { isJsonObject } from './request-data.js';
-import { createdEnvelope, guarded, HttpError } from './responses.js';
+import { createdEnvelope, guarded, HttpError, withEarlyAnswer } from './responses.js';
 import type { EndpointRequest, PlannedRoute, RouteHandler } from './types.js';
 import { withIdempotency, type IdempotentRequest } from './idempotency.js';
 
@@ -14,6 +24,7 @@ export function createCreateHandler<D extends MachineDefinitionBase>(
   middleware: readonly ResolvedMiddleware[],
   services: HttpServices<D>,
 ): RouteHandler {
+  const gate = createFlowGate(route, services.flowControl);
   const handle = (request: EndpointRequest, idempotent: IdempotentRequest | null) =>
     guarded(route, services.logger, async (request: EndpointRequest) => {
       // An Idempotency-Key claim ran the middleware before claiming.
@@ -27,16 +38,28 @@ export function createCreateHandler<D extends MachineDefinitionBase>(
       if (body !== undefined && !isJsonObject(body)) {
         throw new HttpError(400, 'The request body must be a JSON object.');
       }
-      const { snapshot } = await services.instances.create(definition);
-      if (idempotent !== null) idempotent.committed = true;
-      return {
-        status: route.status,
-        body: createdEnvelope({
-          id: snapshot.id,
-          state: snapshot.value,
-          output: services.resolveOutput(definition, snapshot, null),
-        }),
-      };
+      let ticket: FlowTicket | null = null;
+      if (gate !== null) {
+        const admitted = await gate.admit(request, undefined, undefined);
+        if (admitted instanceof FlowLimitedException) return flowLimitedResponse(admitted);
+        ticket = admitted;
+      }
+      try {
+        const { snapshot } = await services.instances.create(definition);
+        if (idempotent !== null) idempotent.committed = true;
+        return {
+          status: route.status,
+          body: createdEnvelope({
+            id: snapshot.id,
+            state: snapshot.value,
+            output: services.resolveOutput(definition, snapshot, null),
+          }),
+        };
+      } finally {
+        await ticket?.release();
+      }
     })(request);
-  return withIdempotency(route, services, handle, middleware);
+  const handler = withIdempotency(route, services, handle, middleware);
+  const early = earlyFlowRefusal(route, gate);
+  return early === undefined ? handler : withEarlyAnswer(handler, early);
 }

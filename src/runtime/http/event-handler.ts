@@ -30,7 +30,12 @@ import type { ScenarioRequest } from '../interpreter/scenarios.js';
 import { isSnapshot, type MachineSnapshot, type StoredScenario } from '../interpreter/types.js';
 import { createEventResponder } from './event-response.js';
 import { createStatelessAnswer, STATELESS, STATELESS_SEND } from './event-stateless.js';
-import { createFlowGate, flowLimitedResponse, type FlowTicket } from './flow-control.js';
+import {
+  createFlowGate,
+  earlyFlowRefusal,
+  flowLimitedResponse,
+  type FlowTicket,
+} from './flow-control.js';
 import { hookArgs, noteCommitted } from './event-steps.js';
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
@@ -40,6 +45,7 @@ import {
   defaultHttpLogger,
   errorToResponse,
   validationResponse,
+  withEarlyAnswer,
   withImmediateAnswer,
   type ImmediateAnswer,
 } from './responses.js';
@@ -213,7 +219,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
 
       // Flow control: admitted, or 429 before anything runs (docs/http.md "Flow control").
       if (gate !== null) {
-        const admitted = await gate(
+        const admitted = await gate.admit(
           request,
           validation.payload,
           instance.kind === 'persisted' ? instance.snapshot.context : undefined,
@@ -363,6 +369,10 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     }
   };
 
+  const early = earlyFlowRefusal(route, gate);
+  const withEarlyRefusal = (handler: RouteHandler): RouteHandler =>
+    early === undefined ? handler : withEarlyAnswer(handler, early);
+
   const failure = (error: unknown, request: EndpointRequest): EndpointResponse =>
     errorToResponse(
       error,
@@ -391,7 +401,8 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     !target.action?.onException;
   // A callback URL's token is its claim: checked and claimed before `handle` sends.
   if (route.handler === 'callback') return withCallbackToken(definition, route, services, handle);
-  if (!quickStateless) return withIdempotency(route, services, handle, middleware);
+  if (!quickStateless)
+    return withEarlyRefusal(withIdempotency(route, services, handle, middleware));
   // HEAD answers the initial state without sending (handle's own branch).
   const answer = (request: EndpointRequest): ImmediateAnswer =>
     request.method === 'HEAD' ? handle(request, null) : answerStateless(request, sendStatelessSync);

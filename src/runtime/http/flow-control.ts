@@ -10,7 +10,9 @@
  * knows is answered without asking it: a key whose bucket refused until a time stays refused
  * until then (other processes can only take more tokens), and a key with `concurrency` requests
  * in flight here has no free slot anywhere. A key flooding the route thus costs the store one
- * statement per token it gets, not one per request it sends.
+ * statement per token it gets, not one per request it sends. Where the key is a header, that
+ * knowledge is also offered before the request's body is read ({@link FlowGate.refusedEarly}),
+ * so a flood's refusals cost its server little more than parsing their headers.
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +20,7 @@ import { FlowLimitedException, type FlowLimit } from '../errors.js';
 import { newUlid } from '../ids.js';
 import { MemoryFlowControl, type FlowControlStore } from '../persistence/flow-control.js';
 import { headerOf } from './conditional.js';
+import type { EarlyAnswer, RawRequestHeaders } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteFlow } from './types.js';
 
 /** What a request holds once admitted: give it back when its answer is built. */
@@ -25,17 +28,33 @@ export interface FlowTicket {
   release(): Promise<void>;
 }
 
-/** The gate of one route: a ticket, or the refusal to answer. */
-export type FlowGate = (
-  request: EndpointRequest,
-  payload: unknown,
-  context: unknown,
-) => Promise<FlowTicket | FlowLimitedException>;
+/** The gate of one route. */
+export interface FlowGate {
+  /** A ticket, or the refusal to answer. */
+  admit(
+    request: EndpointRequest,
+    payload: unknown,
+    context: unknown,
+  ): Promise<FlowTicket | FlowLimitedException>;
+  /**
+   * The refusal this process already knows from the headers alone (a header key whose bucket
+   * refused until a later time, or with `concurrency` requests in flight here), else `null`.
+   * Undefined for a route whose key is not a header or that debounces (every request of a
+   * burst must be seen).
+   */
+  refusedEarly?: (headers: RawRequestHeaders) => FlowLimitedException | null;
+}
 
 /** How long a slot outlives a request whose process stopped answering without dying. */
 const SLOT_LEASE_MS = 60_000;
-/** Seconds a concurrency refusal asks to wait: slots free as requests end, unannounced. */
-const CONCURRENCY_RETRY_AFTER_S = 1;
+/**
+ * Seconds an `instances` refusal asks to wait, and the least a concurrency refusal asks:
+ * `Retry-After` counts whole seconds, and places in a state free on events this route does not
+ * see.
+ */
+const MIN_RETRY_AFTER_S = 1;
+/** Weight of the newest hold in the route's running mean of how long a slot is held. */
+const HOLD_WEIGHT = 0.2;
 /** Longer key values are hashed, so a row's key stays short whatever a header holds. */
 const MAX_KEY_LENGTH = 128;
 /** Keys of local refusals kept before the expired ones are dropped. */
@@ -69,6 +88,13 @@ export function createFlowGate(
   /** Requests of each key in flight in this process. */
   const inFlight = new Map<string, number>();
   const leaseMs = SLOT_LEASE_MS + (route.contention?.waitMs ?? 0);
+  /**
+   * Running mean of how long this process's requests held a slot (ms): a refused request waits
+   * about that long for the next one to free. Less than a second (the usual) still says 1.
+   */
+  let meanHoldMs = 0;
+  let holds = 0;
+  const concurrencyRetryMs = (): number => Math.max(MIN_RETRY_AFTER_S * 1000, meanHoldMs);
 
   const refuse = (limit: FlowLimit, retryAfterMs: number | null): FlowLimitedException => {
     const seconds = retryAfterMs === null ? null : Math.max(1, Math.ceil(retryAfterMs / 1000));
@@ -128,21 +154,44 @@ export function createFlowGate(
     }
     if (slot !== null) await counters.releaseSlot(slot);
     leave();
-    return refuse('instances', CONCURRENCY_RETRY_AFTER_S * 1000);
+    return refuse('instances', MIN_RETRY_AFTER_S * 1000);
   };
 
-  return async (request, payload, context) => {
+  /** What this process knows of `key` without asking the store: a refusal, or `null`. */
+  const knownRefusal = (key: string): FlowLimitedException | null => {
+    if (flow.rate !== undefined) {
+      const until = refusedUntil.get(key);
+      if (until !== undefined) {
+        const left = until - Date.now();
+        if (left > 0) return refuse('rate', left);
+      }
+    }
+    if (flow.concurrency !== undefined && (inFlight.get(key) ?? 0) >= flow.concurrency)
+      return refuse('concurrency', concurrencyRetryMs());
+    return null;
+  };
+
+  const admit = async (
+    request: EndpointRequest,
+    payload: unknown,
+    context: unknown,
+  ): Promise<FlowTicket | FlowLimitedException> => {
     const key = keyOf(flow, request, payload, context);
     if (flow.debounce !== undefined) {
       const owner = newUlid();
-      await counters.markLatest(scope, key, owner);
-      await sleep(flow.debounce.window);
+      const elapsed = await counters.markLatest(scope, key, owner);
+      const { window, maxWait } = flow.debounce;
+      // maxWait: the burst's latest goes when its first has waited that long, later ones or not.
+      await sleep(
+        maxWait === undefined ? window : Math.max(0, Math.min(window, maxWait - elapsed)),
+      );
       if (!(await counters.takeLatest(scope, key, owner))) return refuse('debounce', null);
     }
+    // Before the store: a refusal known here takes no token and costs no round trip.
+    const known = knownRefusal(key);
+    if (known !== null) return known;
     if (flow.rate !== undefined) {
       const now = Date.now();
-      const until = refusedUntil.get(key);
-      if (until !== undefined && now < until) return refuse('rate', until - now);
       const token = await counters.takeToken(scope, key, flow.rate);
       if (!token.granted) {
         if (refusedUntil.size >= LOCAL_SWEEP_AT)
@@ -158,9 +207,10 @@ export function createFlowGate(
     const local = inFlight.get(key) ?? 0;
     if (local >= limit) {
       await admitted.release();
-      return refuse('concurrency', CONCURRENCY_RETRY_AFTER_S * 1000);
+      return refuse('concurrency', concurrencyRetryMs());
     }
     inFlight.set(key, local + 1);
+    const since = Date.now();
     const done = (): void => {
       const left = (inFlight.get(key) ?? 1) - 1;
       if (left <= 0) inFlight.delete(key);
@@ -177,11 +227,14 @@ export function createFlowGate(
     if (slot === null) {
       done();
       await admitted.release();
-      return refuse('concurrency', CONCURRENCY_RETRY_AFTER_S * 1000);
+      return refuse('concurrency', concurrencyRetryMs());
     }
     return {
       release: async () => {
         done();
+        const held = Date.now() - since;
+        meanHoldMs = holds === 0 ? held : meanHoldMs + (held - meanHoldMs) * HOLD_WEIGHT;
+        holds += 1;
         try {
           await counters.releaseSlot(slot);
         } finally {
@@ -189,6 +242,37 @@ export function createFlowGate(
         }
       },
     };
+  };
+
+  const header = flow.key !== null && 'header' in flow.key ? flow.key.header : null;
+  if (header === null || flow.debounce !== undefined) return { admit };
+  return {
+    admit,
+    refusedEarly: (headers) => {
+      const raw = headers[header];
+      const value = Array.isArray(raw) ? raw.join(', ') : raw;
+      return knownRefusal(value === undefined ? '' : shortKey(value));
+    },
+  };
+}
+
+/**
+ * The early answer (responses.ts `withEarlyAnswer`) of a route's gate: its refusal known from
+ * the headers, before the body is read; `undefined` when the gate has none. Not for a request
+ * with an Idempotency-Key the route honours (its replay is due whatever the limits say now),
+ * nor for HEAD, which sends nothing.
+ */
+export function earlyFlowRefusal(
+  route: PlannedRoute,
+  gate: FlowGate | null,
+): EarlyAnswer | undefined {
+  const refusedEarly = gate?.refusedEarly;
+  if (refusedEarly === undefined) return undefined;
+  const idempotent = route.idempotency !== undefined;
+  return (method, headers) => {
+    if (method === 'HEAD' || (idempotent && headers['idempotency-key'] !== undefined)) return null;
+    const refusal = refusedEarly(headers);
+    return refusal === null ? null : flowLimitedResponse(refusal);
   };
 }
 
@@ -225,7 +309,10 @@ function keyOf(
           'payload' in source ? payload : context,
           'payload' in source ? source.payload : source.context,
         );
-  if (value === undefined) return '';
+  return value === undefined ? '' : shortKey(value);
+}
+
+function shortKey(value: string): string {
   return value.length <= MAX_KEY_LENGTH
     ? value
     : `sha256:${createHash('sha256').update(value).digest('base64url')}`;

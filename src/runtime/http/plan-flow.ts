@@ -16,9 +16,39 @@ export const FLOW_BOUNDS = {
   rateInterval: 86_400_000,
   /** One minute, in ms: a debounced request is held that long before it is answered. */
   debounceWindow: 60_000,
+  /** One day, in ms: how long a burst that never pauses may go unsent. */
+  debounceMaxWait: 86_400_000,
 } as const;
 
 const KEY_SOURCES = ['header', 'payload', 'context'] as const;
+
+/**
+ * The `flow` entry of the registration's create route (`POST {prefix}/create`), which has no
+ * event type of its own (its events are counted as `@create` too, traced-route.ts).
+ */
+export const CREATE_FLOW = '@create';
+
+/**
+ * A create route takes no payload and has no instance yet, and a create has no later request
+ * to be superseded by: its flow counts per header (or the whole route), by concurrency and rate.
+ */
+function createLimits(planned: RouteFlow, fail: (message: string) => void): boolean {
+  const problems: string[] = [];
+  if (planned.key !== null && !('header' in planned.key))
+    problems.push(
+      `has a ${'payload' in planned.key ? 'payload' : 'context'} key, but a create route reads no payload and has no instance yet: use { header: 'x-tenant-id' } or no key`,
+    );
+  if (planned.debounce !== undefined)
+    problems.push(
+      `has debounce, which a create route cannot have (each create is its own instance): use rate`,
+    );
+  if (planned.inState !== undefined)
+    problems.push(
+      `has inState, which a create route cannot have: declare it on the event that moves instances into the state`,
+    );
+  for (const problem of problems) fail(`${problem}.`);
+  return problems.length === 0;
+}
 
 /**
  * Checks `flow` against the registration's planned routes and sets `flow` (and the 429 status)
@@ -50,15 +80,31 @@ export function planFlow(
   const eventRoutes = routes.filter(
     (route) => route.eventType !== null && route.endpointIndex !== null,
   );
+  const createRoute = routes.find((route) => route.handler === 'create');
   for (const [event, entry] of Object.entries(flow)) {
-    const route = eventRoutes.find((candidate) => candidate.eventType === event);
+    const route =
+      event === CREATE_FLOW
+        ? createRoute
+        : eventRoutes.find((candidate) => candidate.eventType === event);
     if (route === undefined) {
-      const known = eventRoutes.map((candidate) => candidate.eventType).join(', ');
+      if (event === CREATE_FLOW) {
+        fail(
+          `names the create route, which this registration does not have: set create: true, or remove '${CREATE_FLOW}'.`,
+          event,
+        );
+        continue;
+      }
+      const known = [
+        ...eventRoutes.map((candidate) => candidate.eventType),
+        ...(createRoute === undefined ? [] : [CREATE_FLOW]),
+      ].join(', ');
       fail(`names no event route of this registration. Use one of: ${known || '(none)'}.`, event);
       continue;
     }
     const planned = planEntry(entry, route, states, (message) => fail(message, event));
     if (planned === null) continue;
+    if (route.handler === 'create' && !createLimits(planned, (message) => fail(message, event)))
+      continue;
     route.flow = planned;
     if (!route.errorStatuses.includes(429))
       route.errorStatuses = [...route.errorStatuses, 429].sort((a, b) => a - b);
@@ -112,15 +158,17 @@ function planEntry(
   }
   if (debounce !== undefined) {
     const window = isPlainObject(debounce) ? debounce['window'] : undefined;
+    const maxWait = isPlainObject(debounce) ? debounce['maxWait'] : undefined;
     if (
       isPlainObject(debounce) &&
-      Object.keys(debounce).length === 1 &&
-      isIntegerIn(window, 1, FLOW_BOUNDS.debounceWindow)
+      Object.keys(debounce).every((key) => key === 'window' || key === 'maxWait') &&
+      isIntegerIn(window, 1, FLOW_BOUNDS.debounceWindow) &&
+      (maxWait === undefined || isIntegerIn(maxWait, window, FLOW_BOUNDS.debounceMaxWait))
     )
-      planned.debounce = { window };
+      planned.debounce = maxWait === undefined ? { window } : { window, maxWait };
     else
       problem(
-        `has debounce ${describe(debounce)}: use { window }, the ms (1 to ${FLOW_BOUNDS.debounceWindow}) a request waits for a later one of its key, e.g. { window: 500 }.`,
+        `has debounce ${describe(debounce)}: use { window, maxWait? }, the ms (1 to ${FLOW_BOUNDS.debounceWindow}) a request waits for a later one of its key and, optionally, the most ms (window to ${FLOW_BOUNDS.debounceMaxWait}) a burst that never pauses waits before its latest is sent, e.g. { window: 500, maxWait: 5000 }.`,
       );
   }
   const inState = entry['inState'];
@@ -179,6 +227,12 @@ function planKey(
     return { header: name.toLowerCase() };
   }
   if (source === 'context') {
+    if (route.binding.kind === 'key') {
+      problem(
+        `reads its key from the context, but route ${route.name} is create-or-send: its instance may not exist before the send. Use a header or payload key (e.g. { payload: '${route.binding.field}' }).`,
+      );
+      return null;
+    }
     if (route.binding.kind === 'none') {
       problem(
         `reads its key from the context, but route ${route.name} sends to a new instance each time: use a header or payload key, or bind the event with machineIdFor or modelFor.`,

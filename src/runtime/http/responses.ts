@@ -326,6 +326,30 @@ export function immediateAnswerOf(
   );
 }
 
+/** Node's request headers as adapters receive them: lower-cased names, repeats as arrays. */
+export type RawRequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** An answer a route can give from the request's method and headers alone, or `null` to handle it. */
+export type EarlyAnswer = (method: string, headers: RawRequestHeaders) => EndpointResponse | null;
+
+const EARLY = Symbol('machine-routes.early-answer');
+
+/**
+ * `handler` carrying `early`, which adapters call before they read the request's body (Fastify's
+ * `onRequest`, before Express's body reader): an answer it gives is sent as it is, without the
+ * body being read, the route's middleware or its handler. Flow control's refusals of a header
+ * key already known refused (flow-control.ts) use it, so that a flooding key costs its server
+ * little more than its headers.
+ */
+export function withEarlyAnswer(handler: RouteHandler, early: EarlyAnswer): RouteHandler {
+  return Object.assign(handler, { [EARLY]: early });
+}
+
+/** The early answer of a handler made by {@link withEarlyAnswer}, else `undefined`. */
+export function earlyAnswerOf(handler: RouteHandler): EarlyAnswer | undefined {
+  return (handler as { [EARLY]?: EarlyAnswer })[EARLY];
+}
+
 /** An `HttpLogger` writing to a pino-style logger: `log.error({ err, route }, message)`. */
 export function httpLoggerOf(log: Logger): HttpLogger {
   return {

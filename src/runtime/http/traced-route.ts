@@ -18,7 +18,13 @@ import {
   tracesRecorded,
   type Span,
 } from '../telemetry/tracing.js';
-import { immediateAnswerOf, withImmediateAnswer, type ImmediateAnswer } from './responses.js';
+import {
+  earlyAnswerOf,
+  immediateAnswerOf,
+  withEarlyAnswer,
+  withImmediateAnswer,
+  type ImmediateAnswer,
+} from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 
 /** `handler` with a span per request and, for event and create routes, the events count. */
@@ -81,7 +87,15 @@ export function tracedRoute(route: PlannedRoute, handler: RouteHandler): RouteHa
       ? response.then((settled) => finish(span, settled))
       : finish(span, response);
   };
-  return withImmediateAnswer(traced);
+  const result = withImmediateAnswer(traced);
+  const early = earlyAnswerOf(handler);
+  if (early === undefined) return result;
+  // Answered before a span could start: counted still, as the route's other answers are.
+  return withEarlyAnswer(result, (method, headers) => {
+    const response = early(method, headers);
+    if (response !== null) count(response.status);
+    return response;
+  });
 }
 
 /** The instance id an answer names (`data.id`), for the span. */

@@ -193,9 +193,11 @@ export interface FlowControlOptions {
   /**
    * The last request of a burst is the one sent: each request waits `window` ms; one followed
    * by another of its key within that time is answered 429 (`limit: 'debounce'`, not to be
-   * retried) and sends nothing.
+   * retried) and sends nothing. With `maxWait` (ms, at least `window`), a burst that never
+   * pauses still sends: its latest request is sent at most `maxWait` after the burst's first
+   * (as lodash's and Inngest's debounce), and the next request starts a new burst.
    */
-  debounce?: { window: number };
+  debounce?: { window: number; maxWait?: number };
   /**
    * At most `limit` instances of the machine in `state` (its id, `'processing'`,
    * `'review.open'`): a request is refused while that many are there. The route's admissions
@@ -210,7 +212,7 @@ export interface RouteFlow {
   key: FlowKeySource | null;
   concurrency?: number;
   rate?: { limit: number; interval: number };
-  debounce?: { window: number };
+  debounce?: { window: number; maxWait?: number };
   inState?: { state: string; limit: number };
 }
 

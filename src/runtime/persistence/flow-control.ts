@@ -47,11 +47,29 @@ export interface FlowControlStore {
   ): Promise<FlowSlot | null>;
   /** Gives a slot back (nothing when its lease ran out and another request took it). */
   releaseSlot(slot: FlowSlot): Promise<void>;
-  /** Makes `ownerId` the latest request of `key`'s burst in `scope`. */
-  markLatest(scope: string, key: string, ownerId: string): Promise<void>;
+  /**
+   * Makes `ownerId` the latest request of `key`'s burst in `scope` (starting a burst when there
+   * is none); the ms since the burst's first request, 0 for the first (debounce's `maxWait`).
+   */
+  markLatest(scope: string, key: string, ownerId: string): Promise<number>;
   /** Whether `ownerId` is still the latest of its burst; `true` also ends the burst. */
   takeLatest(scope: string, key: string, ownerId: string): Promise<boolean>;
+  /**
+   * Deletes the rows of keys idle for `idleMs` (run by the expired-row sweep,
+   * engine/lock-sweeper.ts): full buckets, slot rows of keys none of whose slots was taken
+   * since and none is held, bursts not marked since (their latest request died unanswered).
+   * Each is what a key's next request would make again: nothing a request sees changes. How
+   * many rows were deleted.
+   */
+  sweepIdle(idleMs: number): Promise<number>;
 }
+
+/**
+ * How long a key's flow-control rows stay once idle: far longer than any window, lease or
+ * wait, so a row a request may still use is never deleted (and a process trusts its knowledge
+ * that a key's slot rows exist for less than this, flow-control-sql.ts).
+ */
+export const FLOW_IDLE_MS = 3_600_000;
 
 /** GCRA: the new `tat`, or how long until a request is let through. */
 export function gcra(
@@ -73,7 +91,8 @@ const MEMORY_SWEEP_AT = 10_000;
 export class MemoryFlowControl implements FlowControlStore {
   readonly #tats = new Map<string, number>();
   readonly #inFlight = new Map<string, number>();
-  readonly #latest = new Map<string, string>();
+  /** The latest request of each key's burst, and when the burst began. */
+  readonly #latest = new Map<string, { ownerId: string; firstAt: number }>();
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {
@@ -113,20 +132,40 @@ export class MemoryFlowControl implements FlowControlStore {
     else this.#inFlight.set(id, held);
   }
 
-  async markLatest(scope: string, key: string, ownerId: string): Promise<void> {
-    this.#latest.set(`${scope}\u0000${key}`, ownerId);
+  async markLatest(scope: string, key: string, ownerId: string): Promise<number> {
+    const id = `${scope}\u0000${key}`;
+    const now = this.#now();
+    const firstAt = this.#latest.get(id)?.firstAt ?? now;
+    this.#latest.set(id, { ownerId, firstAt });
+    return now - firstAt;
   }
 
   async takeLatest(scope: string, key: string, ownerId: string): Promise<boolean> {
     const id = `${scope}\u0000${key}`;
-    if (this.#latest.get(id) !== ownerId) return false;
+    if (this.#latest.get(id)?.ownerId !== ownerId) return false;
     this.#latest.delete(id);
     return true;
+  }
+
+  /**
+   * In the process, slots and bursts are gone with the requests that held them: only full
+   * buckets stay behind.
+   */
+  async sweepIdle(idleMs: number): Promise<number> {
+    const before = this.#now() - idleMs;
+    let deleted = 0;
+    for (const [id, tat] of this.#tats)
+      if (tat < before) {
+        this.#tats.delete(id);
+        deleted += 1;
+      }
+    return deleted;
   }
 }
 
 /**
- * The PostgreSQL tables (migration 17). Unlogged, like lock rows: they need no durability (a
+ * The PostgreSQL tables (migration 17; migration 21 adds what the idle sweep and debounce's
+ * `maxWait` read: {@link FLOW_CONTROL_IDLE_POSTGRES}). Unlogged, like lock rows: they need no durability (a
  * server crash empties them, which only refills buckets and frees slots) and so write no WAL.
  * Times are ms since the epoch on the database clock, which every process shares.
  */
@@ -155,4 +194,15 @@ CREATE UNLOGGED TABLE machine_flow_latest (
   owner_id text NOT NULL,
   PRIMARY KEY (scope, flow_key)
 );
+`;
+
+/**
+ * Migration 21: when a slot was last taken (`used_at`), when a burst began (`first_at`, for
+ * debounce's `maxWait`) and was last marked (`marked_at`), ms on the database clock. Rows from
+ * before read 0: idle since ever, swept at the first sweep unless held.
+ */
+export const FLOW_CONTROL_IDLE_POSTGRES = `
+ALTER TABLE machine_flow_slots ADD COLUMN used_at double precision NOT NULL DEFAULT 0;
+ALTER TABLE machine_flow_latest ADD COLUMN first_at double precision NOT NULL DEFAULT 0,
+  ADD COLUMN marked_at double precision NOT NULL DEFAULT 0;
 `;

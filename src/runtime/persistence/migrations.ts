@@ -17,7 +17,7 @@
  * ad-hoc queries only and are left out.
  */
 import { HISTORY_RETENTION_POSTGRES, HISTORY_RETENTION_SQLITE } from './history-retention.js';
-import { FLOW_CONTROL_TABLES_POSTGRES } from './flow-control.js';
+import { FLOW_CONTROL_IDLE_POSTGRES, FLOW_CONTROL_TABLES_POSTGRES } from './flow-control.js';
 import { HOLDER_GONE_FUNCTION_POSTGRES } from './holders.js';
 import { IDEMPOTENCY_TABLE_POSTGRES, IDEMPOTENCY_TABLE_SQLITE } from './idempotency.js';
 import { JOBS_LEASE_HOLDER_SQLITE, JOBS_TABLE_POSTGRES, JOBS_TABLE_SQLITE } from './job-schema.js';
@@ -386,6 +386,14 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     name: 'child parent scenario',
     sqlite: `ALTER TABLE machine_children ADD COLUMN parent_scenario TEXT;`,
     postgres: `ALTER TABLE machine_children ADD COLUMN parent_scenario json;`,
+  },
+  // Flow control's idle rows are deleted by the expired-row sweep (flow-control.ts sweepIdle),
+  // which needs when a key's slots were last taken; debounce's maxWait needs when a burst began.
+  {
+    version: 21,
+    name: 'flow control idle rows',
+    sqlite: `SELECT 1;`,
+    postgres: FLOW_CONTROL_IDLE_POSTGRES,
   },
 ];
 

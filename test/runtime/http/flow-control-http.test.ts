@@ -9,7 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerMachine } from '../../../fixtures/http/ledger-machine.js';
+import { heldCount, ledgerMachine, releaseHeld } from '../../../fixtures/http/ledger-machine.js';
 import { FLOW_LIMITED_BODY } from '../../../src/generator/emitters/openapi-flow.js';
 import { InvalidFlowControlException } from '../../../src/runtime/errors.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
@@ -49,6 +49,42 @@ const DEBOUNCED: RegistrationOptions = {
   machineIdFor: ['NOTE'],
   only: ['NOTE'],
   flow: { NOTE: { debounce: { window: 1000 } } },
+};
+
+/** As CONCURRENT, on a route of its own: its holds alone make its Retry-After. */
+const SLOW: RegistrationOptions = { ...CONCURRENT, prefix: 'slow', name: 'slow' };
+
+/**
+ * A burst that never pauses for its 2.5 s window still sends, its latest 2.5 s after its first
+ * (maxWait is at least the window; equal, the first request of a burst waits no longer).
+ */
+const MAX_WAIT: RegistrationOptions = {
+  prefix: 'maxwait',
+  name: 'maxwait',
+  create: true,
+  machineIdFor: ['NOTE'],
+  only: ['NOTE'],
+  flow: { NOTE: { debounce: { window: 2500, maxWait: 2500 } } },
+};
+
+/** Creates limited per tenant header: 2 per minute. */
+const CREATES: RegistrationOptions = {
+  prefix: 'creates',
+  name: 'creates',
+  create: true,
+  machineIdFor: ['NOTE'],
+  only: ['NOTE'],
+  flow: { '@create': { key: { header: 'x-tenant' }, rate: { limit: 2, interval: 60_000 } } },
+};
+
+/** One NOTE per tenant per minute: the second is refused before its body is read. */
+const EARLY: RegistrationOptions = {
+  prefix: 'early',
+  name: 'early',
+  create: true,
+  machineIdFor: ['NOTE'],
+  only: ['NOTE'],
+  flow: { NOTE: { key: { header: 'x-tenant' }, rate: { limit: 1, interval: 60_000 } } },
 };
 
 /** At most two archived ledgers at a time. */
@@ -127,6 +163,7 @@ describe('flow option', () => {
     [{ NOTE: { concurrency: 0 } }, /concurrency 0: use .* an integer from 1 to 10000/],
     [{ NOTE: { rate: { limit: 5 } } }, /rate \{"limit":5\}: use \{ limit, interval \}/],
     [{ NOTE: { debounce: { window: 120_000 } } }, /debounce .* \(1 to 60000\)/],
+    [{ NOTE: { debounce: { window: 500, maxWait: 100 } } }, /debounce .*maxWait.*\(window to/],
     [{ NOTE: { key: { cookie: 'a' }, concurrency: 1 } }, /has key .* use one source/],
     [{ NOTE: { key: { header: 'x tenant' }, concurrency: 1 } }, /not a header name/],
   ])('should refuse %j with MR_INVALID_FLOW_CONTROL', (flow, message) => {
@@ -136,6 +173,53 @@ describe('flow option', () => {
     expect(plan.issues[0]!.code).toBe('MR_INVALID_FLOW_CONTROL');
     expect(plan.issues[0]!.message).toMatch(message);
     expect(plan.issues[0]!.message).toMatch(/machine 'ledger', registration 'conc'/);
+  });
+
+  it.each([
+    [
+      { key: { payload: 'text' }, rate: { limit: 1, interval: 1000 } },
+      /has a payload key, but a create route reads no payload/,
+    ],
+    [{ debounce: { window: 100 } }, /has debounce, which a create route cannot have/],
+    [{ inState: { state: 'archived', limit: 1 } }, /has inState, which a create route cannot have/],
+  ])('should refuse @create flow %j with MR_INVALID_FLOW_CONTROL', (entry, message) => {
+    const plan = planRegistration(ledgerMachine, {
+      ...CREATES,
+      flow: { '@create': entry },
+    } as RegistrationOptions);
+    expect(plan.issues.map((issue) => issue.code)).toEqual(['MR_INVALID_FLOW_CONTROL']);
+    expect(plan.issues[0]!.message).toMatch(message);
+    expect(plan.issues[0]!.message).toMatch(/'flow' of `@create`.*registration 'creates'/);
+  });
+
+  it('should plan @create on the create route, and name it among the routes flow can take', () => {
+    const routes = planRoutes(ledgerMachine, CREATES);
+    const create = routes.find((route) => route.name === 'creates.create')!;
+    expect(create.flow).toEqual({
+      key: { header: 'x-tenant' },
+      rate: { limit: 2, interval: 60_000 },
+    });
+    expect(create.errorStatuses).toContain(429);
+    const plan = planRegistration(ledgerMachine, { ...CREATES, flow: { PAY: { concurrency: 1 } } });
+    expect(plan.issues[0]!.message).toMatch(/Use one of: NOTE, @create/);
+    const without = planRegistration(ledgerMachine, { ...CREATES, create: false });
+    expect(without.issues.map((issue) => issue.message)).toEqual([
+      expect.stringMatching(
+        /names the create route, which this registration does not have: set create: true/,
+      ),
+    ]);
+  });
+
+  it('should refuse a context key on a create-or-send route', () => {
+    const plan = planRegistration(ledgerMachine, {
+      prefix: 'keyed',
+      only: ['NOTE'],
+      createOrSend: { key: 'n', events: ['NOTE'] },
+      flow: { NOTE: { key: { context: 'notes' }, concurrency: 1 } },
+    } as RegistrationOptions);
+    expect(plan.issues.map((issue) => issue.message)).toEqual([
+      expect.stringMatching(/reads its key from the context, but route .* is create-or-send/),
+    ]);
   });
 
   it('should refuse a context key on a route without an instance', () => {
@@ -164,7 +248,17 @@ describe.each(backends)('flow control over HTTP on $name', (backend) => {
       worker: false,
     });
     const router = new MachineRouter({ runtime });
-    for (const options of [CONCURRENT, RATED, DEBOUNCED, FAIR, ARCHIVES])
+    for (const options of [
+      CONCURRENT,
+      RATED,
+      DEBOUNCED,
+      FAIR,
+      ARCHIVES,
+      MAX_WAIT,
+      CREATES,
+      EARLY,
+      SLOW,
+    ])
       router.register(ledgerMachine, options);
     server = await startServer('fastify', [router], { error: () => {} });
   });
@@ -176,16 +270,22 @@ describe.each(backends)('flow control over HTTP on $name', (backend) => {
 
   it('should let two requests of a tenant be in flight at once and refuse the rest', async () => {
     const ids = await Promise.all(Array.from({ length: 6 }, () => created(server.url, 'conc')));
-    const note = (id: string, tenant: string, delay: number) =>
+    // Held until released: in flight however slowly the host answers the others.
+    const hold = `conc-${backend.name}`;
+    const note = (id: string, tenant: string, headers: Record<string, string> = {}) =>
       send(server.url, 'POST', `/conc/${id}/note`, {
         body: { payload: { n: 1 } },
-        headers: { 'x-tenant': tenant, 'x-delay-ms': String(delay) },
+        headers: { 'x-tenant': tenant, ...headers },
       });
-    const answers = await Promise.all([
-      ...ids.slice(0, 5).map((id) => note(id, 'a', 2000)),
-      note(ids[5]!, 'b', 0),
-    ]);
-    const tenantA = answers.slice(0, 5);
+    const pending = ids.slice(0, 5).map((id) => note(id, 'a', { 'x-hold': hold }));
+    const settled: JsonResponse[] = [];
+    for (const answer of pending) void answer.then((done) => settled.push(done));
+    // The two holding slots cannot answer before the release: the other three are refusals.
+    while (settled.length < 3) await sleep(20);
+    const tenantB = await note(ids[5]!, 'b');
+    releaseHeld(hold);
+    const tenantA = await Promise.all(pending);
+    const answers = [...tenantA, tenantB];
     expect(tenantA.filter((answer) => answer.status === 200)).toHaveLength(2);
     const refused = tenantA.filter((answer) => answer.status !== 200);
     expect(refused).toHaveLength(3);
@@ -194,8 +294,77 @@ describe.each(backends)('flow control over HTTP on $name', (backend) => {
     // Nothing was sent for the refused ones; their slots were never taken, the others' given back.
     const notes = await Promise.all(ids.slice(0, 5).map((id) => runtime.store.load(id)));
     expect(notes.map((snapshot) => snapshot!.context['notes']).sort()).toEqual([0, 0, 0, 1, 1]);
-    expect((await note(ids[0]!, 'a', 0)).status).toBe(200);
+    expect((await note(ids[0]!, 'a')).status).toBe(200);
   });
+
+  it('should ask a refused request to wait about as long as slots are held', async () => {
+    const ids = await Promise.all(Array.from({ length: 3 }, () => created(server.url, 'slow')));
+    // Every request here holds its slot 2.5 s or longer (the host's load only adds): the
+    // route's mean hold is over 2.5 s, and a refusal says 3 s or more.
+    const note = (id: string, headers: Record<string, string>) =>
+      send(server.url, 'POST', `/slow/${id}/note`, {
+        body: { payload: { n: 1 } },
+        headers: { 'x-tenant': 'slow', 'x-delay-ms': '2500', ...headers },
+      });
+    await Promise.all([note(ids[0]!, {}), note(ids[1]!, {})]);
+    const hold = `slow-${backend.name}`;
+    const holding = ids.slice(0, 2).map((id) => note(id, { 'x-hold': hold }));
+    // Both admitted (held in before(), after the gate): the next request of 'slow' is refused.
+    while (heldCount(hold) < 2) await sleep(20);
+    const refused = await note(ids[2]!, {});
+    releaseHeld(hold);
+    await Promise.all(holding);
+    expectDocumentedRefusal(refused, 'concurrency');
+    expect((refused.body as { retryAfter: number }).retryAfter).toBeGreaterThanOrEqual(3);
+  }, 90_000);
+
+  it('should limit creates per tenant header on the create route', async () => {
+    const create = (tenant: string) =>
+      send(server.url, 'POST', '/creates/create', { headers: { 'x-tenant': tenant } });
+    const answers = [await create('a'), await create('a'), await create('a'), await create('b')];
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 429, 201]);
+    expectDocumentedRefusal(answers[2]!, 'rate');
+    expect((answers[2]!.body as { message: string }).message).toMatch(/Route creates\.create:/);
+  });
+
+  it('should refuse a key known refused before reading the body, and spend no token', async () => {
+    const id = await created(server.url, 'early');
+    const note = (tenant: string, body: string) =>
+      send(server.url, 'POST', `/early/${id}/note`, {
+        raw: body,
+        headers: { 'x-tenant': tenant, 'content-type': 'application/json' },
+      });
+    expect((await note('a', '{"payload":{"n":1}}')).status).toBe(200);
+    // The bucket refuses the next one: from now on this process knows 'a' is refused.
+    expectDocumentedRefusal(await note('a', '{"payload":{"n":1}}'), 'rate');
+    // Known refused: 429 whatever the body (read, it would be the malformed body's 400).
+    expectDocumentedRefusal(await note('a', '{"payload":'), 'rate');
+    // Not known refused: the body is read and answered.
+    expect((await note('b', '{"payload":')).status).toBe(400);
+    // A request refused by validation used no token: tenant b still has its one.
+    expect((await note('b', '{"payload":{"n":2}}')).status).toBe(200);
+    expect((await runtime.store.load(id))!.context['notes']).toBe(2);
+  });
+
+  it('should send a burst that never pauses at least every maxWait', async () => {
+    const id = await created(server.url, 'maxwait');
+    const burst: Promise<JsonResponse>[] = [];
+    // One request every 100 ms for 4 s: never a pause of the 2.5 s window.
+    const started = Date.now();
+    for (let n = 1; Date.now() - started < 4000; n += 1) {
+      burst.push(send(server.url, 'POST', `/maxwait/${id}/note`, { body: { payload: { n } } }));
+      await sleep(100);
+    }
+    const answers = await Promise.all(burst);
+    const sent = answers.filter((answer) => answer.status === 200);
+    for (const answer of answers.filter((answer) => answer.status !== 200))
+      expectDocumentedRefusal(answer, 'debounce');
+    // Without maxWait only the last would be sent; with it, one 2.5 s into the burst too.
+    expect(answers.slice(0, -1).some((answer) => answer.status === 200)).toBe(true);
+    const seen = (await runtime.store.load(id))!.context['seen'] as number[];
+    expect(seen).toHaveLength(sent.length);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+  }, 60_000);
 
   it('should count a rate per payload key and per context key', async () => {
     const id = await created(server.url, 'rated');

@@ -15,6 +15,7 @@ import express, {
 import type { EndpointResponse } from '../../definition/types.js';
 import {
   defaultHttpLogger,
+  earlyAnswerOf,
   errorResponse,
   errorToResponse,
   HttpError,
@@ -140,8 +141,14 @@ function addRoutes(
 
 /** One route's layer: claims the request, reads its JSON body, runs the neutral handler. */
 function routeHandler(handler: RouteHandler, limit: number, token: object): RequestHandler {
+  const early = earlyAnswerOf(handler);
   return (request, response, next) => {
     (request as Claimable)[CLAIMED] = token;
+    if (early !== undefined) {
+      // Before the body is read: an answer here skips it (Node discards it).
+      const answer = early(request.method, request.headers);
+      if (answer !== null) return void sendResponse(response, answer);
+    }
     readJsonBody(request, limit, (error) => {
       if (error !== undefined) return next(error);
       // After a body this runs in the stream's 'end' event, outside Express's try/catch: a

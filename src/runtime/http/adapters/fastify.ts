@@ -8,10 +8,11 @@ import type {
   FastifyInstance,
   FastifyPluginAsync,
   FastifyPluginOptions,
+  FastifyReply,
   FastifyRequest,
 } from 'fastify';
 import type { EndpointResponse } from '../../definition/types.js';
-import { errorResponse, HttpError, httpLoggerOf } from '../responses.js';
+import { earlyAnswerOf, errorResponse, HttpError, httpLoggerOf } from '../responses.js';
 import {
   parseJsonBody,
   UnreadableBody,
@@ -255,6 +256,7 @@ function registerRoutes(
     void sendResponse(reply, fastifyErrorResponse(error, log, request.routeOptions.url));
   });
   for (const { route, handler } of routes) {
+    const early = earlyAnswerOf(handler);
     scope.route({
       method: route.method,
       url: toColonPath(route.path),
@@ -262,6 +264,16 @@ function registerRoutes(
       // Fastify binds `handler`: the error handler finds the layer's own in the route's config.
       config: { [LAYER_HANDLER]: handler },
       handler: fastifyHandler(handler),
+      // Before the body is read: an answer here skips its parsing (Node discards the body).
+      ...(early === undefined
+        ? {}
+        : {
+            onRequest: (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+              const response = early(request.method, request.headers);
+              if (response === null) done();
+              else void sendResponse(reply, response);
+            },
+          }),
     });
   }
   if (!methodRoutes) return;
