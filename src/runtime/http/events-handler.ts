@@ -8,22 +8,20 @@
  *
  * The first message is the current state, unless `Last-Event-ID` already names its sequence (a
  * reconnecting client is sent only what is newer). States follow commit notices, so a stream
- * writes and polls nothing; states committed in quick succession, or while the client is not
- * reading, may arrive as the latest one only (state-stream.ts: about one message is queued per
- * stream). The stream ends after a final state; a comment line every 15 s keeps proxies from
- * closing an idle connection.
+ * writes and polls nothing, and the streams of one instance share the subscription, the read of
+ * each notice and the formatted message (live-followers.ts); states committed in quick
+ * succession, or while the client is not reading, may arrive as the latest one only
+ * (state-stream.ts: about one message is queued per stream). The stream ends after a final
+ * state; a comment line every 15 s keeps proxies from closing an idle connection.
  */
 import type { MachineDefinitionBase } from '../definition/types.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import type { HttpServices } from './http-services.js';
+import { LiveFollowers } from './live-followers.js';
 import { readRoute } from './read-handler.js';
 import { StateStream } from './state-stream.js';
 import { defaultHttpLogger, guarded } from './responses.js';
 import type { PlannedRoute, RouteHandler } from './types.js';
-import { watchInstance, type InstanceWatch } from './watch-instance.js';
-
-/** Milliseconds between keep-alive comments. */
-const HEARTBEAT_MS = 15_000;
 
 /** Builds the handler of one planned stream route (`route.handler === 'events'`). */
 export function createEventsHandler<D extends MachineDefinitionBase>(
@@ -33,6 +31,12 @@ export function createEventsHandler<D extends MachineDefinitionBase>(
   services: HttpServices<D>,
 ): RouteHandler {
   const read = readRoute(definition, route, middleware, services);
+  const followers = new LiveFollowers(services.instances, definition, (current) => {
+    const envelope = read.envelope(current);
+    return envelope instanceof Promise
+      ? envelope.then((data) => message(current.snapshot.sequence, data))
+      : message(current.snapshot.sequence, envelope);
+  });
 
   return guarded(route, services.logger, async (request) => {
     if (middleware.length > 0) {
@@ -49,41 +53,10 @@ export function createEventsHandler<D extends MachineDefinitionBase>(
       });
     const lastEventId = Number(request.headers['last-event-id'] ?? '');
     const seen = Number.isInteger(lastEventId) ? lastEventId : -1;
-
-    let heartbeat: NodeJS.Timeout | undefined;
-    // Only the watch's stop is kept for the stream's life: its first read is not (bench/scale/subscribers-heap.ts).
-    let stopWatch: (() => void) | undefined;
-    let stopped = false;
-    const stream = new StateStream({
-      format: async (current) =>
-        `id: ${current.snapshot.sequence}\nevent: state\ndata: ${JSON.stringify(await read.envelope(current))}\n\n`,
-      stop: () => {
-        stopped = true;
-        clearInterval(heartbeat);
-        stopWatch?.();
-      },
-      onError: logError,
-    });
-    // Unknown ids throw here, before the stream starts: a JSON 404.
-    const watch: InstanceWatch = await watchInstance(
-      services.instances,
-      definition,
-      id,
-      (current) => stream.offer(current),
-      logError,
-    );
-    // A final state or a client gone while the subscription was being made.
-    stopWatch = watch.stop;
-    if (stopped) watch.stop();
-    else {
-      heartbeat = setInterval(() => stream.comment(': keep-alive'), HEARTBEAT_MS);
-      heartbeat.unref();
-    }
-    // A retry hint, then the current state unless the client already has it.
+    const stream = new StateStream();
     stream.comment('retry: 1000');
-    if (watch.first.snapshot.sequence > seen) stream.offer(watch.first);
-    // The client has the final state already: nothing will follow.
-    else if (watch.first.snapshot.status === 'done') stream.finish();
+    // Unknown ids throw here, before the stream starts: a JSON 404.
+    await followers.follow(id, seen, stream, logError);
     return {
       status: 200,
       headers: {
@@ -94,4 +67,8 @@ export function createEventsHandler<D extends MachineDefinitionBase>(
       body: stream,
     };
   });
+}
+
+function message(sequence: number, envelope: unknown): string {
+  return `id: ${sequence}\nevent: state\ndata: ${JSON.stringify(envelope)}\n\n`;
 }

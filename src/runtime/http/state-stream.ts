@@ -1,105 +1,185 @@
 /**
- * The body of a state stream: a `Readable` that writes a state only when its consumer asks for
- * more, and otherwise keeps the latest one. A client that stops reading holds up one message in
- * the stream's buffer and one in its socket's; every state committed meanwhile replaces the one
- * waiting, so the client gets the latest when it reads again (about 1 MB queued for a 500 KB
- * context, where pushing each state queued every one: 50.5 MB for 100 commits).
+ * The body of a state stream: Server-Sent Events written straight to the HTTP response, with no
+ * `Readable` between (bench/scale/subscribers-heap.ts: a `Readable` piped by the framework cost
+ * an idle subscriber about 4 KB of stream state and `finished` watchers). A state is written
+ * only while the socket takes more (`write()`'s answer, then `drain`); every state committed
+ * meanwhile replaces the one waiting, so a client that stops reading holds up one message here
+ * and one in its socket's buffer, and gets the latest when it reads again (about 1 MB queued for
+ * a 500 KB context, where writing each state queued every one: 50.5 MB for 100 commits).
+ *
+ * Messages arrive formatted (live-followers.ts formats a commit once for all the streams of an
+ * instance). One interval for every open stream sends the keep-alive comments, rather than a
+ * timer each.
  */
-import { Readable } from 'node:stream';
-import type { InstanceRead } from '../persistence/types.js';
+import type { ServerResponse } from 'node:http';
 
-/** What a {@link StateStream} needs from its route. */
-export interface StateStreamOptions {
-  /** The SSE message of a state (`id:`, `event:`, `data:`), read envelope included. */
-  format(read: InstanceRead): Promise<string>;
-  /** Called once when no more states are needed: a final one is known, or the stream is destroyed. */
-  stop(): void;
-  /** A state that could not be formatted; the stream goes on with the next one. */
-  onError(error: unknown): void;
+/** Milliseconds between keep-alive comments. */
+const HEARTBEAT_MS = 15_000;
+
+/** What a stream tells when it stops (a final state was written, or it was destroyed). */
+export interface StateStreamOwner {
+  leave(stream: StateStream): void;
 }
 
-/** Server-Sent Events of one instance's states, latest first when the client falls behind. */
-export class StateStream extends Readable {
-  readonly #options: StateStreamOptions;
-  /** The newest state not written yet: a newer one replaces it. */
-  #pending: InstanceRead | null = null;
-  /** The consumer asked for more, and nothing was written since. */
-  #wanted = false;
-  /** A state is being formatted: the next one waits for it, keeping commit order. */
-  #writing = false;
-  #stopped = false;
-  /** The end was pushed: nothing may follow it. */
-  #ended = false;
+/** Streams attached to a response and still open: the keep-alive and shutdown walk them. */
+const open = new Set<StateStream>();
+let heartbeat: NodeJS.Timeout | undefined;
 
-  constructor(options: StateStreamOptions) {
-    super();
-    this.#options = options;
+function keepAlive(): void {
+  for (const stream of open) stream.comment(': keep-alive');
+}
+
+/** Server-Sent Events of one instance's states, the latest only when the client falls behind. */
+export class StateStream {
+  /** The response, once the adapter has attached it. */
+  #response: ServerResponse | null = null;
+  /** Comment lines written before the response was attached (the retry hint). */
+  #early = '';
+  /** The newest message not written yet: a newer one replaces it. */
+  #pending: string | null = null;
+  #pendingFinal = false;
+  /** The sequence of the newest message taken (written or pending); older ones are dropped. */
+  #sequence = -1;
+  /** `write()` answered false: nothing more is written until `drain`. */
+  #blocked = false;
+  /** The final message was taken: the response ends once it is written. */
+  #final = false;
+  #closed = false;
+  #owner: StateStreamOwner | null = null;
+
+  /** The HTTP server the response belongs to (shutdown ends its streams), once attached. */
+  get server(): unknown {
+    return (this.#response?.socket as { server?: unknown } | null | undefined)?.server;
   }
 
-  /** Offers a committed state; an older one than what is waiting is dropped. */
-  offer(read: InstanceRead): void {
-    if (this.#pending !== null && this.#pending.snapshot.sequence >= read.snapshot.sequence) return;
-    this.#pending = read;
-    // A final state is the last: nothing needs watching once it is known.
-    if (read.snapshot.status === 'done') this.#stop();
-    void this.#flush();
+  /** Whether the stream has stopped (its final state written, or destroyed). */
+  get closed(): boolean {
+    return this.#closed;
   }
 
-  /** A comment line (a retry hint, a keep-alive), written only when nothing else is queued. */
+  /** Tells `owner` when the stream stops; a stream already stopped tells it at once. */
+  setOwner(owner: StateStreamOwner): void {
+    this.#owner = owner;
+    if (this.#closed) owner.leave(this);
+  }
+
+  /**
+   * Offers the message of committed state `sequence`; one not newer than the newest taken is
+   * dropped, so messages may arrive out of order. `final`: the instance's last state.
+   */
+  offer(sequence: number, message: string, final: boolean): void {
+    if (this.#closed || this.#final || sequence <= this.#sequence) return;
+    this.#sequence = sequence;
+    this.#pending = message;
+    this.#pendingFinal = final;
+    if (final) {
+      this.#final = true;
+      // Nothing needs watching once the final state is known.
+      this.#leave();
+    }
+    this.#flush();
+  }
+
+  /** The client has state `sequence` already: only newer ones are written. */
+  skip(sequence: number): void {
+    if (sequence > this.#sequence) this.#sequence = sequence;
+  }
+
+  /** A comment line (a retry hint, a keep-alive), written only when nothing else is waiting. */
   comment(line: string): void {
-    if (this.readableLength === 0 && !this.#ended) this.push(`${line}\n\n`);
+    if (this.#closed || this.#final) return;
+    if (this.#response === null) this.#early += `${line}\n\n`;
+    else if (!this.#blocked && this.#pending === null) this.#write(`${line}\n\n`);
   }
 
   /** Ends the stream without another message (the client already has the final state). */
   finish(): void {
-    this.#stop();
-    this.#end();
+    if (this.#closed || this.#final) return;
+    this.#final = true;
+    this.#pending = null;
+    this.#leave();
+    this.#flush();
   }
 
-  override _read(): void {
-    this.#wanted = true;
-    void this.#flush();
+  /**
+   * Starts writing to `response`, whose status and headers are set: what was offered meanwhile
+   * goes out now. A stream destroyed before takes the response's connection with it.
+   */
+  attach(response: ServerResponse): void {
+    if (this.#response !== null) return;
+    this.#response = response;
+    if (this.#closed) {
+      response.destroy();
+      return;
+    }
+    // One listener: the stream stops with its connection, whoever ends it.
+    response.on('close', () => this.destroy());
+    open.add(this);
+    if (heartbeat === undefined) {
+      heartbeat = setInterval(keepAlive, HEARTBEAT_MS);
+      heartbeat.unref();
+    }
+    const early = this.#early;
+    this.#early = '';
+    // The headers go out with the first bytes: a client learns the stream is open at once.
+    if (early !== '') this.#write(early);
+    else if (this.#pending === null) response.flushHeaders();
+    this.#flush();
   }
 
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#stop();
-    callback(error);
+  /**
+   * Stops the stream: its connection is destroyed unless the final state was written (the
+   * client reconnects, with `Last-Event-ID`).
+   */
+  destroy(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#pending = null;
+    this.#leave();
+    if (open.delete(this) && open.size === 0) {
+      clearInterval(heartbeat);
+      heartbeat = undefined;
+    }
+    const response = this.#response;
+    if (response !== null && !response.writableEnded) response.destroy();
   }
 
-  async #flush(): Promise<void> {
-    while (
-      this.#wanted &&
-      !this.#writing &&
-      this.#pending !== null &&
-      !this.#ended &&
-      !this.destroyed
-    ) {
-      const read = this.#pending;
+  #flush(): void {
+    const response = this.#response;
+    if (response === null || this.#closed) return;
+    const message = this.#pending;
+    if (message !== null && !this.#blocked) {
       this.#pending = null;
-      this.#writing = true;
-      let message: string | null = null;
-      try {
-        message = await this.#options.format(read);
-      } catch (error) {
-        this.#options.onError(error);
-      } finally {
-        this.#writing = false;
-      }
-      if (message === null || this.destroyed) continue;
-      this.#wanted = this.push(message);
-      if (read.snapshot.status === 'done') this.#end();
+      this.#write(message);
+    }
+    // `end` writes what the socket has not taken yet.
+    if (this.#final && this.#pending === null) {
+      response.end();
+      this.destroy();
     }
   }
 
-  #end(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.push(null);
+  #write(text: string): void {
+    const response = this.#response!;
+    // A write after the end would be an 'error' event nobody listens to.
+    if (response.destroyed || response.writableEnded) return;
+    if (!response.write(text)) {
+      this.#blocked = true;
+      response.once('drain', () => {
+        this.#blocked = false;
+        this.#flush();
+      });
+    }
   }
 
-  #stop(): void {
-    if (this.#stopped) return;
-    this.#stopped = true;
-    this.#options.stop();
+  #leave(): void {
+    const owner = this.#owner;
+    this.#owner = null;
+    owner?.leave(this);
   }
+}
+
+/** Ends the open state streams of `server` (its clients reconnect, with `Last-Event-ID`, elsewhere). */
+export function endStateStreams(server: object): void {
+  for (const stream of [...open]) if (stream.server === server) stream.destroy();
 }

@@ -28,7 +28,7 @@ interface SharedRead {
  */
 const inFlight = new WeakMap<object, Map<string, SharedRead>>();
 
-function sharedRead<D extends MachineDefinitionBase>(
+export function sharedRead<D extends MachineDefinitionBase>(
   instances: MachineInstances<D>,
   definition: D,
   id: string,

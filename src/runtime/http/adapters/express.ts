@@ -32,6 +32,7 @@ import {
   unsupportedMediaType,
 } from '../request-parsing.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
+import { StateStream } from '../state-stream.js';
 import { toColonPath } from '../../definition/uri.js';
 import {
   allowHeader,
@@ -358,6 +359,14 @@ function sendResponse(response: Response, result: EndpointResponse): void {
   response.status(result.status);
   if (result.headers) response.set(result.headers);
   const body = result.body;
+  if (body instanceof StateStream) {
+    // Written to the response directly (state-stream.ts); ended on close like any stream.
+    response.flushHeaders();
+    const server = (response.req.socket as { server?: object } | null)?.server;
+    if (server instanceof Server) endStreamsOnClose(server);
+    body.attach(response);
+    return;
+  }
   if (body instanceof Readable) {
     // A stream (server-sent events): written as it comes, destroyed when the client leaves.
     response.flushHeaders();

@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
+import { StateStream } from '../state-stream.js';
 import type { EndpointResponse } from '../../definition/types.js';
 import {
   errorResponse,
@@ -95,6 +96,20 @@ function fastifyLog(request: FastifyRequest): HttpLogger {
 export function sendResponse(reply: FastifyReply, response: EndpointResponse): FastifyReply {
   reply.code(response.status);
   if (response.headers) reply.headers(response.headers);
+  if (response.body instanceof StateStream) {
+    // Written to the response directly (state-stream.ts), with the headers hooks set on the
+    // reply (CORS); onSend hooks do not run, as for any hijacked reply. Ended on close by the
+    // preClose hook (endStreams).
+    reply.hijack();
+    const raw = reply.raw;
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined)
+        raw.setHeader(name, typeof value === 'number' ? String(value) : value);
+    }
+    raw.writeHead(response.status);
+    response.body.attach(raw);
+    return reply;
+  }
   if (response.body instanceof Readable) followStream(reply, response.body);
   return reply.send(response.body);
 }

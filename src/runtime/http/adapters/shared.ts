@@ -9,6 +9,7 @@ import type { MachineRouter, MountedOptionsRoute, MountedRoute } from '../machin
 import { allowValue, pathShape } from '../instance-surface.js';
 import type { EndpointRequest, HttpLogger } from '../types.js';
 import { DEFAULT_BODY_LIMIT, parseQueryString, UnreadableBody } from '../request-parsing.js';
+import { endStateStreams } from '../state-stream.js';
 
 /**
  * What an adapter mounts: a router, or routes plus the body limit (and the OPTIONS routes of
@@ -239,7 +240,7 @@ export function rawQuery(url: string | undefined): string {
  */
 export const MALFORMED_URL_MESSAGE = 'Not Found: the URL is not valid percent-encoded UTF-8.';
 
-/** Open state streams (server-sent events) by HTTP server, whichever adapter answers them. */
+/** Open stream bodies by HTTP server, whichever adapter answers them (state streams: state-stream.ts). */
 const openStreams = new WeakMap<object, Set<Readable>>();
 
 /**
@@ -257,6 +258,7 @@ export function trackStream(server: object | undefined | null, stream: Readable)
 /** Ends every open stream of `server` (its clients reconnect, with `Last-Event-ID`, elsewhere). */
 export function endStreams(server: object): void {
   for (const stream of openStreams.get(server) ?? []) stream.destroy();
+  endStateStreams(server);
 }
 
 const closingServers = new WeakSet<Server>();

@@ -1,7 +1,7 @@
 /**
  * `GET <prefix>/api/machines/{machine}/instances/{id}/stream`: the instance's committed states
- * as Server-Sent Events, for the console's live page. The same watch as a registration's state
- * stream (watch-instance.ts, one read per commit notice, nothing polled), with a message the
+ * as Server-Sent Events, for the console's live page. The same following as a registration's
+ * state stream (live-followers.ts, one read per commit notice, nothing polled), with a message the
  * console needs whatever the machine's registrations: `{ id, sequence, state, status }`. The
  * console reads the record and the timeline again on each message. It ends after a final state;
  * `Last-Event-ID` resumes after the sequence it names, as a registration's stream does.
@@ -9,13 +9,10 @@
 import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { MachineRuntime } from '../../engine/machine-runtime.js';
 import type { InstanceRead } from '../../persistence/types.js';
+import { LiveFollowers } from '../live-followers.js';
 import { defaultHttpLogger } from '../responses.js';
 import { StateStream } from '../state-stream.js';
 import type { EndpointRequest, EndpointResponse } from '../types.js';
-import { watchInstance, type InstanceWatch } from '../watch-instance.js';
-
-/** Milliseconds between keep-alive comments (as the registrations' streams). */
-const HEARTBEAT_MS = 15_000;
 
 /** One message of the admin stream. */
 export interface AdminStateMessage {
@@ -36,6 +33,26 @@ function message(read: InstanceRead): string {
   return `id: ${snapshot.sequence}\nevent: state\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+/** The admin streams of each runtime and machine, grouped by instance (live-followers.ts). */
+const followersOf = new WeakMap<
+  MachineRuntime,
+  WeakMap<MachineDefinition, LiveFollowers<MachineDefinition>>
+>();
+
+function followers(
+  runtime: MachineRuntime,
+  definition: MachineDefinition,
+): LiveFollowers<MachineDefinition> {
+  let byDefinition = followersOf.get(runtime);
+  if (byDefinition === undefined) followersOf.set(runtime, (byDefinition = new WeakMap()));
+  let found = byDefinition.get(definition);
+  if (found === undefined) {
+    found = new LiveFollowers<MachineDefinition>(runtime, definition, message);
+    byDefinition.set(definition, found);
+  }
+  return found;
+}
+
 /** The stream's answer; an unknown instance throws before it starts (a JSON 404). */
 export async function adminStream(
   runtime: MachineRuntime,
@@ -48,36 +65,12 @@ export async function adminStream(
       error,
       route: 'admin.stream',
     });
-  let heartbeat: NodeJS.Timeout | undefined;
-  let watch: InstanceWatch | undefined;
-  let stopped = false;
-  const stream = new StateStream({
-    format: async (read) => message(read),
-    stop: () => {
-      stopped = true;
-      clearInterval(heartbeat);
-      watch?.stop();
-    },
-    onError: logError,
-  });
-  watch = await watchInstance(
-    runtime,
-    definition,
-    request.params['id'] ?? '',
-    (read) => stream.offer(read),
-    logError,
-  );
-  if (stopped) watch.stop();
-  else {
-    heartbeat = setInterval(() => stream.comment(': keep-alive'), HEARTBEAT_MS);
-    heartbeat.unref();
-  }
-  stream.comment('retry: 1000');
   // Last-Event-ID (an EventSource reconnecting): only states newer than the one it has.
   const lastEventId = Number(request.headers['last-event-id'] ?? '');
   const seen = Number.isInteger(lastEventId) ? lastEventId : -1;
-  if (watch.first.snapshot.sequence > seen) stream.offer(watch.first);
-  else if (watch.first.snapshot.status === 'done') stream.finish();
+  const stream = new StateStream();
+  stream.comment('retry: 1000');
+  await followers(runtime, definition).follow(request.params['id'] ?? '', seen, stream, logError);
   return {
     status: 200,
     headers: {
