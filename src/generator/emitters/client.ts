@@ -3,6 +3,7 @@
  * (`client-runtime.gen.ts`). Its types are printed from the OpenAPI document's component
  * schemas (openapi.ts builds them), so the document and the client cannot drift apart.
  */
+import { isThirdPartyRoute } from '../../runtime/http/plan-callbacks.js';
 import { readFileSync } from 'node:fs';
 import { pathParamsOf } from '../../runtime/definition/uri.js';
 import { setAsideFlatLines } from '../flat-layout.js';
@@ -190,7 +191,8 @@ export function buildClientView(manifest: RouteManifest): {
   );
   const groups = manifest.registrations.map((registration) => {
     const all = sortBy(registration.routes, (route) => route.name);
-    const routes = all.filter((route) => route.handler !== 'events');
+    // Callback URLs and webhooks are called by third parties, not through the client.
+    const routes = all.filter((route) => route.handler !== 'events' && !isThirdPartyRoute(route));
     const views = routes.map((route) => methodView(route, statusSet));
     types.push(...views.map((view) => resultView(view.result)));
     return {

@@ -6,6 +6,12 @@
 import type { JsonSchema, ManifestMachine, ManifestRoute, RouteManifest } from '../manifest.js';
 import { compareCodeUnits, sortBy } from '../naming.js';
 import { FLOW_LIMITED_BODY, FLOW_LIMITED_SCHEMA } from './openapi-flow.js';
+import {
+  CALLBACK_REFUSED_BODY,
+  CALLBACK_REFUSED_SCHEMA,
+  WEBHOOK_REFUSED_BODY,
+  WEBHOOK_REFUSED_SCHEMA,
+} from './openapi-callbacks.js';
 import { PRECONDITION_FAILED_BODY, PRECONDITION_FAILED_SCHEMA } from './openapi-http-surface.js';
 import { stateEventSchema, stateEventSchemaName } from './openapi-live-state.js';
 import {
@@ -124,6 +130,11 @@ export function buildComponentSchemas(manifest: RouteManifest): Record<string, J
   // Only a document with flow control has 429 answers (an unused component is a lint warning).
   if (routes.some((route) => route.flow !== undefined))
     schemas[FLOW_LIMITED_SCHEMA] = FLOW_LIMITED_BODY;
+  // Only a document with callback URLs or webhooks has their refusals.
+  if (routes.some((route) => route.handler === 'callback'))
+    schemas[CALLBACK_REFUSED_SCHEMA] = CALLBACK_REFUSED_BODY;
+  if (routes.some((route) => route.handler === 'webhook'))
+    schemas[WEBHOOK_REFUSED_SCHEMA] = WEBHOOK_REFUSED_BODY;
   // A child reached only through forwards answers in `child`: its state ids, not its envelope.
   const registered = new Set(routes.map((route) => route.machineId));
   for (const machine of manifest.machines) {

@@ -17,6 +17,12 @@ import {
   surfaceResponse,
 } from './openapi-http-surface.js';
 import { flowResponse } from './openapi-flow.js';
+import {
+  CALLBACK_TOKEN_DESCRIPTION,
+  callbackRequestBody,
+  callbackResponse,
+  callbackText,
+} from './openapi-callbacks.js';
 import { streamResponse } from './openapi-live-state.js';
 import {
   objectSchema,
@@ -79,7 +85,10 @@ export function operation(route: ManifestRoute, machines: MachinesById): JsonSch
     name,
     in: 'path',
     required: true,
-    description: pathParameterDescription(route, name),
+    description:
+      route.handler === 'callback' && name === 'token'
+        ? CALLBACK_TOKEN_DESCRIPTION
+        : pathParameterDescription(route, name),
     schema: { type: 'string' },
   }));
   if (route.handler === 'read') parameters.push(...waitParameters(route.machineId));
@@ -147,12 +156,19 @@ export function operation(route: ManifestRoute, machines: MachinesById): JsonSch
       errors.map((error) => error.status),
     ),
   };
+  if (route.handler === 'callback') {
+    const text = callbackText(route);
+    op['summary'] = text.summary;
+    op['description'] = `${text.lead}\n\n${op['description'] as string}`;
+  }
   // Create-or-send: the payload field naming the instance, for tools reading the document.
   if (route.binding.kind === 'key')
     op['x-machine-routes-create-or-send'] = { key: route.binding.field };
   if (parameters.length > 0) op['parameters'] = parameters;
   if (isProtected(route)) op['security'] = securityRequirement(route);
-  if (route.handler !== 'create' && !usesQuery(route)) {
+  if (route.handler === 'callback') {
+    op['requestBody'] = callbackRequestBody(route);
+  } else if (route.handler !== 'create' && !usesQuery(route)) {
     const body: Record<string, JsonSchema> = {
       type: { type: 'string', const: route.eventType ?? '' },
     };
@@ -201,7 +217,10 @@ export function operation(route: ManifestRoute, machines: MachinesById): JsonSch
           },
   };
   for (const error of errors) {
-    const surface = surfaceResponse(route, error.status) ?? flowResponse(route, error.status);
+    const surface =
+      callbackResponse(route, error.status) ??
+      surfaceResponse(route, error.status) ??
+      flowResponse(route, error.status);
     if (surface !== undefined) {
       responses[String(error.status)] = surface;
       continue;

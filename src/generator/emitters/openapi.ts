@@ -13,6 +13,7 @@ import type { MachinesById } from './openapi-examples.js';
 import { machineTagDescription, pathParameterDescription } from './openapi-text.js';
 import { withAdminGroup } from './openapi-admin.js';
 import { optionsOperations } from './openapi-http-surface.js';
+import { webhookItem } from './openapi-callbacks.js';
 import { buildComponentSchemas } from './openapi-components.js';
 import { BEARER_AUTH_SCHEME, isProtected, operation } from './openapi-operation.js';
 import { SHARED_RESPONSES, sharedResponses } from './openapi-responses.js';
@@ -33,9 +34,9 @@ const DEFAULT_SERVER = { url: '/', description: 'The server that serves this doc
 const DEFAULT_BEARER_AUTH_DESCRIPTION =
   'Send `Authorization: Bearer <token>`. The roles of a requirement name the guards of the route (`auth:<guard>`) the token must be valid for.';
 
-function usedResponses(paths: Record<string, Record<string, JsonSchema>>): Set<string> {
+function usedResponses(...groups: Record<string, Record<string, JsonSchema>>[]): Set<string> {
   const used = new Set<string>();
-  for (const item of Object.values(paths))
+  for (const item of groups.flatMap((paths) => Object.values(paths)))
     for (const op of Object.values(item))
       for (const response of Object.values(op['responses'] as Record<string, JsonSchema>)) {
         const target = response['$ref'];
@@ -67,6 +68,13 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const routes = manifest.registrations.flatMap((registration) => registration.routes);
   const machines: MachinesById = new Map(manifest.machines.map((machine) => [machine.id, machine]));
+  // Provider webhooks are the document's `webhooks` (OpenAPI 3.1), not operations of `paths`.
+  const webhooks: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of sortBy(
+    routes.filter((route) => route.handler === 'webhook'),
+    (route) => route.name,
+  ))
+    webhooks[route.name] = webhookItem(route);
   const optionsByPath = optionsOperations(routes, {
     sharedResponse: (status) => ({
       $ref: `#/components/responses/${SHARED_RESPONSES[status].name}`,
@@ -74,7 +82,10 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
     security: (guards) => [{ [BEARER_AUTH_SCHEME]: [...guards].sort(compareCodeUnits) }],
     pathParameter: (route, name) => pathParameterDescription(route, name),
   });
-  for (const route of inFlowOrder(routes, machines)) {
+  for (const route of inFlowOrder(
+    routes.filter((route) => route.handler !== 'webhook'),
+    machines,
+  )) {
     const item = (paths[route.path] ??= {});
     item[route.method.toLowerCase()] = operation(route, machines);
   }
@@ -87,7 +98,7 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
   if (license !== null) info['license'] = { ...license };
   const components: JsonSchema = {
     schemas: buildComponentSchemas(manifest),
-    responses: sharedResponses(usedResponses(paths)),
+    responses: sharedResponses(usedResponses(paths, webhooks)),
   };
   // Declared only when some route uses it: operations without `security` are public.
   if (routes.some(isProtected)) {
@@ -110,6 +121,7 @@ export function buildOpenApiDocument(manifest: RouteManifest, options: EmitOptio
       .sort(compareCodeUnits)
       .map((name) => ({ name, description: machineTagDescription(machines.get(name)!) })),
     paths,
+    ...(Object.keys(webhooks).length === 0 ? {} : { webhooks }),
     components,
   });
 }

@@ -5,6 +5,7 @@
  * (`query-runtime.gen.ts`). Kept apart from the client emitter: the client does not change
  * with the option.
  */
+import { isThirdPartyRoute } from '../../runtime/http/plan-callbacks.js';
 import { readFileSync } from 'node:fs';
 import { pathParamsOf } from '../../runtime/definition/uri.js';
 import {
@@ -66,7 +67,8 @@ function instanceRoute(registration: ManifestRegistration): ManifestRoute | null
  * client follows with `subscribe`.
  */
 function queryRoutes(routes: readonly ManifestRoute[]): ManifestRoute[] {
-  return routes.filter((route) => route.handler !== 'events');
+  // Callback URLs and webhooks are called by third parties, not through the client.
+  return routes.filter((route) => route.handler !== 'events' && !isThirdPartyRoute(route));
 }
 
 /** A registration's state stream (`stream: true`), which its `live` query follows. */

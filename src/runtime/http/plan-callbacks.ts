@@ -42,6 +42,14 @@ export interface CallbackContext {
   createOrSend: PlannedCreateOrSend | null;
 }
 
+/**
+ * Whether third parties call the route (a callback URL, a webhook), not the frontend: the
+ * generated client, its TanStack bindings and the OPTIONS surface leave such routes out.
+ */
+export function isThirdPartyRoute(route: Pick<PlannedRoute, 'handler'>): boolean {
+  return route.handler === 'callback' || route.handler === 'webhook';
+}
+
 /** The route segment of an event in a callback path: `APPROVED` -> `approved`. */
 export function callbackSegment(eventType: string): string {
   return eventType.toLowerCase();
@@ -147,10 +155,11 @@ export function planCallbackRoutes(
           ? { kind: 'key', field: planned.instance.field }
           : { kind: 'none' },
       middleware: [],
+      // Whatever event the body maps to, the answer is the default envelope of the machine.
       output: { kind: 'default' },
       action: null,
       status: 200,
-      availableEvents: false,
+      availableEvents: true,
       webhook: planned,
     });
   }

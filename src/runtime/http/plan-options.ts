@@ -7,6 +7,7 @@
 import { authGuardsOf } from './plan-route-answers.js';
 import { pathShape } from './instance-surface.js';
 import type { PlannedRoute, RouteBinding } from './types.js';
+import { isThirdPartyRoute } from './plan-callbacks.js';
 import { pathParam } from './plan-route-fields.js';
 
 /** One planned OPTIONS route. */
@@ -76,11 +77,12 @@ export function planOptionsRoutes(
       group.routes.push(route);
     }
   };
-  for (const route of routes)
-    add(pathShape(route.path), `${route.name}.options`, route.path, route);
+  // Third parties POST to callback and webhook routes: they have no OPTIONS surface.
+  const own = routes.filter((route) => !isThirdPartyRoute(route));
+  for (const route of own) add(pathShape(route.path), `${route.name}.options`, route.path, route);
   // Instance paths last: a router matching in order (Express) must try `/orders/create` before
   // `/orders/{machineId}`.
-  for (const route of routes) {
+  for (const route of own) {
     const instance = instancePath(route);
     if (instance !== null)
       add(pathShape(instance), `${route.registration}.options`, instance, route);

@@ -51,6 +51,10 @@ export function createWebhookHandler<D extends MachineDefinitionBase>(
     const inner: PlannedRoute = {
       ...rest,
       ...endpointFields(endpoint, []),
+      // The webhook's documented answer (one envelope whatever the event), not the endpoint's.
+      output: route.output,
+      status: route.status,
+      availableEvents: route.availableEvents,
       method: 'POST',
       handler: endpointHandler(binding),
       eventType,
