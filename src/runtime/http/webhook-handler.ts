@@ -44,7 +44,7 @@ export function createWebhookHandler<D extends MachineDefinitionBase>(
       : { kind: 'machineId', param: 'machineId' };
   // One event handler per event the webhook sends, under the webhook route's name: a delivery
   // id is one key whatever event it maps to.
-  const handlers = new Map<string | null, { eventType: string; handle: RouteHandler }>();
+  const handlers = new Map<string | null, RouteHandler>();
   for (const { match, eventType, endpointIndex } of webhook.events) {
     const endpoint = definition.endpoints[endpointIndex]!;
     const { webhook: _webhook, ...rest } = route;
@@ -62,7 +62,7 @@ export function createWebhookHandler<D extends MachineDefinitionBase>(
       binding,
       ...(webhook.deliveryIdHeader === null ? {} : { idempotency: { ttl: DELIVERY_TTL_SECONDS } }),
     };
-    handlers.set(match, { eventType, handle: createEventHandler(definition, inner, [], services) });
+    handlers.set(match, createEventHandler(definition, inner, [], services));
   }
 
   return async (request) => {
@@ -119,7 +119,7 @@ export function createWebhookHandler<D extends MachineDefinitionBase>(
       payload = { ...payload, [webhook.instance.field]: instance };
     const delivery =
       webhook.deliveryIdHeader === null ? undefined : header(request, webhook.deliveryIdHeader);
-    return target.handle(
+    return target(
       withBody(
         request,
         { payload },
