@@ -35,3 +35,5 @@ for (const id of ids) {
 await app.listen({ host: '127.0.0.1', port: 0 });
 const port = (app.server.address() as AddressInfo).port;
 console.log(`READY ${port} ${ids.join(' ')}`);
+// Exit normally on a signal, so `node --cpu-prof` writes its profile.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(0));

@@ -124,6 +124,8 @@ const NOOP_METER: Meter = {
   addBatchObservableCallback: () => undefined,
   removeBatchObservableCallback: () => undefined,
 };
+// One object: the instruments are made again whenever the provider object changes (metrics.ts).
+const NOOP_METER_PROVIDER: MeterProvider = { getMeter: () => NOOP_METER };
 
 /**
  * The API without the package: what `@opentelemetry/api` answers with no SDK registered, for
@@ -146,7 +148,7 @@ export const NOOP_API: OtelApi = {
     inject: () => undefined,
     extract: (context) => context,
   },
-  metrics: { getMeterProvider: () => ({ getMeter: () => NOOP_METER }) },
+  metrics: { getMeterProvider: () => NOOP_METER_PROVIDER },
   ROOT_CONTEXT: ROOT,
   INVALID_SPAN_CONTEXT,
   ProxyTracer: NoopProxyTracer,
@@ -157,10 +159,10 @@ export const NOOP_API: OtelApi = {
 };
 
 /**
- * The installed `@opentelemetry/api`, else {@link NOOP_API}. Loaded once, synchronously, when
- * the telemetry modules are first imported: the package's API keeps its state (the registered
- * providers and propagator) on a global, so this copy sees the SDK the application registers,
- * before or after, whichever of its CommonJS or ES module builds the application imported.
+ * The installed `@opentelemetry/api`, else {@link NOOP_API}. Loaded synchronously, once a
+ * registration exists: the package's API keeps its state (the registered providers and
+ * propagator) on a global, so this copy sees the SDK the application registers, before or
+ * after, whichever of its CommonJS or ES module builds the application imported.
  */
 export function loadOtelApi(
   require: (id: string) => unknown = createRequire(import.meta.url),
@@ -177,5 +179,58 @@ export function loadOtelApi(
   }
 }
 
-/** The API every telemetry module calls. */
-export const otel: OtelApi = loadOtelApi();
+/**
+ * Where `@opentelemetry/api` 1.x keeps its registrations (tracer and meter providers, context
+ * manager, propagator). Until something registers one, the API answers exactly as
+ * {@link NOOP_API} does.
+ */
+const API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+
+let installed: OtelApi | undefined;
+
+/**
+ * The API to call now: {@link NOOP_API} while nothing is registered on the API's global (so a
+ * process without an SDK never loads the package: 51 CommonJS modules at every start), the
+ * installed package from the first call that finds a registration on.
+ */
+function current(): OtelApi {
+  if (installed !== undefined) return installed;
+  if ((globalThis as Record<symbol, unknown>)[API_GLOBAL] === undefined) return NOOP_API;
+  return (installed = loadOtelApi());
+}
+
+/**
+ * The API every telemetry module calls: each call goes to {@link current}'s. The enums are the
+ * same values either way; `ROOT_CONTEXT` and `ProxyTracer` are those of the API answering now.
+ */
+export const otel: OtelApi = {
+  context: {
+    active: () => current().context.active(),
+    with: (context, fn, thisArg, ...args) => current().context.with(context, fn, thisArg, ...args),
+  },
+  trace: {
+    getTracer: (name) => current().trace.getTracer(name),
+    getTracerProvider: () => current().trace.getTracerProvider(),
+    wrapSpanContext: (spanContext) => current().trace.wrapSpanContext(spanContext),
+    setSpan: (context, span) => current().trace.setSpan(context, span),
+    getSpan: (context) => current().trace.getSpan(context),
+    getSpanContext: (context) => current().trace.getSpanContext(context),
+  },
+  propagation: {
+    inject: (context, carrier, setter) => current().propagation.inject(context, carrier, setter),
+    extract: (context, carrier, getter) => current().propagation.extract(context, carrier, getter),
+  },
+  metrics: { getMeterProvider: () => current().metrics.getMeterProvider() },
+  // The API's own root context: a registered propagator and context manager set values on it.
+  get ROOT_CONTEXT() {
+    return current().ROOT_CONTEXT;
+  },
+  INVALID_SPAN_CONTEXT,
+  get ProxyTracer() {
+    return current().ProxyTracer;
+  },
+  isSpanContextValid: (spanContext) => current().isSpanContextValid(spanContext),
+  SpanKind: NOOP_API.SpanKind,
+  SpanStatusCode: NOOP_API.SpanStatusCode,
+  ValueType: NOOP_API.ValueType,
+};

@@ -22,15 +22,7 @@ import type {
 import { otel } from './otel-api.js';
 import type { TraceCarrier } from './trace-carrier.js';
 
-const {
-  context,
-  INVALID_SPAN_CONTEXT,
-  isSpanContextValid,
-  ProxyTracer,
-  propagation,
-  ROOT_CONTEXT,
-  trace,
-} = otel;
+const { context, INVALID_SPAN_CONTEXT, isSpanContextValid, propagation, trace } = otel;
 /** The API's span kinds (its enum's values). */
 export const SpanKind = otel.SpanKind;
 export type SpanKind = SpanKindValue;
@@ -59,7 +51,7 @@ export function tracer(): Tracer {
   if (cached?.provider !== provider) {
     const found = trace.getTracer(INSTRUMENTATION_SCOPE);
     // The proxy hands out a ProxyTracer only while no SDK's provider is behind it.
-    cached = { provider, tracer: found, sdk: !(found instanceof ProxyTracer) };
+    cached = { provider, tracer: found, sdk: !(found instanceof otel.ProxyTracer) };
   }
   return cached.tracer;
 }
@@ -189,7 +181,7 @@ export function currentTraceCarrier(): TraceCarrier | undefined {
 
 /** The trace context a request's headers carry (`traceparent`), for a span without a parent. */
 export function contextFromHeaders(headers: Readonly<Record<string, string | undefined>>): Context {
-  return propagation.extract(ROOT_CONTEXT, headers, HEADER_GETTER);
+  return propagation.extract(otel.ROOT_CONTEXT, headers, HEADER_GETTER);
 }
 
 /**
@@ -213,14 +205,14 @@ const INVALID_TRACE_ID = '0'.repeat(32);
 function parentContext(parent: TraceCarrier | Context | null | undefined): Context {
   if (parent === undefined || parent === null) return context.active();
   if (isContext(parent)) return parent;
-  return propagation.extract(ROOT_CONTEXT, parent);
+  return propagation.extract(otel.ROOT_CONTEXT, parent);
 }
 
 function linksOf(carriers: StartSpanOptions['links']): Link[] {
   const links: Link[] = [];
   for (const carrier of carriers ?? []) {
     if (carrier === null || carrier === undefined) continue;
-    const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, carrier));
+    const linked = trace.getSpanContext(propagation.extract(otel.ROOT_CONTEXT, carrier));
     if (linked !== undefined && isSpanContextValid(linked)) links.push({ context: linked });
   }
   return links;

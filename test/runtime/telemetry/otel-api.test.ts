@@ -5,6 +5,8 @@
  * spans and instruments behave as the API's with no SDK registered. The same runtime without the
  * package installed, serving requests, is the production install of test/package/install.test.ts.
  */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import * as api from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { loadOtelApi, NOOP_API, otel } from '../../../src/runtime/telemetry/otel-api.js';
@@ -33,6 +35,17 @@ describe('the OpenTelemetry API loader', () => {
     } finally {
       api.metrics.disable();
     }
+  });
+
+  it('should not load the package until something registers on its global, then use it', () => {
+    // A process of its own: this one has the package loaded (the test imports it).
+    const fixture = fileURLToPath(new URL('./fixtures/otel-unloaded.ts', import.meta.url));
+    const output = execFileSync(
+      process.execPath,
+      ['--conditions=machine-routes-source', '--import', 'tsx', fixture],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(output.trim().split('\n')).toEqual(['UNLOADED false', 'RECORDING true true']);
   });
 
   it('should fall back to the no-op API when the package is not installed', () => {
