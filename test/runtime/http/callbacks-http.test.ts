@@ -7,7 +7,7 @@
  * commit the event once.
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { approvalMachine } from '../../../fixtures/http/callback-machine.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
@@ -46,6 +46,23 @@ async function written(store: Store): Promise<Record<string, number>> {
       ? (store.database.prepare(sql).get() as { n: number }).n
       : Number((await (store as PostgresStore).pool.query<{ n: string }>(sql)).rows[0]!.n);
   return counts;
+}
+
+/** The status of the used-token records of an instance's callback route. */
+async function usedRecords(store: Store, id: string): Promise<string[]> {
+  const scope = `approval.callback.approved ${id}`;
+  return store instanceof SqliteStore
+    ? (
+        store.database
+          .prepare('SELECT status FROM machine_idempotency_keys WHERE scope = ?')
+          .all(scope) as { status: string }[]
+      ).map((row) => row.status)
+    : (
+        await (store as PostgresStore).pool.query<{ status: string }>(
+          'SELECT status FROM machine_idempotency_keys WHERE scope = $1',
+          [scope],
+        )
+      ).rows.map((row) => row.status);
 }
 
 interface Envelope {
@@ -159,8 +176,13 @@ describe.each(cases)(
     it('should send the event once, and refuse the second use with 409, writing nothing', async () => {
       const { id, path } = await pending();
       expect(path).toMatch(new RegExp(`^/approvals/${id}/callbacks/approved/`));
+      // The use is recorded in the event's own commit, not by a write after it.
+      const completeAfter = vi.spyOn(runtime.store.idempotencyKeys, 'complete');
       const used = await approve(path);
       expect(used.status).toBe(200);
+      expect(completeAfter).not.toHaveBeenCalled();
+      completeAfter.mockRestore();
+      expect(await usedRecords(runtime.store, id)).toEqual(['done']);
       expect(data(used.body)).toMatchObject({
         id,
         state: ['approval.approved'],

@@ -34,6 +34,19 @@ export const WEBHOOKS: RegistrationOptions = {
       event: { field: 'type', map: { 'payment_intent.succeeded': 'PAID' } },
       payload: 'data.object',
     },
+    slack: {
+      secretEnv: 'TEST_GITHUB_SECRET',
+      signature: {
+        header: 'x-signature',
+        encoding: 'base64',
+        prefix: 'v0=',
+        timestampHeader: 'x-timestamp',
+      },
+      tolerance: 60,
+      instance: { machineId: 'instance' },
+      event: 'PAID',
+      payload: 'payment',
+    },
     github: {
       secretEnv: 'TEST_GITHUB_SECRET',
       signature: { header: 'x-hub-signature-256', prefix: 'sha256=' },
@@ -62,6 +75,7 @@ describe('webhooks registration option', () => {
     const routes = planRoutes(approvalMachine, WEBHOOKS).filter((r) => r.handler === 'webhook');
     expect(routes.map((route) => [route.name, route.method, route.path])).toEqual([
       ['hooks.webhook.stripe', 'POST', '/hooks/webhooks/stripe'],
+      ['hooks.webhook.slack', 'POST', '/hooks/webhooks/slack'],
       ['hooks.webhook.github', 'POST', '/hooks/webhooks/github'],
     ]);
     expect(routes[0]!.webhook).toMatchObject({
@@ -248,5 +262,32 @@ describe.each(cases)('webhooks over HTTP ($adapter, $backend.name)', ({ backend,
       },
     });
     expect(prefixless).toMatchObject({ status: 401, body: { reason: 'mismatch' } });
+  });
+
+  it('should check a base64, prefixed signature over the timestamp header and the body', async () => {
+    const created = await send(server.url, 'POST', '/hooks/create');
+    const id = (created.body as { data: { id: string } }).data.id;
+    const raw = JSON.stringify({ instance: id, payment: { orderNumber: 'L-1', amount: 4 } });
+    const now = Math.floor(Date.now() / 1000);
+    const deliver = (headers: Record<string, string>) =>
+      send(server.url, 'POST', '/hooks/webhooks/slack', {
+        raw,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+    const signed = (t: number) => ({
+      'x-timestamp': String(t),
+      'x-signature': `v0=${hmac('gh-secret', `${t}.${raw}`, 'base64')}`,
+    });
+    const before = await countRows(runtime.store);
+    expect((await deliver({ 'x-signature': signed(now)['x-signature'] })).body).toMatchObject({
+      reason: 'missing',
+    });
+    expect((await deliver(signed(now - 120))).body).toMatchObject({ reason: 'timestamp' });
+    expect((await deliver({ ...signed(now), 'x-timestamp': String(now + 1) })).body).toMatchObject({
+      reason: 'mismatch',
+    });
+    expect(await countRows(runtime.store)).toEqual(before);
+    const sent = await deliver(signed(now));
+    expect(sent).toMatchObject({ status: 200, body: { data: { id, output: { paid: [4] } } } });
   });
 });
