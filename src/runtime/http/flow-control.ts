@@ -37,12 +37,27 @@ export interface FlowGate {
     context: unknown,
   ): Promise<FlowTicket | FlowLimitedException>;
   /**
-   * The refusal this process already knows from the headers alone (a header key whose bucket
-   * refused until a later time, or with `concurrency` requests in flight here), else `null`.
+   * The 429 of a refusal this process already knows from the headers alone (a header key whose
+   * bucket refused until a later time, or with `concurrency` requests in flight here), else
+   * `null`. The answer is shared by the refusals of one limit and second: not to be changed.
    * Undefined for a route whose key is not a header or that debounces (every request of a
    * burst must be seen).
    */
-  refusedEarly?: (headers: RawRequestHeaders) => FlowLimitedException | null;
+  refusedEarly?: (headers: RawRequestHeaders) => EndpointResponse | null;
+}
+
+/** A refusal known without the store: which limit, and for how long. */
+interface KnownRefusal {
+  limit: 'rate' | 'concurrency';
+  retryAfterMs: number;
+}
+
+/** Early answers kept per route (one per limit and whole second: a handful in practice). */
+const EARLY_ANSWERS_KEPT = 1000;
+
+/** `Retry-After` in whole seconds, at least 1. */
+function retrySeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 /** How long a slot outlives a request whose process stopped answering without dying. */
@@ -97,7 +112,7 @@ export function createFlowGate(
   const concurrencyRetryMs = (): number => Math.max(MIN_RETRY_AFTER_S * 1000, meanHoldMs);
 
   const refuse = (limit: FlowLimit, retryAfterMs: number | null): FlowLimitedException => {
-    const seconds = retryAfterMs === null ? null : Math.max(1, Math.ceil(retryAfterMs / 1000));
+    const seconds = retryAfterMs === null ? null : retrySeconds(retryAfterMs);
     const what =
       limit === 'instances'
         ? `${flow.inState!.limit} instances of '${route.machineId}' are in state '${flow.inState!.state}' (or another request is taking the last place); retry after ${seconds} s`
@@ -158,16 +173,16 @@ export function createFlowGate(
   };
 
   /** What this process knows of `key` without asking the store: a refusal, or `null`. */
-  const knownRefusal = (key: string): FlowLimitedException | null => {
+  const knownRefusal = (key: string): KnownRefusal | null => {
     if (flow.rate !== undefined) {
       const until = refusedUntil.get(key);
       if (until !== undefined) {
         const left = until - Date.now();
-        if (left > 0) return refuse('rate', left);
+        if (left > 0) return { limit: 'rate', retryAfterMs: left };
       }
     }
     if (flow.concurrency !== undefined && (inFlight.get(key) ?? 0) >= flow.concurrency)
-      return refuse('concurrency', concurrencyRetryMs());
+      return { limit: 'concurrency', retryAfterMs: concurrencyRetryMs() };
     return null;
   };
 
@@ -189,7 +204,7 @@ export function createFlowGate(
     }
     // Before the store: a refusal known here takes no token and costs no round trip.
     const known = knownRefusal(key);
-    if (known !== null) return known;
+    if (known !== null) return refuse(known.limit, known.retryAfterMs);
     if (flow.rate !== undefined) {
       const now = Date.now();
       const token = await counters.takeToken(scope, key, flow.rate);
@@ -245,13 +260,26 @@ export function createFlowGate(
   };
 
   const header = flow.key !== null && 'header' in flow.key ? flow.key.header : null;
+  const earlyAnswers = new Map<string, EndpointResponse>();
   if (header === null || flow.debounce !== undefined) return { admit };
   return {
     admit,
     refusedEarly: (headers) => {
       const raw = headers[header];
       const value = Array.isArray(raw) ? raw.join(', ') : raw;
-      return knownRefusal(value === undefined ? '' : shortKey(value));
+      const known = knownRefusal(value === undefined ? '' : shortKey(value));
+      if (known === null) return null;
+      // The answer depends on the limit and the whole seconds only: made once for each, as a
+      // flood repeats them (no exception, no stack trace, no message per request).
+      const seconds = retrySeconds(known.retryAfterMs);
+      const id = `${known.limit} ${seconds}`;
+      let answer = earlyAnswers.get(id);
+      if (answer === undefined) {
+        if (earlyAnswers.size >= EARLY_ANSWERS_KEPT) earlyAnswers.clear();
+        answer = flowLimitedResponse(refuse(known.limit, known.retryAfterMs));
+        earlyAnswers.set(id, answer);
+      }
+      return answer;
     },
   };
 }
@@ -271,8 +299,7 @@ export function earlyFlowRefusal(
   const idempotent = route.idempotency !== undefined;
   return (method, headers) => {
     if (method === 'HEAD' || (idempotent && headers['idempotency-key'] !== undefined)) return null;
-    const refusal = refusedEarly(headers);
-    return refusal === null ? null : flowLimitedResponse(refusal);
+    return refusedEarly(headers);
   };
 }
 
