@@ -217,8 +217,9 @@ async function fairness(base: string): Promise<void> {
       latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
       if (answer.status !== 200)
         throw new Error(`tenant B refused: ${answer.status} ${answer.body}`);
-      next += B_SPACING_MS;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now())));
+      // Never faster than one per 100 ms: a slow answer is not made up by a burst.
+      next = Math.max(next + B_SPACING_MS, Date.now());
+      await new Promise((resolve) => setTimeout(resolve, next - Date.now()));
     }
     return p99(latencies);
   };
@@ -254,22 +255,27 @@ async function fairness(base: string): Promise<void> {
   };
 
   const runs: { alone: number; fair: Phase; open: Phase }[] = [];
-  // A warm-up phase of B alone (JIT, connections, statement caches), not counted.
-  await tenantB('fair');
-  for (let run = 0; run < RUNS; run += 1) {
-    const alone = await tenantB('fair');
-    const fair = await flooded('fair');
-    const open = await flooded('open');
-    runs.push({ alone, fair, open });
-    console.log(
-      `  run ${run + 1} (load ${load()}): B p99 alone ${alone.toFixed(1)} ms; A flooding with flow control: B ${fair.p99.toFixed(1)} ms (${(fair.p99 / alone).toFixed(2)}x), ${floodLine(fair)}`,
-    );
-    console.log(
-      `          without flow control (/open): B ${open.p99.toFixed(1)} ms (${(open.p99 / alone).toFixed(2)}x), ${floodLine(open)}`,
-    );
+  try {
+    // A warm-up phase of B alone (JIT, connections, statement caches), not counted.
+    await tenantB('fair');
+    for (let run = 0; run < RUNS; run += 1) {
+      const alone = await tenantB('fair');
+      const fair = await flooded('fair');
+      const open = await flooded('open');
+      runs.push({ alone, fair, open });
+      console.log(
+        `  run ${run + 1} (load ${load()}): B p99 alone ${alone.toFixed(1)} ms; A flooding with flow control: B ${fair.p99.toFixed(1)} ms (${(fair.p99 / alone).toFixed(2)}x), ${floodLine(fair)}`,
+      );
+      console.log(
+        `          without flow control (/open): B ${open.p99.toFixed(1)} ms (${(open.p99 / alone).toFixed(2)}x), ${floodLine(open)}`,
+      );
+    }
+  } finally {
+    // A failed run (B refused) must not leave the flood running against the next one.
+    flooder.stdin!.end('end\n');
+    flooder.kill('SIGTERM');
+    agent.destroy();
   }
-  flooder.stdin!.end('end\n');
-  agent.destroy();
   const alone = median(runs.map((run) => run.alone));
   const fair = median(runs.map((run) => run.fair.p99));
   const open = median(runs.map((run) => run.open.p99));
@@ -315,7 +321,10 @@ async function run(name: string, storeUrl: string): Promise<void> {
     await fairness(base);
     console.log(`  load average at the end ${load()}`);
   } finally {
+    // Gone before the schema is dropped (else its last requests fail on missing tables).
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
+    await exited;
   }
 }
 
