@@ -16,10 +16,10 @@
  * BENCH_SERVER (another server script of the checkouts, default bench/http/server.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { readyLine } from '../ready-line.js';
+import { serverCpuMicros as cpuMicros } from '../server-cpu.js';
 import { otelEnvironment, serverCheckout } from './otel-checkout.js';
 
 const [framework = 'fastify', ...checkouts] = process.argv.slice(2);
@@ -36,23 +36,6 @@ const PATHS: Record<string, string> = {
 // Another server script of the checkout (same arguments, same READY line), for experiments.
 const SERVER = process.env.BENCH_SERVER ?? 'bench/http/server.ts';
 const BODY = JSON.stringify({ payload: { by: 1 } });
-
-/**
- * CPU time of a process in microseconds: the run time the scheduler accounted to each of its
- * threads (/proc/<pid>/task/<tid>/schedstat, nanoseconds; the main thread, GC helpers, libuv
- * workers), finer than the 10 ms ticks of /proc/<pid>/stat.
- */
-function cpuMicros(pid: number): number {
-  let total = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return total / 1000;
-}
 
 async function start(checkout: string): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(
