@@ -183,7 +183,7 @@ class AdapterRequest<Source> implements EndpointRequest {
   }
 
   rawBody(): Buffer | undefined {
-    return rawBodies.get(this.#source as object);
+    return (this.#source as { [RAW_BODY]?: Buffer } | null)?.[RAW_BODY];
   }
 
   header(name: string): string | undefined {
@@ -201,15 +201,19 @@ class AdapterRequest<Source> implements EndpointRequest {
   }
 }
 
-/** The bytes of each JSON body as received, by framework request: webhooks sign them. */
-const rawBodies = new WeakMap<object, Buffer>();
+/**
+ * The bytes of a JSON body as received, on the framework's request: webhooks sign them. A
+ * property rather than a WeakMap entry: an entry per request cost every request a hash-table
+ * insertion and the young-generation collections an ephemeron table to scan.
+ */
+const RAW_BODY = Symbol('machine-routes raw body');
 
 /**
  * Keeps the bytes of `source`'s body for {@link EndpointRequest.rawBody} (adapters call it as
  * they read a JSON body), so a signature is checked over what was sent, not a re-serialisation.
  */
 export function keepRawBody(source: object, body: Buffer): void {
-  rawBodies.set(source, body);
+  (source as { [RAW_BODY]?: Buffer })[RAW_BODY] = body;
 }
 
 let requestCount = 0;
