@@ -44,6 +44,11 @@ export interface JobBackend {
   insert(job: NewJob): Promise<void>;
   /** Claims up to `limit` due jobs of `names` (including jobs whose claim expired). */
   claim(names: readonly string[], limit: number): Promise<ClaimedJob[]>;
+  /**
+   * Claims may run side by side (a slot freed while a claim is on its way claims at once
+   * rather than after it): worth it where a claim is a round trip to a database server.
+   */
+  readonly concurrentClaims?: boolean;
   /** The attempt succeeded: the job is done. */
   complete(job: ClaimedJob): Promise<void>;
   /** The attempt failed: retried after its backoff, or kept as failed when out of attempts. */

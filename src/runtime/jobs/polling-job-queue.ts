@@ -46,6 +46,11 @@ export class PollingJobQueue implements DurableJobQueue {
   #started = false;
   #closed = false;
   #loop: Promise<void> | null = null;
+  /** Claims on their way (side by side when the backend allows it) and the slots they asked for. */
+  readonly #claims = new Set<Promise<void>>();
+  #claiming = 0;
+  /** Wake-ups so far: a claim that began before one may have missed the job it announced. */
+  #wakes = 0;
   #wakePending = false;
   #wakeUp: (() => void) | null = null;
 
@@ -127,6 +132,8 @@ export class PollingJobQueue implements DurableJobQueue {
     this.#wake();
     await this.#loop;
     this.#loop = null;
+    // A claim still on its way launches what it claimed: waited for like them.
+    while (this.#claims.size > 0) await Promise.all(this.#claims);
     const running = [...this.#running];
     if (running.length === 0) return;
     const settled = Promise.allSettled(running.map(([promise]) => promise));
@@ -200,18 +207,35 @@ export class PollingJobQueue implements DurableJobQueue {
 
   async #run(): Promise<void> {
     while (this.#started) {
-      const free = this.settings.concurrency - this.#running.size;
+      const free = this.settings.concurrency - this.#running.size - this.#claiming;
       if (free > 0 && this.#handlers.size > 0) {
-        try {
-          const jobs = await this.#backend.claim([...this.#handlers.keys()], free);
-          for (const job of jobs) this.#launch(job);
-        } catch (error) {
-          this.#report(error, null);
-        }
+        const claim = this.#claim(free);
+        if (!this.#backend.concurrentClaims) await claim;
       }
       if (!this.#started) break;
       await this.#sleep(this.settings.pollIntervalMs);
     }
+  }
+
+  /** Claims up to `free` jobs and launches them. Never rejects. */
+  #claim(free: number): Promise<void> {
+    this.#claiming += free;
+    const wakes = this.#wakes;
+    const claim = this.#backend.claim([...this.#handlers.keys()], free).then(
+      (jobs) => {
+        for (const job of jobs) this.#launch(job);
+      },
+      (error: unknown) => this.#report(error, null),
+    );
+    const tracked = claim.finally(() => {
+      this.#claiming -= free;
+      this.#claims.delete(tracked);
+      // Its slots were counted as taken meanwhile: a job announced then is looked for now
+      // (a claim awaited in the loop gets this from the pending wake-up).
+      if (this.#wakes !== wakes && this.#backend.concurrentClaims) this.#wake();
+    });
+    this.#claims.add(tracked);
+    return tracked;
   }
 
   #launch(job: ClaimedJob): void {
@@ -266,6 +290,7 @@ export class PollingJobQueue implements DurableJobQueue {
   }
 
   #wake(): void {
+    this.#wakes += 1;
     if (this.#wakeUp !== null) this.#wakeUp();
     else this.#wakePending = true;
   }
