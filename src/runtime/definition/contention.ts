@@ -6,7 +6,7 @@
  * response. One rule, shared by the endpoint option (definition time) and the registration's
  * default (router time).
  */
-import type { ContentionConfig } from './types.js';
+import type { ContentionConfig } from './endpoint-config.js';
 
 /** Longest wait a policy may ask for, in ms: the bound of `waitFor` reads, within the lock TTL. */
 export const MAX_CONTENTION_WAIT_MS = 60_000;

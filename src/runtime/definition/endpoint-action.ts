@@ -3,12 +3,12 @@
  * the TypeScript form of the spec's MachineEndpointAction subclasses.
  */
 import { InvalidEndpointDefinitionException } from '../errors.js';
+import type { EventObject } from './types.js';
 import type {
   EndpointActionArgs,
   EndpointActionDefinition,
   EndpointResponse,
-  EventObject,
-} from './types.js';
+} from './endpoint-config.js';
 
 /**
  * What users pass to {@link defineEndpointAction}, or write inline under

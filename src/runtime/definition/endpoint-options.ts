@@ -9,16 +9,18 @@ import { endpointUriFor, isValidEndpointUri } from './uri.js';
 import { describeValue, endpointIssue, isPlainObject } from './endpoint-references.js';
 import type {
   BehaviorConfig,
-  ContentionConfig,
-  EndpointActionDefinition,
   EndpointDefinition,
-  EndpointOptions,
-  ForwardOptions,
   HttpMethod,
   OutputConfig,
   OutputDefinition,
   OutputFunction,
 } from './types.js';
+import type {
+  ContentionConfig,
+  EndpointActionDefinition,
+  EndpointOptions,
+  ForwardOptions,
+} from './endpoint-config.js';
 
 const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 

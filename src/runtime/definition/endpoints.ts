@@ -14,13 +14,8 @@ import {
   resolveEventReference,
 } from './endpoint-references.js';
 import { normalizeForwards, type ForwardNormalizationInput } from './forwards.js';
-import type {
-  EndpointConfig,
-  EndpointDefinition,
-  EndpointOptions,
-  EventReference,
-  ForwardDefinition,
-} from './types.js';
+import type { EndpointDefinition, EventReference, ForwardDefinition } from './types.js';
+import type { EndpointConfig, EndpointOptions } from './endpoint-config.js';
 
 export type { DelegatingStateInput } from './forwards.js';
 export { eventTypeOfReference } from './endpoint-references.js';

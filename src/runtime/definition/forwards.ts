@@ -15,10 +15,9 @@ import type {
   EndpointDefinition,
   EventDefinition,
   EventReference,
-  ForwardConfig,
   ForwardDefinition,
-  ForwardOptions,
 } from './types.js';
+import type { ForwardConfig, ForwardOptions } from './endpoint-config.js';
 
 /** A delegating state as defineMachine found it. */
 export interface DelegatingStateInput {

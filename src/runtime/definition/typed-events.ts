@@ -21,13 +21,13 @@ import type {
   ActionEntry,
   BehaviorConfig,
   Context,
-  EndpointConfig,
   EventObject,
   EventReference,
   GuardEntry,
   MachineConfig,
   StateConfig,
 } from './types.js';
+import type { EndpointConfig } from './endpoint-config.js';
 
 /** An event of one type whose payload is `TPayload`, as behaviors receive it. */
 export interface TypedEventObject<TType extends string, TPayload> {

@@ -3,11 +3,8 @@
  * the arguments an endpoint action's hooks receive, and what an Idempotency-Key claim keeps
  * once the send went through.
  */
-import type {
-  EndpointActionArgs,
-  EventObject,
-  MachineDefinitionBase,
-} from '../definition/types.js';
+import type { EventObject, MachineDefinitionBase } from '../definition/types.js';
+import type { EndpointActionArgs } from '../definition/endpoint-config.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
 import type { IdempotentSend } from '../persistence/types.js';
 import type { IdempotentRequest } from './idempotency.js';

@@ -9,7 +9,7 @@
  *   migrations, one indexed read), none of this version's migrations is missing, and the server
  *   is not shutting down; else 503 naming each failing check.
  */
-import type { EndpointResponse } from '../definition/types.js';
+import type { EndpointResponse } from '../definition/endpoint-config.js';
 import { pendingMigrations } from '../persistence/migrations.js';
 import type { Store } from '../persistence/store.js';
 import { SHUTDOWN_RETRY_AFTER } from './responses.js';

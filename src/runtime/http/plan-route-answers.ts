@@ -3,7 +3,7 @@
  * its `auth` middleware and every error status. Pure; planRoutes attaches it to each route, and
  * the runtime, the OpenAPI document and the client all read it from there.
  */
-import type { EndpointActionDefinition } from '../definition/types.js';
+import type { EndpointActionDefinition } from '../definition/endpoint-config.js';
 import { parseMiddlewareName } from './middleware-registry.js';
 import type { PlannedRoute } from './types.js';
 

@@ -13,12 +13,12 @@ import { planIdempotency } from './plan-idempotency.js';
 import { endpointFields, endpointHandler, pathFor } from './plan-route-fields.js';
 import { InvalidRouterConfigException, throwIfAny, type MachineRoutesError } from '../errors.js';
 import type {
-  EndpointActionDefinition,
   EndpointDefinition,
   EventReference,
   ForwardDefinition,
   MachineDefinitionBase,
 } from '../definition/types.js';
+import type { EndpointActionDefinition } from '../definition/endpoint-config.js';
 import type { PlannedRoute, RegistrationOptions, RouteBinding } from './types.js';
 import { normalizeReads } from './plan-reads.js';
 import { routeAnswers, type RouteAnswers } from './plan-route-answers.js';

@@ -3,13 +3,13 @@
  * handler is built: the plan is plain data and names it by `endpointIndex`.
  */
 import type {
-  EndpointActionDefinition,
   EndpointDefinition,
   EventDefinition,
   ForwardDefinition,
   MachineDefinitionBase,
   OutputDefinition,
 } from '../definition/types.js';
+import type { EndpointActionDefinition } from '../definition/endpoint-config.js';
 import type { PlannedRoute } from './types.js';
 
 /** The endpoint-specific parts of a route. */

@@ -2,12 +2,8 @@
  * Plain-data types of the HTTP layer: registration options, the planned route table, and the
  * framework-neutral request and response every handler speaks.
  */
-import type {
-  ContentionConfig,
-  EndpointResponse,
-  EventReference,
-  HttpMethod,
-} from '../definition/types.js';
+import type { EventReference, HttpMethod } from '../definition/types.js';
+import type { ContentionConfig, EndpointResponse } from '../definition/endpoint-config.js';
 import type { TransactionHook } from '../persistence/transaction.js';
 
 export type { EndpointResponse, HttpMethod };

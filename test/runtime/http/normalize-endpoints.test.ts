@@ -5,11 +5,11 @@ import {
   type EndpointNormalizationInput,
 } from '../../../src/runtime/definition/endpoints.js';
 import { defineEvent, MachineEvent } from '../../../src/runtime/definition/event-type.js';
+import type { EventDefinition } from '../../../src/runtime/definition/types.js';
 import type {
   EndpointConfig,
-  EventDefinition,
   ForwardConfig,
-} from '../../../src/runtime/definition/types.js';
+} from '../../../src/runtime/definition/endpoint-config.js';
 import {
   InvalidEndpointDefinitionException,
   InvalidStateConfigException,

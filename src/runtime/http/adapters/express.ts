@@ -12,7 +12,7 @@ import express, {
   type Response,
   type Router,
 } from 'express';
-import type { EndpointResponse } from '../../definition/types.js';
+import type { EndpointResponse } from '../../definition/endpoint-config.js';
 import {
   defaultHttpLogger,
   earlyAnswerOf,

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { StateStream } from '../state-stream.js';
-import type { EndpointResponse } from '../../definition/types.js';
+import type { EndpointResponse } from '../../definition/endpoint-config.js';
 import {
   errorResponse,
   errorToResponse,

@@ -11,7 +11,7 @@ import type {
   FastifyReply,
   FastifyRequest,
 } from 'fastify';
-import type { EndpointResponse } from '../../definition/types.js';
+import type { EndpointResponse } from '../../definition/endpoint-config.js';
 import { earlyAnswerOf, errorResponse, HttpError, httpLoggerOf } from '../responses.js';
 import {
   parseJsonBody,
