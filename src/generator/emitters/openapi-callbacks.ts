@@ -6,7 +6,7 @@
  * and every answer, 401 with `WebhookRefusedResponse`.
  */
 import type { JsonSchema, ManifestRoute } from '../manifest.js';
-import type { RouteWebhook } from '../../runtime/http/types.js';
+import type { RouteWebhook } from '../../runtime/http/webhook-types.js';
 import { machineNoun } from './openapi-text.js';
 import {
   objectSchema,

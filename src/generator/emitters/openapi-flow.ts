@@ -3,7 +3,7 @@
  * route with `flow`, its `Retry-After` header and the `FlowLimitedResponse` body, described
  * with the route's own limits and key.
  */
-import type { RouteFlow } from '../../runtime/http/types.js';
+import type { RouteFlow } from '../../runtime/http/flow-types.js';
 import type { JsonSchema, ManifestRoute } from '../manifest.js';
 
 /** The component schema of a 429 body. */

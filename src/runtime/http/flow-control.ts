@@ -21,7 +21,8 @@ import { newUlid } from '../ids.js';
 import { MemoryFlowControl, type FlowControlStore } from '../persistence/flow-control.js';
 import { headerOf } from './conditional.js';
 import type { EarlyAnswer, RawRequestHeaders } from './responses.js';
-import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteFlow } from './types.js';
+import type { EndpointRequest, EndpointResponse, PlannedRoute } from './types.js';
+import type { RouteFlow } from './flow-types.js';
 
 /** What a request holds once admitted: give it back when its answer is built. */
 export interface FlowTicket {

@@ -16,10 +16,8 @@ export type {
   RouteHandler,
   RouteHandlerKind,
   RouteOutput,
-  RouteWebhook,
-  WebhookOptions,
-  WebhookSignature,
 } from './types.js';
+export type { RouteWebhook, WebhookOptions, WebhookSignature } from './webhook-types.js';
 export {
   planRoutes,
   planRegistration,

@@ -9,13 +9,8 @@ import type { EndpointDefinition } from '../definition/types.js';
 import { InvalidRouterConfigException, type MachineRoutesError } from '../errors.js';
 import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS, type ExactKeys } from '../known-keys.js';
 import { endpointFields } from './plan-route-fields.js';
-import type {
-  PlannedRoute,
-  RegistrationOptions,
-  RouteWebhook,
-  WebhookOptions,
-  WebhookSignature,
-} from './types.js';
+import type { PlannedRoute, RegistrationOptions } from './types.js';
+import type { RouteWebhook, WebhookOptions, WebhookSignature } from './webhook-types.js';
 import type { PlannedCreateOrSend } from './plan-create-or-send.js';
 
 true satisfies ExactKeys<WebhookOptions, typeof KNOWN_KEYS.webhook>;

@@ -6,7 +6,8 @@
  */
 import { InvalidFlowControlException, type MachineRoutesError } from '../errors.js';
 import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS } from '../known-keys.js';
-import type { FlowKeySource, PlannedRoute, RouteFlow } from './types.js';
+import type { PlannedRoute } from './types.js';
+import type { FlowKeySource, RouteFlow } from './flow-types.js';
 
 /** Bounds of the limits, so that a typo (an interval in seconds, a window of hours) is refused. */
 export const FLOW_BOUNDS = {

@@ -1,10 +1,13 @@
 /**
  * Plain-data types of the HTTP layer: registration options, the planned route table, and the
- * framework-neutral request and response every handler speaks.
+ * framework-neutral request and response every handler speaks. The webhook and flow-control
+ * options are in webhook-types.ts and flow-types.ts.
  */
 import type { EventReference, HttpMethod } from '../definition/types.js';
 import type { ContentionConfig, EndpointResponse } from '../definition/endpoint-config.js';
 import type { TransactionHook } from '../persistence/transaction.js';
+import type { FlowControlOptions, RouteFlow } from './flow-types.js';
+import type { RouteWebhook, WebhookOptions } from './webhook-types.js';
 
 export type { EndpointResponse, HttpMethod };
 
@@ -94,122 +97,6 @@ export interface RegistrationOptions {
    * sends it; a redelivery of the same delivery id answers as the first delivery did.
    */
   webhooks?: Readonly<Record<string, WebhookOptions>> | null;
-}
-
-/**
- * One inbound webhook of a registration (the `webhooks` option). Paths into the body are dotted
- * (`data.object.id`).
- *
- * @example
- * stripe: {
- *   secretEnv: 'STRIPE_WEBHOOK_SECRET',
- *   signature: { header: 'stripe-signature', scheme: 'stripe' },
- *   deliveryIdHeader: 'x-delivery-id',
- *   instance: { key: 'data.object.metadata.orderNumber' },
- *   event: { field: 'type', map: { 'payment_intent.succeeded': 'PAID' } },
- *   payload: 'data.object',
- * }
- */
-export interface WebhookOptions {
-  /**
-   * The environment variable holding the provider's signing secret (a comma-separated list:
-   * any one verifies, for rotation). The app refuses to start without it.
-   */
-  secretEnv: string;
-  signature: WebhookSignature;
-  /** Seconds a signed timestamp may be away from now (default 300); older ones are refused. */
-  tolerance?: number;
-  /**
-   * Header of the provider's delivery id: a redelivery with the same id answers the first
-   * delivery's response and applies nothing again. Without it every delivery is applied.
-   */
-  deliveryIdHeader?: string;
-  /**
-   * The instance: its machine id at a body path, or (with `createOrSend`) the business key at a
-   * body path, the instance created when no instance has that key.
-   */
-  instance: { machineId: string } | { key: string };
-  /** The event sent: one type, or the body field naming the provider's type mapped to events. */
-  event: string | { field: string; map: Readonly<Record<string, string>> };
-  /** Body path of the event's payload; default the whole body. */
-  payload?: string;
-}
-
-/** How a webhook's signature is carried (HMAC-SHA256). */
-export interface WebhookSignature {
-  /** Header carrying the signature (`x-hub-signature-256`, `stripe-signature`). */
-  header: string;
-  /**
-   * `'hmac'` (default): the header is the HMAC of the body (or of `{timestamp}.{body}` with
-   * `timestampHeader`). `'stripe'`: `t=<unix seconds>,v1=<hex>[,v1=...]` over `{t}.{body}`.
-   */
-  scheme?: 'hmac' | 'stripe';
-  /** `'hmac'`: `'hex'` (default) or `'base64'`. */
-  encoding?: 'hex' | 'base64';
-  /** `'hmac'`: text before the digest (`'sha256='`). */
-  prefix?: string;
-  /** `'hmac'`: header of the unix-seconds timestamp signed with the body. */
-  timestampHeader?: string;
-}
-
-/** A webhook route's settings, as planned (the {@link WebhookOptions} checked). */
-export interface RouteWebhook {
-  name: string;
-  secretEnv: string;
-  scheme: 'hmac' | 'stripe';
-  header: string;
-  encoding: 'hex' | 'base64';
-  prefix: string;
-  timestampHeader: string | null;
-  /** Seconds. */
-  tolerance: number;
-  deliveryIdHeader: string | null;
-  instance: { machineId: string } | { key: string; field: string };
-  /** The events the webhook sends: `match` is the provider's type (`null`: the only one). */
-  events: { match: string | null; eventType: string; endpointIndex: number }[];
-  eventField: string | null;
-  payload: string | null;
-}
-
-/**
- * Where a flow-control key comes from: a request header, a field of the event's validated
- * payload, or a context key of the instance (routes bound to an instance). Requests without a
- * value share one key, `''`.
- */
-export type FlowKeySource = { header: string } | { payload: string } | { context: string };
-
-/** The flow control of one event route (the `flow` registration option). */
-export interface FlowControlOptions {
-  /** The key limits are counted per; default one key for the whole route. */
-  key?: FlowKeySource;
-  /** At most this many requests of one key are being handled at once (1 to 10000). */
-  concurrency?: number;
-  /** At most `limit` requests of one key per `interval` ms, as a smooth token bucket. */
-  rate?: { limit: number; interval: number };
-  /**
-   * The last request of a burst is the one sent: each request waits `window` ms; one followed
-   * by another of its key within that time is answered 429 (`limit: 'debounce'`, not to be
-   * retried) and sends nothing. With `maxWait` (ms, at least `window`), a burst that never
-   * pauses still sends: its latest request is sent at most `maxWait` after the burst's first
-   * (as lodash's and Inngest's debounce), and the next request starts a new burst.
-   */
-  debounce?: { window: number; maxWait?: number };
-  /**
-   * At most `limit` instances of the machine in `state` (its id, `'processing'`,
-   * `'review.open'`): a request is refused while that many are there. The route's admissions
-   * take turns (across processes on PostgreSQL) until their send is answered, so two cannot
-   * both take the last place. Counts every instance of the machine; `key` does not apply.
-   */
-  inState?: { state: string; limit: number };
-}
-
-/** A route's flow control, as planned (see {@link FlowControlOptions}). */
-export interface RouteFlow {
-  key: FlowKeySource | null;
-  concurrency?: number;
-  rate?: { limit: number; interval: number };
-  debounce?: { window: number; maxWait?: number };
-  inState?: { state: string; limit: number };
 }
 
 /**

@@ -15,13 +15,8 @@ import { createEventHandler } from './event-handler.js';
 import type { HttpServices } from './http-services.js';
 import { endpointFields, endpointHandler } from './plan-route-fields.js';
 import { consoleLogger, errorToResponse, validationResponse } from './responses.js';
-import type {
-  EndpointRequest,
-  PlannedRoute,
-  RouteBinding,
-  RouteHandler,
-  RouteWebhook,
-} from './types.js';
+import type { EndpointRequest, PlannedRoute, RouteBinding, RouteHandler } from './types.js';
+import type { RouteWebhook } from './webhook-types.js';
 
 /** How long a delivery id is remembered: providers redeliver for up to three days (Stripe). */
 const DELIVERY_TTL_SECONDS = 3 * 86_400;
