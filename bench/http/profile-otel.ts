@@ -10,7 +10,8 @@
  * repository's telemetry modules, the rest). Sampled wall time of the main thread, idle
  * excluded: on a busy machine absolute figures are inflated, the ranking much less.
  *
- * Environment: BENCH_REQUESTS (default 30000), BENCH_PROFILE_TOP (rows, default 45).
+ * Environment: BENCH_REQUESTS (default 30000), BENCH_PROFILE_TOP (rows, default 45),
+ * BENCH_ROUTE=stateless (the stateless route, POST /quotes/increment, instead).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { readyLine } from '../ready-line.js';
 const [storeArg = 'sqlite'] = process.argv.slice(2);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 30_000);
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 45);
+const STATELESS = process.env.BENCH_ROUTE === 'stateless';
 const INSTANCES = 500;
 const REPOSITORY = fileURLToPath(new URL('../../', import.meta.url));
 const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
@@ -70,7 +72,9 @@ async function profileOf(otel: boolean): Promise<Map<string, number>> {
             body: JSON.stringify({ payload: { by: 1 } }),
             setupRequest: (request) => ({
               ...request,
-              path: `/counters/${ids[next++ % ids.length]}/increment`,
+              path: STATELESS
+                ? '/quotes/increment'
+                : `/counters/${ids[next++ % ids.length]}/increment`,
             }),
           },
         ],
@@ -115,7 +119,7 @@ const traced = await profileOf(true);
 const per = (value: number) => (value / (REQUESTS + 5_000 + INSTANCES)).toFixed(2).padStart(7);
 const total = (map: Map<string, number>) => [...map.values()].reduce((a, b) => a + b, 0);
 console.log(
-  `bound route, ${storeArg}: no SDK ${per(total(plain))} us, SDK ${per(total(traced))} us sampled ` +
+  `${STATELESS ? 'stateless' : 'bound'} route, ${storeArg}: no SDK ${per(total(plain))} us, SDK ${per(total(traced))} us sampled ` +
     `non-idle time per request (start-up included in both); load average ` +
     `${startLoad.map((value) => value.toFixed(2)).join(' ')} at start, ` +
     `${loadavg()

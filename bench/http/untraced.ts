@@ -26,7 +26,9 @@ const PASS_THROUGHS: [string, string, string][] = [
   [
     'src/runtime/engine/instrumentation.ts',
     'export function instrumentedInterpreter(',
-    'return engine;',
+    // The interpreter's own one-step stateless send, untimed (without it the stateless route
+    // called a missing function).
+    'return { ...engine, startAndTransition: engine.initialize === initialize && engine.transition === transition ? (definition, event, stepOptions) => (startsAndTransitions(definition, event, stepOptions) ? startAndTransition(definition, event, stepOptions) : null) : null };',
   ],
   [
     'src/runtime/engine/instrumentation.ts',
