@@ -246,14 +246,14 @@ describe('machine-routes generate', () => {
   it('should report generated-example/ as up to date', async () => {
     expect(await run(['generate', '--check', '--config', EXAMPLE_CONFIG])).toEqual({
       code: 0,
-      stdout: 'generated-example/ is up to date (32 files).',
+      stdout: 'generated-example/ is up to date (33 files).',
       stderr: '',
     });
   });
 
   it('should write every file, then list stale, missing and extra files with --check', async () => {
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 23 files to out/ (23 new, 0 changed, 0 removed).',
+      'Wrote 24 files to out/ (24 new, 0 changed, 0 removed).',
     );
     expect((await run(['generate', '--check'], dir)).code).toBe(0);
 
@@ -261,7 +261,7 @@ describe('machine-routes generate', () => {
     const out = path.join(dir, 'out');
     const written = statSync(path.join(out, 'app.gen.ts')).mtimeMs;
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect((await run(['generate'], dir)).stdout).toBe('out/ is up to date (23 files).');
+    expect((await run(['generate'], dir)).stdout).toBe('out/ is up to date (24 files).');
     expect(statSync(path.join(out, 'app.gen.ts')).mtimeMs).toBe(written);
 
     writeFileSync(
@@ -282,7 +282,7 @@ describe('machine-routes generate', () => {
     });
 
     expect((await run(['generate'], dir)).stdout).toBe(
-      'Wrote 23 files to out/ (1 new, 1 changed, 1 removed).',
+      'Wrote 24 files to out/ (1 new, 1 changed, 1 removed).',
     );
     expect(existsSync(path.join(out, 'old.routes.gen.ts'))).toBe(false);
     expect(readFileSync(path.join(out, 'notes.md'), 'utf8')).toBe('not generated\n');
@@ -322,12 +322,12 @@ describe('machine-routes generate --watch', () => {
       expect(stdout.join('\n')).toContain(text);
     };
     await printed('Watching ./ for changes');
-    expect(stdout[0]).toBe('Wrote 23 files to out/ (23 new, 0 changed, 0 removed).');
+    expect(stdout[0]).toBe('Wrote 24 files to out/ (24 new, 0 changed, 0 removed).');
 
     writeFileSync(path.join(dir, 'machine-routes.config.ts'), config('fastify'));
     await printed('machine-routes.config.ts changed: generating.');
     // app.gen.ts and server.gen.ts import the framework's entry point.
-    await printed('Wrote 23 files to out/ (0 new, 2 changed, 0 removed).');
+    await printed('Wrote 24 files to out/ (0 new, 2 changed, 0 removed).');
     expect(readFileSync(path.join(dir, 'out/app.gen.ts'), 'utf8')).toContain(
       "from 'machine-routes/fastify'",
     );
