@@ -1,25 +1,39 @@
 /**
- * The PostgreSQL commit's instance writes: the common commit as one statement of
- * data-modifying CTEs, and one instance's writes inside a transaction.
+ * The PostgreSQL commit: the common commit as one statement of data-modifying CTEs, and a
+ * commit of more than one statement in a transaction (instance writes, business key, child
+ * rows, timer fire claim, idempotency key, the caller's hook).
  */
 import type pg from 'pg';
+import type { ChildRowChange } from '../interpreter/child-rows.js';
 import type { InstanceWrite } from '../interpreter/plan-commit.js';
+import { childChangeSql } from './child-row-sql.js';
+import { IdempotencyClaimLostError } from './idempotency.js';
+import type { PostgresIdempotencyKeys } from './idempotency-sql.js';
 import {
   EVENT_CHUNK,
   commitStatement,
   eventValues,
   insertEventsSql,
+  numbered,
   runNamed,
   type CommitShape,
 } from './postgres-statements.js';
+import { timerClaimValues, traceContextColumn } from './rows.js';
 import {
+  BusinessKeyTakenError,
   InstanceLockedError,
   SequenceConflictError,
+  TimerFireConflictError,
   currentStateChanges,
   finishes,
+  flattenCommit,
   type CommitOutcome,
   type CommitRequest,
+  type TimerFireClaim,
 } from './store.js';
+
+// PostgreSQL's unique_violation SQLSTATE.
+const UNIQUE_VIOLATION = '23505';
 
 const UNWATCHED: CommitOutcome = Object.freeze({ unwatched: true });
 
@@ -138,4 +152,88 @@ export async function writeInstance(
   if (releaseLockOwner !== undefined) {
     await runNamed(client, 'releaseLock', [snapshot.id, releaseLockOwner]);
   }
+}
+
+/**
+ * A commit of more than one statement (children, hooks, scenario, timer fire, keys, `also`), in
+ * one transaction on a connection of its own.
+ */
+export async function commitInTransaction(
+  pool: pg.Pool,
+  request: CommitRequest,
+  idempotencyKeys: PostgresIdempotencyKeys,
+): Promise<CommitOutcome | undefined> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    // Before any write: a lock taken while a lock-free step was computed wins.
+    if (request.lockFree === true) {
+      const live = await runNamed(client, 'liveLock', [request.snapshot.id]);
+      if (live.rowCount !== 0) throw new InstanceLockedError(request.snapshot.id);
+    }
+    // The instance writes of the request and its `also` requests, then their child rows.
+    const requests = flattenCommit(request);
+    const traceContext = traceContextColumn(request);
+    for (const part of requests) {
+      const release = part === request ? request.releaseLockOwner : undefined;
+      await writeInstance(client, part, release, traceContext);
+    }
+    if (request.businessKey !== undefined)
+      await bindBusinessKey(request, request.businessKey, client);
+    for (const part of requests) if (part.children) await writeChildren(part.children, client);
+    if (request.timerFire !== undefined) await claimTimerFire(request.timerFire, client);
+    // After the claim: a fire that finishes its instance leaves no row either.
+    for (const part of requests)
+      if (finishes(part)) await runNamed(client, 'deleteTimerRows', [part.snapshot.id]);
+    if (
+      request.idempotency !== undefined &&
+      !(await idempotencyKeys.completeOn(client, request.idempotency))
+    )
+      throw new IdempotencyClaimLostError(request.idempotency);
+    await request.inTransaction?.({ kind: 'postgres', client });
+    await client.query('COMMIT');
+    return undefined;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackError) {
+      broken = rollbackError as Error;
+    }
+    throw error;
+  } finally {
+    // A connection whose ROLLBACK failed is in an unknown state: destroy it, not reuse it.
+    client.release(broken);
+  }
+}
+
+/** Writes child-row changes on `client` (inside the caller's transaction). */
+export async function writeChildren(
+  changes: readonly ChildRowChange[],
+  client: pg.Pool | pg.PoolClient,
+): Promise<void> {
+  for (const change of changes) {
+    const { sql, params } = childChangeSql(change);
+    await client.query(numbered(sql), params);
+  }
+}
+
+// A concurrent commit holding the key makes this one wait for it, then fail (23505).
+async function bindBusinessKey(
+  request: CommitRequest,
+  key: string,
+  client: pg.PoolClient,
+): Promise<void> {
+  try {
+    await runNamed(client, 'bindBusinessKey', [key, request.snapshot.id]);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNIQUE_VIOLATION)
+      throw new BusinessKeyTakenError(request.snapshot.machineId, key);
+    throw error;
+  }
+}
+
+async function claimTimerFire(claim: TimerFireClaim, client: pg.PoolClient): Promise<void> {
+  const result = await runNamed(client, 'claimTimerFire', timerClaimValues(claim));
+  if (result.rowCount !== 1) throw new TimerFireConflictError(claim);
 }

@@ -10,7 +10,6 @@
  * parsing and casts cost more than the extra plans.
  */
 import pg from 'pg';
-import { IdempotencyClaimLostError } from './idempotency.js';
 import { PostgresIdempotencyKeys } from './idempotency-sql.js';
 import { PostgresFlowControl } from './flow-control-sql.js';
 import { PostgresTimerFailures } from './timer-failures.js';
@@ -23,13 +22,13 @@ import { postgresHistoryRetention, type HistoryRetentionStore } from './history-
 import { postgresInstanceQueries, type InstanceQueries } from './instance-queries.js';
 import { postgresScheduleCandidates, type ScheduleCandidates } from './schedule-candidates.js';
 import type { Migration } from './migrations.js';
-import { commitOneStatement, writeInstance } from './postgres-commit.js';
+import { commitInTransaction, commitOneStatement, writeChildren } from './postgres-commit.js';
 import {
   migratePostgres,
   postgresAppliedMigrations,
   postgresPendingMigrations,
 } from './postgres-migrate.js';
-import { childChangeSql, childQuerySql } from './child-row-sql.js';
+import { childQuerySql } from './child-row-sql.js';
 import {
   childFromRow,
   currentStateFromRow,
@@ -39,7 +38,6 @@ import {
   readLoadFromRow,
   snapshotFromRow,
   timerCandidateFromRow,
-  timerClaimValues,
   timerFireFromRow,
   type ChildDbRow,
   type CurrentStateDbRow,
@@ -49,15 +47,9 @@ import {
   type ReadLoadRow,
   type TimerCandidateDbRow,
   type TimerFireDbRow,
-  traceContextColumn,
 } from './rows.js';
 import {
-  BusinessKeyTakenError,
-  InstanceLockedError,
-  TimerFireConflictError,
   assertCommitRequest,
-  finishes,
-  flattenCommit,
   type CommitOutcome,
   type CommitRequest,
   type CurrentStateRow,
@@ -71,12 +63,8 @@ import {
   type Store,
   type TimerCandidate,
   type TimerCandidateQuery,
-  type TimerFireClaim,
   type TimerFireRow,
 } from './store.js';
-
-// PostgreSQL's unique_violation SQLSTATE.
-const UNIQUE_VIOLATION = '23505';
 
 /** Options of `PostgresStore`. */
 export interface PostgresStoreOptions {
@@ -200,74 +188,7 @@ export class PostgresStore implements Store {
     ) {
       return commitOneStatement(this.#pool, request);
     }
-    return this.#commitInTransaction(request);
-  }
-
-  /** A commit of more than one statement (children, hooks, scenario, timer fire, keys, `also`). */
-  async #commitInTransaction(request: CommitRequest): Promise<CommitOutcome | undefined> {
-    const client = await this.#pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      // Before any write: a lock taken while a lock-free step was computed wins.
-      if (request.lockFree === true) {
-        const live = await this.#query('liveLock', [request.snapshot.id], client);
-        if (live.rowCount !== 0) throw new InstanceLockedError(request.snapshot.id);
-      }
-      // The instance writes of the request and its `also` requests, then their child rows.
-      const requests = flattenCommit(request);
-      const traceContext = traceContextColumn(request);
-      for (const part of requests) {
-        const release = part === request ? request.releaseLockOwner : undefined;
-        await writeInstance(client, part, release, traceContext);
-      }
-      if (request.businessKey !== undefined)
-        await this.#bindBusinessKey(request, request.businessKey, client);
-      for (const part of requests)
-        if (part.children) await this.#writeChildren(part.children, client);
-      if (request.timerFire !== undefined) await this.#claimTimerFire(request.timerFire, client);
-      // After the claim: a fire that finishes its instance leaves no row either.
-      for (const part of requests)
-        if (finishes(part)) await this.#query('deleteTimerRows', [part.snapshot.id], client);
-      if (
-        request.idempotency !== undefined &&
-        !(await this.idempotencyKeys.completeOn(client, request.idempotency))
-      )
-        throw new IdempotencyClaimLostError(request.idempotency);
-      await request.inTransaction?.({ kind: 'postgres', client });
-      await client.query('COMMIT');
-      return undefined;
-    } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackError) {
-        broken = rollbackError as Error;
-      }
-      throw error;
-    } finally {
-      // A connection whose ROLLBACK failed is in an unknown state: destroy it, not reuse it.
-      client.release(broken);
-    }
-  }
-
-  // A concurrent commit holding the key makes this one wait for it, then fail (23505).
-  async #bindBusinessKey(
-    request: CommitRequest,
-    key: string,
-    client: pg.PoolClient,
-  ): Promise<void> {
-    try {
-      await this.#query('bindBusinessKey', [key, request.snapshot.id], client);
-    } catch (error) {
-      if ((error as { code?: unknown }).code === UNIQUE_VIOLATION)
-        throw new BusinessKeyTakenError(request.snapshot.machineId, key);
-      throw error;
-    }
-  }
-
-  async #claimTimerFire(claim: TimerFireClaim, client: pg.PoolClient): Promise<void> {
-    const result = await this.#query('claimTimerFire', timerClaimValues(claim), client);
-    if (result.rowCount !== 1) throw new TimerFireConflictError(claim);
+    return commitInTransaction(this.#pool, request, this.idempotencyKeys);
   }
 
   async timerCandidates(query: TimerCandidateQuery): Promise<TimerCandidate[]> {
@@ -288,16 +209,6 @@ export class PostgresStore implements Store {
     return result.rows.map(timerFireFromRow);
   }
 
-  async #writeChildren(
-    changes: readonly ChildRowChange[],
-    client: pg.Pool | pg.PoolClient,
-  ): Promise<void> {
-    for (const change of changes) {
-      const { sql, params } = childChangeSql(change);
-      await client.query(numbered(sql), params);
-    }
-  }
-
   async findChildren(query: ChildQuery): Promise<ChildRow[]> {
     const { sql, params } = childQuerySql(query);
     const result = await this.#pool.query<ChildDbRow>(numbered(sql), params);
@@ -309,7 +220,7 @@ export class PostgresStore implements Store {
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      await this.#writeChildren(changes, client);
+      await writeChildren(changes, client);
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch((rollbackError: Error) => {
