@@ -18,12 +18,16 @@
  * gets is counted: 200, the documented 429 (`Retry-After` equal to the body's `retryAfter`, code
  * MR_FLOW_LIMITED, a `limit`), or anything else. B must never be refused.
  *
+ * After the runs, the floor: the server CPU per request of a bare Node HTTP server answering the
+ * same 429 to the same flood ({@link floor}).
+ *
  * PostgreSQL runs when MACHINE_ROUTES_BENCH_PG_URL (default: the test database) answers, in a
  * schema of its own, dropped at the end.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
@@ -312,6 +316,80 @@ function load(): string {
     .join(' ');
 }
 
+/**
+ * The floor of a refusal: a bare Node HTTP server (no framework, no machine-routes) answering
+ * every request with the same 429 and body, flooded the same way (A_PER_SECOND, 5 s, 3 rounds).
+ * The server's CPU per request: what any refusal in a Node process costs on this host now.
+ */
+async function floor(): Promise<number[]> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SELF, 'bare'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = Number(await nextLine(createInterface({ input: child.stdout! }), 'READY '));
+  const base = `http://127.0.0.1:${port}`;
+  const flooder = spawn(
+    process.execPath,
+    ['--import', 'tsx', SELF, 'flood', base, JSON.stringify({ bare: ['x'] })],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: flooder.stdout! });
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const cpu = async (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = request(`${base}/__cpu`, { agent }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve((JSON.parse(text) as { cpu: number }).cpu));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  try {
+    await nextLine(lines, 'FLOODER READY');
+    const perRequest: number[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      const before = await cpu();
+      const report = nextLine(lines, 'FLOOD ');
+      flooder.stdin!.write('go bare\n');
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      flooder.stdin!.write('stop\n');
+      const { sent } = JSON.parse(await report) as { sent: number };
+      perRequest.push(((await cpu()) - before) / sent);
+    }
+    return perRequest;
+  } finally {
+    flooder.stdin!.end('end\n');
+    flooder.kill('SIGTERM');
+    child.kill('SIGTERM');
+    agent.destroy();
+  }
+}
+
+/** The bare server of {@link floor}: `READY <port>`, then a 429 for every request. */
+function bare(): void {
+  const body = JSON.stringify({
+    message:
+      'Route fair.increment: more than 20 requests per 1000 ms of the same key (header x-tenant); retry after 1 s. Nothing was sent.',
+    code: 'MR_FLOW_LIMITED',
+    limit: 'rate',
+    retryAfter: 1,
+  });
+  const server = createServer((req, res) => {
+    if (req.url === '/__cpu') {
+      const { user, system } = process.cpuUsage();
+      res.end(JSON.stringify({ cpu: user + system }));
+      return;
+    }
+    res.writeHead(429, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
+    res.end(body);
+  });
+  server.listen(0, '127.0.0.1', () =>
+    process.stdout.write(`READY ${(server.address() as AddressInfo).port}\n`),
+  );
+  process.once('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
 async function run(name: string, storeUrl: string): Promise<void> {
   const { child, base } = await startServer(storeUrl);
   try {
@@ -319,6 +397,10 @@ async function run(name: string, storeUrl: string): Promise<void> {
       `\n${name} (load average ${load()}; B ${1000 / B_SPACING_MS}/s, A ${A_PER_SECOND}/s, ${B_REQUESTS} B requests per phase)`,
     );
     await fairness(base);
+    const floors = await floor();
+    console.log(
+      `  floor: a bare Node HTTP server answering the same 429 at ${A_PER_SECOND}/s: ${median(floors).toFixed(0)} us CPU per request (rounds: ${floors.map((value) => value.toFixed(0)).join(', ')})`,
+    );
     console.log(`  load average at the end ${load()}`);
   } finally {
     // Gone before the schema is dropped (else its last requests fail on missing tables).
@@ -330,6 +412,8 @@ async function run(name: string, storeUrl: string): Promise<void> {
 
 if (process.argv[2] === 'flood') {
   await flood(process.argv[3]!, JSON.parse(process.argv[4]!) as Record<string, string[]>);
+} else if (process.argv[2] === 'bare') {
+  bare();
 } else {
   const only = process.argv[2];
   if (only !== 'postgres') {
