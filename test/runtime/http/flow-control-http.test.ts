@@ -327,24 +327,45 @@ describe.each(backends)('flow control over HTTP on $name', (backend) => {
     expect((answers[2]!.body as { message: string }).message).toMatch(/Route creates\.create:/);
   });
 
-  it('should refuse a key known refused before reading the body, and spend no token', async () => {
-    const id = await created(server.url, 'early');
-    const note = (tenant: string, body: string) =>
-      send(server.url, 'POST', `/early/${id}/note`, {
-        raw: body,
-        headers: { 'x-tenant': tenant, 'content-type': 'application/json' },
-      });
-    expect((await note('a', '{"payload":{"n":1}}')).status).toBe(200);
-    // The bucket refuses the next one: from now on this process knows 'a' is refused.
-    expectDocumentedRefusal(await note('a', '{"payload":{"n":1}}'), 'rate');
-    // Known refused: 429 whatever the body (read, it would be the malformed body's 400).
-    expectDocumentedRefusal(await note('a', '{"payload":'), 'rate');
-    // Not known refused: the body is read and answered.
-    expect((await note('b', '{"payload":')).status).toBe(400);
-    // A request refused by validation used no token: tenant b still has its one.
-    expect((await note('b', '{"payload":{"n":2}}')).status).toBe(200);
-    expect((await runtime.store.load(id))!.context['notes']).toBe(2);
-  });
+  /** EARLY alone, for a server of another adapter on the same runtime. */
+  const earlyRouter = (): MachineRouter => {
+    const router = new MachineRouter({ runtime });
+    router.register(ledgerMachine, EARLY);
+    return router;
+  };
+
+  it.each(['fastify', 'express'] as const)(
+    'should refuse a key known refused before reading the body, and spend no token (%s)',
+    async (adapter) => {
+      // Express: a server of its own on the same runtime; the counters are the store's, so each
+      // adapter counts tenants of its own.
+      const own =
+        adapter === 'fastify'
+          ? null
+          : await startServer(adapter, [earlyRouter()], { error: () => {} });
+      const url = own?.url ?? server.url;
+      try {
+        const id = await created(url, 'early');
+        const note = (tenant: string, body: string) =>
+          send(url, 'POST', `/early/${id}/note`, {
+            raw: body,
+            headers: { 'x-tenant': `${tenant}-${adapter}`, 'content-type': 'application/json' },
+          });
+        expect((await note('a', '{"payload":{"n":1}}')).status).toBe(200);
+        // The bucket refuses the next one: from now on this process knows 'a' is refused.
+        expectDocumentedRefusal(await note('a', '{"payload":{"n":1}}'), 'rate');
+        // Known refused: 429 whatever the body (read, it would be the malformed body's 400).
+        expectDocumentedRefusal(await note('a', '{"payload":'), 'rate');
+        // Not known refused: the body is read and answered.
+        expect((await note('b', '{"payload":')).status).toBe(400);
+        // A request refused by validation used no token: tenant b still has its one.
+        expect((await note('b', '{"payload":{"n":2}}')).status).toBe(200);
+        expect((await runtime.store.load(id))!.context['notes']).toBe(2);
+      } finally {
+        await own?.close();
+      }
+    },
+  );
 
   it('should send a burst that never pauses at least every maxWait', async () => {
     const id = await created(server.url, 'maxwait');
