@@ -12,7 +12,6 @@ import {
   CallbackExpiredException,
   CallbackInvalidException,
   CallbackUsedException,
-  type MachineRoutesError,
 } from '../errors.js';
 import { newUlid } from '../ids.js';
 import {
@@ -23,21 +22,13 @@ import {
 } from './callback-token.js';
 import type { HttpServices } from './http-services.js';
 import { storedResponse, type IdempotentRequest } from './idempotency.js';
-import { consoleLogger, errorToResponse, requestLogFields } from './responses.js';
+import { consoleLogger, errorToResponse, refusal, requestLogFields } from './responses.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 
 /** How long a claim blocks a second use while its request runs (as Idempotency-Key's). */
 const CALLBACK_LEASE_MS = 60_000;
 /** A used token's record outlives its expiry by this much: clocks of processes differ. */
 const CALLBACK_RECORD_MARGIN_MS = 10 * 60_000;
-
-/** The typed body of a refused callback or webhook request: `{ message, code }` (and more). */
-export function refusal(
-  error: MachineRoutesError,
-  extra: Record<string, unknown> = {},
-): EndpointResponse {
-  return { status: error.statusCode, body: { message: error.message, code: error.code, ...extra } };
-}
 
 /**
  * A copy of `request` with another body (the event route reads `{ payload }`) and headers

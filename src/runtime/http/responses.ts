@@ -3,6 +3,9 @@
  * every error body (`{ message }`, plus `errors` for 422).
  */
 import {
+  CallbackExpiredException,
+  CallbackInvalidException,
+  CallbackUsedException,
   FlowLimitedException,
   ForwardTargetUnavailableException,
   IdempotencyKeyInFlightException,
@@ -24,7 +27,9 @@ import {
   InvalidOperationQueryException,
   MachineAlreadyRunningException,
   PreconditionFailedException,
+  WebhookSignatureException,
   type FieldErrors,
+  type MachineRoutesError,
 } from '../errors.js';
 import { preconditionFailedResponse } from './conditional.js';
 import { flowLimitedResponse } from './flow-control.js';
@@ -183,6 +188,14 @@ export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
   500: 'Internal Server Error',
 };
 
+/** The typed body of a refused callback or webhook request: `{ message, code }` (and more). */
+export function refusal(
+  error: MachineRoutesError,
+  extra: Record<string, unknown> = {},
+): EndpointResponse {
+  return { status: error.statusCode, body: { message: error.message, code: error.code, ...extra } };
+}
+
 /**
  * Turns an error that escaped the lifecycle into a response. Known client-facing errors keep
  * their message; anything else is logged and answered 500 without internals.
@@ -219,6 +232,18 @@ export function errorToResponse(
   // If-Match named a version the instance moved on from: 412 with its current ETag.
   if (error instanceof PreconditionFailedException) return preconditionFailedResponse(error);
   if (error instanceof FlowLimitedException) return flowLimitedResponse(error);
+  // The refusals of callback URLs and webhook signatures, as their routes answer them.
+  if (
+    error instanceof CallbackInvalidException ||
+    error instanceof CallbackExpiredException ||
+    error instanceof CallbackUsedException
+  )
+    return refusal(error);
+  if (error instanceof WebhookSignatureException) {
+    // Thrown from code that built it without details, the body still has its required shape.
+    const reason: unknown = (error.details as Record<string, unknown> | null)?.['reason'];
+    return refusal(error, { reason: typeof reason === 'string' ? reason : 'mismatch' });
+  }
   if (
     error instanceof IdempotencyKeyInFlightException ||
     error instanceof IdempotencyKeyReusedException ||
