@@ -15,21 +15,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { IdempotencyClaimLostError } from './idempotency.js';
 import { SqliteIdempotencyKeys } from './idempotency-sql.js';
 import { MemoryFlowControl } from './flow-control.js';
 import { SqliteTimerFailures } from './timer-failures.js';
 import { CheckpointWorker } from './sqlite-checkpoints.js';
 import { processHolder, registerHolderFunction } from './holders.js';
 import { sqliteDriver } from './sqlite-driver.js';
-import { applyInstance } from './sqlite-commit.js';
+import { applyChildChanges, applyCommit } from './sqlite-commit.js';
 import { GroupCommits } from './sqlite-group-commit.js';
-import {
-  SqliteStatements,
-  isBusy,
-  isUniqueViolation,
-  type Statements,
-} from './sqlite-statements.js';
+import { SqliteStatements, isBusy, type Statements } from './sqlite-statements.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { ChildQuery } from './child-rows.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
@@ -37,7 +31,7 @@ import { sqliteHistoryRetention, type HistoryRetentionStore } from './history-re
 import { sqliteInstanceQueries, type InstanceQueries } from './instance-queries.js';
 import { sqliteScheduleCandidates, type ScheduleCandidates } from './schedule-candidates.js';
 import { migrateSqlite, sqliteAppliedMigrations } from './sqlite-migrate.js';
-import { childChangeSql, childQuerySql } from './child-row-sql.js';
+import { childQuerySql } from './child-row-sql.js';
 import {
   childFromRow,
   currentStateFromRow,
@@ -46,7 +40,6 @@ import {
   lockFromRow,
   readLoadFromValues,
   timerCandidateFromRow,
-  timerClaimValues,
   timerFireFromRow,
   snapshotFromRow,
   type ChildDbRow,
@@ -57,16 +50,10 @@ import {
   type ReadLoadValues,
   type TimerCandidateDbRow,
   type TimerFireDbRow,
-  traceContextColumn,
 } from './rows.js';
 import {
-  BusinessKeyTakenError,
-  InstanceLockedError,
   StoreBusyError,
-  TimerFireConflictError,
   assertCommitRequest,
-  finishes,
-  flattenCommit,
   type CommitRequest,
   type CurrentStateRow,
   type FindInStateOptions,
@@ -78,7 +65,6 @@ import {
   type ReadLoad,
   type TimerCandidate,
   type TimerCandidateQuery,
-  type TimerFireClaim,
   type Store,
   type TimerFireRow,
 } from './store.js';
@@ -158,7 +144,7 @@ export class SqliteStore implements Store {
     if (options.migrate !== false) this.migrateSync();
     this.#commits = new GroupCommits(
       this.#db,
-      (request) => this.#applyCommit(request),
+      (request) => applyCommit(this.#db, this.#prepared, this.idempotencyKeys, request),
       () => this.#committed(),
     );
     const lockAndLoad = this.#db.transaction((request: LockRequest): LockedLoad => {
@@ -243,69 +229,7 @@ export class SqliteStore implements Store {
   }
 
   async updateChildren(changes: readonly ChildRowChange[]): Promise<void> {
-    this.#db.transaction(() => this.#applyChildChanges(changes)).immediate();
-  }
-
-  #applyChildChanges(changes: readonly ChildRowChange[]): void {
-    for (const change of changes) {
-      const { sql, params } = childChangeSql(change);
-      this.#db.prepare(sql).run(...params);
-    }
-  }
-
-  // The instance writes of the request and its `also` requests, then their child-row changes.
-  #applyCommit(request: CommitRequest): void {
-    // Before any write: a lock taken while a lock-free step was computed wins.
-    if (
-      request.lockFree === true &&
-      this.#sql.liveLock.get(request.snapshot.id, new Date().toISOString()) !== undefined
-    )
-      throw new InstanceLockedError(request.snapshot.id);
-    const requests = flattenCommit(request);
-    const traceContext = traceContextColumn(request);
-    for (const part of requests)
-      applyInstance(
-        this.#prepared,
-        part,
-        part === request ? request.releaseLockOwner : undefined,
-        traceContext,
-      );
-    if (request.businessKey !== undefined) this.#bindBusinessKey(request, request.businessKey);
-    for (const part of requests) if (part.children) this.#applyChildChanges(part.children);
-    if (request.timerFire !== undefined) this.#claimTimerFire(request.timerFire);
-    // After the claim: a fire that finishes its instance leaves no row either.
-    for (const part of requests) {
-      if (!finishes(part)) continue;
-      this.#sql.deleteTimerFires.run(part.snapshot.id);
-      this.#sql.deleteTimerFailures.run(part.snapshot.id);
-    }
-    if (
-      request.idempotency !== undefined &&
-      !this.idempotencyKeys.completeSync(request.idempotency)
-    )
-      throw new IdempotencyClaimLostError(request.idempotency);
-    if (request.inTransaction !== undefined) {
-      const pending = request.inTransaction({ kind: 'sqlite', database: this.#db });
-      // better-sqlite3 commits when the function returns: an awaited write would land outside.
-      if (pending instanceof Promise)
-        throw new Error('A SQLite transaction hook must be synchronous.');
-    }
-  }
-
-  // Inside the commit's savepoint: a refused key rolls back this commit only.
-  #bindBusinessKey(request: CommitRequest, key: string): void {
-    try {
-      this.#sql.bindBusinessKey.run(key, request.snapshot.id);
-    } catch (error) {
-      if (isUniqueViolation(error))
-        throw new BusinessKeyTakenError(request.snapshot.machineId, key);
-      throw error;
-    }
-  }
-
-  #claimTimerFire(claim: TimerFireClaim): void {
-    const result = this.#sql.claimTimerFire.run(...timerClaimValues(claim));
-    if (result.changes !== 1) throw new TimerFireConflictError(claim);
+    this.#db.transaction(() => applyChildChanges(this.#db, changes)).immediate();
   }
 
   async timerCandidates(query: TimerCandidateQuery): Promise<TimerCandidate[]> {
