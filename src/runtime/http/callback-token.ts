@@ -112,11 +112,13 @@ export function verifyCallbackToken(
   if (parts === null) return { kind: 'invalid' };
   const expires = Number(parts[1]);
   const nonce = parts[2]!;
-  const given = Buffer.from(parts[3]!, 'base64url');
+  // Compared as text, not as decoded bytes: base64url's last character carries spare bits, so
+  // several spellings decode alike, and the signature's text is the key that refuses a replay.
+  const given = Buffer.from(parts[3]!, 'latin1');
   const genuine = secrets.some((secret) => {
     const expected = Buffer.from(
       sign(secret, claim.machineId, claim.id, claim.event, expires, nonce),
-      'base64url',
+      'latin1',
     );
     return expected.length === given.length && timingSafeEqual(expected, given);
   });

@@ -114,6 +114,22 @@ describe('callbacks registration option', () => {
     expect(verifyCallbackToken(token, claim, ['a'], 4_000_000_000_000).kind).toBe('expired');
   });
 
+  it("should refuse another spelling of a signature's bytes (a second key for one URL's use)", () => {
+    const target = { machineId: 'approval', id: '01J00000000000000000000000' };
+    const claim = { machineId: 'approval', id: target.id, event: 'APPROVED' };
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    for (let nonce = 0; nonce < 16; nonce += 1) {
+      const mint = { prefix: 'approvals', event: 'APPROVED', expiresAt: 4e12, nonce: `n${nonce}` };
+      const token = mintCallbackUrl(target, mint, { secret: 'a', baseUrl: '' }).split('/').at(-1)!;
+      // The last of 43 characters holds 4 bits of the signature and 2 spare ones.
+      const last = alphabet.indexOf(token.at(-1)!);
+      const variant = `${token.slice(0, -1)}${alphabet[last ^ 1]}`;
+      const signature = (value: string) => Buffer.from(value.split('.')[2]!, 'base64url');
+      expect(signature(variant)).toEqual(signature(token));
+      expect(verifyCallbackToken(variant, claim, ['a'], 0).kind).toBe('invalid');
+    }
+  });
+
   it('should refuse to mount callback routes without a secret, naming the variable', async () => {
     const saved = process.env['MACHINE_CALLBACK_SECRET'];
     delete process.env['MACHINE_CALLBACK_SECRET'];
