@@ -134,6 +134,10 @@ describe.each(['', '/api'])('the admin console of the example server at "%s"', (
       `document.getElementById('current-state')?.textContent === 'cancelled'`,
     );
     await page.waitForSelector('#diagram svg g.node.mr-current[data-current="order.cancelled"]');
+    // The record is drawn from the repair's answer; the timeline is read again after it.
+    await page.waitForFunction(
+      `document.querySelector('#timeline li')?.getAttribute('data-type') === 'CANCEL'`,
+    );
     const top = await page.$eval('#timeline li', (item) => ({
       type: item.getAttribute('data-type'),
       text: item.textContent,
