@@ -422,15 +422,19 @@ describe.each(backends)('flow control over HTTP on $name', (backend) => {
       await sleep(50);
     }
     const answers = await Promise.all(burst);
-    expect(answers.map((answer) => answer.status)).toEqual([429, 429, 429, 200]);
-    for (const answer of answers.slice(0, 3)) expectDocumentedRefusal(answer, 'debounce');
-    expect((await runtime.store.load(id))!.context['seen']).toEqual([4]);
+    // The last to reach the server is sent: usually the 4th, but on a loaded machine requests
+    // 50 ms apart on separate connections may arrive out of order. Exactly one is sent.
+    const sent = answers.flatMap((answer, index) => (answer.status === 200 ? [index + 1] : []));
+    expect(sent).toHaveLength(1);
+    for (const answer of answers.filter((answer) => answer.status !== 200))
+      expectDocumentedRefusal(answer, 'debounce');
+    expect((await runtime.store.load(id))!.context['seen']).toEqual(sent);
     // Alone in its window, a request is sent.
     const alone = await send(server.url, 'POST', `/debounced/${id}/note`, {
       body: { payload: { n: 5 } },
     });
     expect(alone.status).toBe(200);
-    expect((await runtime.store.load(id))!.context['seen']).toEqual([4, 5]);
+    expect((await runtime.store.load(id))!.context['seen']).toEqual([...sent, 5]);
   });
 
   it('should let at most two instances into a state, however many ask at once', async () => {
