@@ -4,11 +4,7 @@
  * state's `description` is shown under its name. Pure and deterministic (document order).
  */
 import type { MachineDefinition } from '../../runtime/definition/machine-definition.js';
-import {
-  isLeaf,
-  type StateNode,
-  type TransitionDefinition,
-} from '../../runtime/definition/state-node.js';
+import { isLeaf, type StateNode } from '../../runtime/definition/state-node.js';
 
 /** Mermaid id of a state: its route with `.` made safe (Mermaid ids take no dots). */
 function mermaidId(node: StateNode): string {

@@ -25,7 +25,7 @@ import type { MachineDefinition } from '../definition/machine-definition.js';
 import { MachineAlreadyRunningException, MachineNotFoundException } from '../errors.js';
 import { isInstanceId } from '../ids.js';
 import type { CommitInput } from '../interpreter/plan-commit.js';
-import { isSnapshot, type MacrostepResult, type MachineSnapshot } from '../interpreter/types.js';
+import { isSnapshot, type MachineSnapshot } from '../interpreter/types.js';
 import type { LockHandle } from '../persistence/locks.js';
 import {
   InstanceLockedError,

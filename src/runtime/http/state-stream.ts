@@ -37,7 +37,6 @@ export class StateStream {
   #early = '';
   /** The newest message not written yet: a newer one replaces it. */
   #pending: string | null = null;
-  #pendingFinal = false;
   /** The sequence of the newest message taken (written or pending); older ones are dropped. */
   #sequence = -1;
   /** `write()` answered false: nothing more is written until `drain`. */
@@ -71,7 +70,6 @@ export class StateStream {
     if (this.#closed || this.#final || sequence <= this.#sequence) return;
     this.#sequence = sequence;
     this.#pending = message;
-    this.#pendingFinal = final;
     if (final) {
       this.#final = true;
       // Nothing needs watching once the final state is known.

@@ -8,13 +8,7 @@ import type { ResolvedBehavior } from '../definition/behavior-registry.js';
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { ScenarioBehaviorArgs } from '../definition/scenarios.js';
 import type { StateNode } from '../definition/state-node.js';
-import type {
-  BehaviorArgs,
-  Context,
-  EventObject,
-  MachineTarget,
-  StateView,
-} from '../definition/types.js';
+import type { Context, EventObject, MachineTarget, StateView } from '../definition/types.js';
 import { createMessaging, type MessagingFunctions } from './messaging.js';
 import { cloneContext } from '../definition/clone-context.js';
 import { HistoryWriter } from './history.js';

@@ -3,7 +3,6 @@
  * ancestors, else the context with computed values.
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
-import type { StateNode } from '../definition/state-node.js';
 import type {
   Context,
   EventObject,

@@ -37,7 +37,7 @@ import { resumeScenario } from '../../interpreter/scenarios.js';
 import type { JobInfo } from '../../jobs/job-queue.js';
 import { commitChildRows } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
-import { countJobFailure } from '../instrumentation.js';
+import { countJobFailure } from '../work-instrumentation.js';
 import { unknownMachine } from '../machine-registry.js';
 import { applyToParent, instanceDefinition } from './child-jobs.js';
 import { enqueueJobs, later } from './job-requests.js';

@@ -7,7 +7,7 @@
 import type { JobKind, JobPayloads } from '../../interpreter/job-payloads.js';
 import type { JobInfo, JobQueue, Json } from '../../jobs/job-queue.js';
 import type { EngineContext } from '../context.js';
-import { instrumentedJob } from '../instrumentation.js';
+import { instrumentedJob } from '../work-instrumentation.js';
 import { completeChildJob, startChild, timeoutChild } from './child-jobs.js';
 import { applyJobOutcome, runJobActor } from './job-actors.js';
 import { JOB_NAMES, jobName } from './job-requests.js';

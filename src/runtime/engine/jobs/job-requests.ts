@@ -8,7 +8,7 @@ import type { JobKind, JobPayloads, PlannedJob } from '../../interpreter/job-pay
 import type { JobRequest, Json } from '../../jobs/job-queue.js';
 import type { DurableJobRequest } from '../../jobs/types.js';
 import type { EngineContext } from '../context.js';
-import { withTraceContext } from '../instrumentation.js';
+import { withTraceContext } from '../work-instrumentation.js';
 import type { ParallelDispatchSettings } from '../parallel-dispatch-config.js';
 
 /** The queue name of every job kind. */

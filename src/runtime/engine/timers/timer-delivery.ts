@@ -28,7 +28,7 @@ import {
   TimerFireFailedException,
 } from '../../errors.js';
 import { dueTimers, nextFireAt, type DueFire } from '../../interpreter/due-timers.js';
-import { instrumentedTimerFire } from '../instrumentation.js';
+import { instrumentedTimerFire } from '../work-instrumentation.js';
 import {
   TimerFireConflictError,
   type Store,

@@ -10,7 +10,6 @@
  *   job actor running in this process is aborted. A completion arriving later finds the row
  *   cancelled and is ignored.
  */
-import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { InvocationDefinition } from '../../definition/invocation.js';
 import { ACTIVE_CHILD_STATUSES, type ChildRowChange } from '../../interpreter/child-rows.js';
 import { migratedStateId } from '../../interpreter/migrate-snapshot.js';
