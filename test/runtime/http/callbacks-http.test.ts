@@ -17,8 +17,8 @@ import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
 import { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';
 import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
 import type { Store } from '../../../src/runtime/persistence/store.js';
-import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+import { useServerProcesses } from './support/server-processes.js';
 import { send, startServer, type AdapterName, type TestServer } from './support/servers.js';
 import { countRows } from './support/store-writes.js';
 
@@ -253,33 +253,10 @@ describe.each(cases)(
 );
 
 describe.runIf(postgres !== null)('callback URLs across two server processes on PostgreSQL', () => {
-  const servers: FixtureProcess[] = [];
-  const urls: string[] = [];
-  let runtime: MachineRuntime;
-
-  beforeAll(async () => {
-    await postgres!.setUp();
-    runtime = await MachineRuntime.open({
-      databaseUrl: postgres!.url(),
-      migrate: true,
-      worker: false,
-    });
-    for (let index = 0; index < 2; index += 1) {
-      const server = startFixture(SERVER, [postgres!.url(), JSON.stringify(OPTIONS)], {
-        MACHINE_CALLBACK_SECRET: SECRET,
-      });
-      servers.push(server);
-      urls.push(await listeningUrl(server));
-    }
-  }, 120_000);
-  afterAll(async () => {
-    for (const server of servers) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
-    await runtime?.close();
-    await postgres?.tearDown();
+  const processes = useServerProcesses(postgres!, SERVER, [JSON.stringify(OPTIONS)], {
+    env: { MACHINE_CALLBACK_SECRET: SECRET },
   });
+  const { urls } = processes;
 
   it('should commit the event once when both processes are sent the URL at once', async () => {
     const [one, two] = urls as [string, string];
@@ -298,7 +275,7 @@ describe.runIf(postgres !== null)('callback URLs across two server processes on 
       const statuses = answers.map((answer) => answer.status);
       expect(statuses.filter((status) => status === 200)).toHaveLength(1);
       expect(statuses.filter((status) => status !== 200)).toEqual(Array(9).fill(409));
-      const history = await runtime.store.history(id);
+      const history = await processes.runtime.store.history(id);
       expect(history.filter((record) => record.type === 'APPROVED')).toHaveLength(1);
     }
   }, 120_000);

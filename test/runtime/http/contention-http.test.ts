@@ -16,8 +16,9 @@ import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
 import type { SendOptions } from '../../../src/runtime/persistence/types.js';
-import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
+import { startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+import { useServerProcesses } from './support/server-processes.js';
 import { send, startServer, type TestServer } from './support/servers.js';
 
 const LEDGER_SERVER = fileURLToPath(new URL('./fixtures/ledger-server.ts', import.meta.url));
@@ -261,31 +262,8 @@ describe.each(backends)('contention policy over HTTP on $name', (backend) => {
 });
 
 describe.each(backends)('contention policy across two server processes on $name', (backend) => {
-  const servers: FixtureProcess[] = [];
-  const urls: string[] = [];
-  let runtime: MachineRuntime;
-
-  beforeAll(async () => {
-    await backend.setUp();
-    runtime = await MachineRuntime.open({
-      databaseUrl: backend.url(),
-      migrate: true,
-      worker: false,
-    });
-    for (let index = 0; index < 2; index += 1) {
-      const server = startFixture(LEDGER_SERVER, [backend.url(), JSON.stringify(PATIENT)]);
-      servers.push(server);
-      urls.push(await listeningUrl(server));
-    }
-  }, 120_000);
-  afterAll(async () => {
-    for (const server of servers) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
-    await runtime?.close();
-    await backend.tearDown();
-  });
+  const processes = useServerProcesses(backend, LEDGER_SERVER, [JSON.stringify(PATIENT)]);
+  const { urls } = processes;
 
   it('should commit every event of bursts sent to both processes at once, each once', async () => {
     const [one, two] = urls as [string, string];
@@ -299,12 +277,12 @@ describe.each(backends)('contention policy across two server processes on $name'
       ),
     );
     expect(answers.map((answer) => answer.status)).toEqual(Array(BURST).fill(200));
-    const { context } = (await runtime.store.load(id))!;
+    const { context } = (await processes.runtime.store.load(id))!;
     expect(context['notes']).toBe(BURST);
     expect([...(context['seen'] as number[])].sort((a, b) => a - b)).toEqual(
       Array.from({ length: BURST }, (_, index) => index + 1),
     );
-    const history = await runtime.store.history(id);
+    const history = await processes.runtime.store.history(id);
     expect(history.map((record) => record.sequence)).toEqual(
       Array.from({ length: history.length }, (_, index) => index + 1),
     );

@@ -18,8 +18,8 @@ import { AggregateMachineRoutesError, MachineRoutesError } from '../../../src/ru
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
-import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+import { useServerProcesses } from './support/server-processes.js';
 import { send, startServer, type TestServer } from './support/servers.js';
 
 const KEYED_SERVER = fileURLToPath(new URL('./fixtures/keyed-order-server.ts', import.meta.url));
@@ -293,31 +293,8 @@ describe.each(backends)('create-or-send over HTTP on $name', (backend) => {
 describe.runIf(postgres !== null)(
   'create-or-send across two server processes on PostgreSQL',
   () => {
-    const servers: FixtureProcess[] = [];
-    const urls: string[] = [];
-    let runtime: MachineRuntime;
-
-    beforeAll(async () => {
-      await postgres!.setUp();
-      runtime = await MachineRuntime.open({
-        databaseUrl: postgres!.url(),
-        migrate: true,
-        worker: false,
-      });
-      for (let index = 0; index < 2; index += 1) {
-        const server = startFixture(KEYED_SERVER, [postgres!.url(), JSON.stringify(WAITING)]);
-        servers.push(server);
-        urls.push(await listeningUrl(server));
-      }
-    }, 120_000);
-    afterAll(async () => {
-      for (const server of servers) {
-        server.child.kill('SIGTERM');
-        await server.exited;
-      }
-      await runtime?.close();
-      await postgres?.tearDown();
-    });
+    const processes = useServerProcesses(postgres!, KEYED_SERVER, [JSON.stringify(WAITING)]);
+    const { urls } = processes;
 
     it('should create one instance for first requests racing on one key in two processes', async () => {
       const [one, two] = urls as [string, string];
@@ -330,18 +307,20 @@ describe.runIf(postgres !== null)(
           ),
         );
         expect(answers.map((answer) => answer.status)).toEqual(Array(BURST).fill(200));
-        const rows = await runtime.store.queries.listInstances({
+        const rows = await processes.runtime.store.queries.listInstances({
           machineId: 'keyed_order',
           businessKey: key,
           limit: 10,
         });
         expect(rows).toHaveLength(1);
-        const context = (await runtime.store.load(rows[0]!.id))!.context as { seen: number[] };
+        const context = (await processes.runtime.store.load(rows[0]!.id))!.context as {
+          seen: number[];
+        };
         expect([...context.seen].sort((a, b) => a - b)).toEqual(
           Array.from({ length: BURST }, (_, index) => index),
         );
       }
-      const all = await runtime.store.queries.listInstances({
+      const all = await processes.runtime.store.queries.listInstances({
         machineId: 'keyed_order',
         limit: 100,
       });

@@ -16,8 +16,8 @@ import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { planRegistration, planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
-import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+import { useServerProcesses } from './support/server-processes.js';
 import { send, startServer, type JsonResponse, type TestServer } from './support/servers.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/ledger-server.ts', import.meta.url));
@@ -531,34 +531,13 @@ const SHARED_DEBOUNCE: RegistrationOptions = {
 
 describe.skipIf(postgres === null)('flow control across two server processes on PostgreSQL', () => {
   const backend = postgres!;
-  const servers: FixtureProcess[] = [];
-  const urls: string[] = [];
-  let runtime: MachineRuntime;
-
-  beforeAll(async () => {
-    await backend.setUp();
-    runtime = await MachineRuntime.open({
-      databaseUrl: backend.url(),
-      migrate: true,
-      worker: false,
-    });
-    for (let index = 0; index < 2; index += 1) {
-      const server = startFixture(SERVER, [
-        backend.url(),
-        JSON.stringify([SHARED, SHARED_DEBOUNCE, SHARED_ARCHIVES]),
-      ]);
-      servers.push(server);
-      urls.push(await listeningUrl(server));
-    }
-  }, 90_000);
-  afterAll(async () => {
-    for (const server of servers) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
-    await runtime?.close();
-    await backend.tearDown();
-  });
+  const processes = useServerProcesses(
+    backend,
+    SERVER,
+    [JSON.stringify([SHARED, SHARED_DEBOUNCE, SHARED_ARCHIVES])],
+    { timeoutMs: 90_000 },
+  );
+  const { urls } = processes;
 
   it('should share a tenant rate between the processes', async () => {
     const [one, two] = urls as [string, string];
@@ -573,7 +552,7 @@ describe.skipIf(postgres === null)('flow control across two server processes on 
       statuses.push(answer.status);
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429, 429]);
-    expect((await runtime.store.load(id))!.context['notes']).toBe(6);
+    expect((await processes.runtime.store.load(id))!.context['notes']).toBe(6);
   });
 
   it('should share in-flight slots between the processes', async () => {
@@ -619,6 +598,6 @@ describe.skipIf(postgres === null)('flow control across two server processes on 
     }
     const answers = await Promise.all(burst);
     expect(answers.map((answer) => answer.status)).toEqual([429, 429, 429, 200]);
-    expect((await runtime.store.load(id))!.context['seen']).toEqual([4]);
+    expect((await processes.runtime.store.load(id))!.context['seen']).toEqual([4]);
   });
 });

@@ -14,8 +14,8 @@ import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
 import { IdempotencyClaimLostError } from '../../../src/runtime/persistence/idempotency.js';
-import { listeningUrl, startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+import { useServerProcesses } from './support/server-processes.js';
 import { send, startServer, type TestServer } from './support/servers.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/ledger-server.ts', import.meta.url));
@@ -406,31 +406,10 @@ describe.each(backends)('Idempotency-Key over HTTP on $name', (backend) => {
 });
 
 describe.each(backends)('Idempotency-Key across two server processes on $name', (backend) => {
-  const servers: FixtureProcess[] = [];
-  const urls: string[] = [];
-  let runtime: MachineRuntime;
-
-  beforeAll(async () => {
-    await backend.setUp();
-    runtime = await MachineRuntime.open({
-      databaseUrl: backend.url(),
-      migrate: true,
-      worker: false,
-    });
-    for (let index = 0; index < 2; index += 1) {
-      const server = startFixture(SERVER, [backend.url(), JSON.stringify(LEDGERS)]);
-      servers.push(server);
-      urls.push(await listeningUrl(server));
-    }
-  }, 90_000);
-  afterAll(async () => {
-    for (const server of servers) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
-    await runtime?.close();
-    await backend.tearDown();
+  const processes = useServerProcesses(backend, SERVER, [JSON.stringify(LEDGERS)], {
+    timeoutMs: 90_000,
   });
+  const { urls } = processes;
 
   it('should send one event for a key retried on the other process', async () => {
     const [one, two] = urls as [string, string];
@@ -456,7 +435,10 @@ describe.each(backends)('Idempotency-Key across two server processes on $name', 
       headers: { 'idempotency-key': 'cross' },
     });
     expect(other.status).toBe(422);
-    expect((await runtime.store.load(id))!.context).toMatchObject({ notes: 1, seen: [5] });
+    expect((await processes.runtime.store.load(id))!.context).toMatchObject({
+      notes: 1,
+      seen: [5],
+    });
   });
 
   it('should commit one event for a burst of the same key on both processes', async () => {
@@ -475,6 +457,9 @@ describe.each(backends)('Idempotency-Key across two server processes on $name', 
     // instance was busy, the key freed); never a second event.
     for (const response of burst) expect([200, 409, 423]).toContain(response.status);
     expect(burst.some((response) => response.status === 200)).toBe(true);
-    expect((await runtime.store.load(id))!.context).toMatchObject({ notes: 1, seen: [8] });
+    expect((await processes.runtime.store.load(id))!.context).toMatchObject({
+      notes: 1,
+      seen: [8],
+    });
   });
 });
