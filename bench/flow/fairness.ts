@@ -33,6 +33,7 @@ import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { poster, type Answer } from './http-client.js';
 
 const PG_URL =
   process.env.MACHINE_ROUTES_BENCH_PG_URL ??
@@ -49,46 +50,6 @@ const A_INSTANCES = 8;
 const SELF = fileURLToPath(import.meta.url);
 const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
 
-interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  body: string;
-}
-
-function poster(base: string, agent: Agent) {
-  return (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    new Promise<Answer>((resolve, reject) => {
-      const payload = JSON.stringify(body);
-      const req = request(
-        `${base}${path}`,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(payload),
-            ...headers,
-          },
-        },
-        (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (text += chunk));
-          response.on('end', () =>
-            resolve({
-              status: response.statusCode ?? 0,
-              retryAfter: response.headers['retry-after'] as string | undefined,
-              body: text,
-            }),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-}
-
-/** What an answer to A is: '200', '429' (documented), or 'other <status/why>'. */
 function kindOf(answer: Answer): string {
   if (answer.status === 200) return '200';
   if (answer.status !== 429) return `other ${answer.status}`;

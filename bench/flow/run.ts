@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { poster, getter } from './http-client.js';
 
 const PG_URL =
   process.env.MACHINE_ROUTES_BENCH_PG_URL ??
@@ -32,61 +33,6 @@ const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
 
 type Variant = 'plain' | 'rate' | 'slots';
 const VARIANTS: Variant[] = ['plain', 'rate', 'slots'];
-
-interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  body: string;
-}
-
-function getter(base: string, agent: Agent) {
-  return (path: string) =>
-    new Promise<Answer>((resolve, reject) => {
-      const req = request(`${base}${path}`, { method: 'GET', agent }, (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, retryAfter: undefined, body: text }),
-        );
-      });
-      req.on('error', reject);
-      req.end();
-    });
-}
-
-function poster(base: string, agent: Agent) {
-  return (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    new Promise<Answer>((resolve, reject) => {
-      const payload = JSON.stringify(body);
-      const req = request(
-        `${base}${path}`,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(payload),
-            ...headers,
-          },
-        },
-        (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (text += chunk));
-          response.on('end', () =>
-            resolve({
-              status: response.statusCode ?? 0,
-              retryAfter: response.headers['retry-after'] as string | undefined,
-              body: text,
-            }),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-}
 
 async function created(post: ReturnType<typeof poster>, prefix: string): Promise<string> {
   const answer = await post(`/${prefix}/create`, {});
