@@ -8,9 +8,9 @@ export {
   withFallback,
   mountExpress,
   expressHandler,
-  jsonBody,
   type ExpressMountOptions,
 } from './runtime/http/adapters/express.js';
+export { jsonBody } from './runtime/http/adapters/express-body.js';
 export type { MountOptions, MountSource } from './runtime/http/adapters/shared.js';
 export { buildExpressApp, type ExpressApp, type ExpressAppOptions } from './app/express-app.js';
 export type {
