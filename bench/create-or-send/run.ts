@@ -16,12 +16,10 @@
  * test database) answers, in a schema of its own, dropped at the end.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { onPostgresSchema, onSqliteFile } from '../bench-stores.js';
 import { Agent, request } from 'node:http';
 
 const PG_URL =
@@ -144,29 +142,5 @@ function loadAverage(): string {
     .join(' ');
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'mr-bench-cos-'));
-try {
-  await run('SQLite file', `sqlite:${join(dir, 'bench.db')}`);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
-
-const admin = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-let reachable = true;
-await admin.connect().catch(() => {
-  reachable = false;
-});
-if (reachable) {
-  const schema = `mr_bench_cos_${process.pid}`;
-  await admin.query(`CREATE SCHEMA "${schema}"`);
-  try {
-    const url = new URL(PG_URL);
-    url.searchParams.set('schema', schema);
-    await run('PostgreSQL', url.toString());
-  } finally {
-    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
-    await admin.end();
-  }
-} else {
-  console.log(`\nPostgreSQL skipped: ${PG_URL} unreachable.`);
-}
+await onSqliteFile('cos', (url) => run('SQLite file', url));
+await onPostgresSchema(PG_URL, 'cos', (url) => run('PostgreSQL', url));

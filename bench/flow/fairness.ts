@@ -25,14 +25,12 @@
  * schema of its own, dropped at the end.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { onPostgresSchema, onSqliteFile } from '../bench-stores.js';
 import { poster, type Answer } from './http-client.js';
 
 const PG_URL =
@@ -378,31 +376,8 @@ if (process.argv[2] === 'flood') {
 } else {
   const only = process.argv[2];
   if (only !== 'postgres') {
-    const dir = mkdtempSync(join(tmpdir(), 'mr-bench-fairness-'));
-    try {
-      await run('SQLite file', `sqlite:${join(dir, 'bench.db')}`);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await onSqliteFile('fairness', (url) => run('SQLite file', url));
   }
-  const admin = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  let reachable = only !== 'sqlite';
-  if (reachable)
-    await admin.connect().catch(() => {
-      reachable = false;
-    });
-  if (reachable) {
-    const schema = `mr_bench_fairness_${process.pid}`;
-    await admin.query(`CREATE SCHEMA "${schema}"`);
-    try {
-      const url = new URL(PG_URL);
-      url.searchParams.set('schema', schema);
-      await run('PostgreSQL', url.toString());
-    } finally {
-      await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
-      await admin.end();
-    }
-  } else if (only !== 'sqlite') {
-    console.log(`\nPostgreSQL skipped: ${PG_URL} unreachable.`);
-  }
+  if (only !== 'sqlite')
+    await onPostgresSchema(PG_URL, 'fairness', (url) => run('PostgreSQL', url));
 }

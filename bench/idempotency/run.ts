@@ -12,12 +12,9 @@
  * schema of its own, dropped at the end.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { onPostgresSchema, onSqliteFile } from '../bench-stores.js';
 import { Agent, request } from 'node:http';
 
 const PG_URL =
@@ -135,29 +132,5 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'mr-bench-idem-'));
-try {
-  await run('SQLite file', `sqlite:${join(dir, 'bench.db')}`);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
-
-const admin = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-let reachable = true;
-await admin.connect().catch(() => {
-  reachable = false;
-});
-if (reachable) {
-  const schema = `mr_bench_idem_${process.pid}`;
-  await admin.query(`CREATE SCHEMA "${schema}"`);
-  try {
-    const url = new URL(PG_URL);
-    url.searchParams.set('schema', schema);
-    await run('PostgreSQL', url.toString());
-  } finally {
-    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
-    await admin.end();
-  }
-} else {
-  console.log(`\nPostgreSQL skipped: ${PG_URL} unreachable.`);
-}
+await onSqliteFile('idem', (url) => run('SQLite file', url));
+await onPostgresSchema(PG_URL, 'idem', (url) => run('PostgreSQL', url));
