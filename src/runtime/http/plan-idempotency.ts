@@ -12,6 +12,13 @@ true satisfies ExactKeys<IdempotencyOptions, typeof KNOWN_KEYS.idempotency>;
 /** Default lifetime of an Idempotency-Key record, in seconds (one day). */
 export const DEFAULT_IDEMPOTENCY_TTL = 86_400;
 
+/** The planned option: the settings of each covered route and the events it covers. */
+export interface PlannedIdempotency {
+  route: RouteIdempotency;
+  /** `null`: every command route, create included. */
+  events: string[] | null;
+}
+
 /**
  * The `idempotency` option: `null` when off, else the route settings and the events it covers
  * (`null`: every command route, create included).
@@ -20,7 +27,7 @@ export function planIdempotency(
   value: RegistrationOptions['idempotency'],
   available: readonly string[],
   fail: (message: string, key: string) => void,
-): { route: RouteIdempotency; events: string[] | null } | null {
+): PlannedIdempotency | null {
   if (value === undefined || value === null || value === false) return null;
   if (value === true) return { route: { ttl: DEFAULT_IDEMPOTENCY_TTL }, events: null };
   if (typeof value !== 'object' || Array.isArray(value)) {

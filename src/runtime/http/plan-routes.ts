@@ -4,42 +4,31 @@
  * both produce the same routes by construction.
  */
 import { contentionProblem, contentionWaitMs } from '../definition/contention.js';
-import { eventTypeOfReference } from '../definition/endpoints.js';
 import { checkCollisions } from './plan-collisions.js';
 import { planCallbackRoutes } from './plan-callbacks.js';
 import { planCreateOrSend } from './plan-create-or-send.js';
 import { planFlow } from './plan-flow.js';
 import { planIdempotency } from './plan-idempotency.js';
 import { endpointFields, endpointHandler, pathFor } from './plan-route-fields.js';
-import { InvalidRouterConfigException, throwIfAny, type MachineRoutesError } from '../errors.js';
-import type {
-  EndpointDefinition,
-  EventReference,
-  ForwardDefinition,
-  MachineDefinitionBase,
-} from '../definition/types.js';
+import { throwIfAny, type MachineRoutesError } from '../errors.js';
+import type { EndpointDefinition, ForwardDefinition } from '../definition/types.js';
 import type { EndpointActionDefinition } from '../definition/endpoint-config.js';
 import type { PlannedRoute, RegistrationOptions, RouteBinding } from './types.js';
 import { normalizeReads } from './plan-reads.js';
 import { routeAnswers, type RouteAnswers } from './plan-route-answers.js';
-import {
-  createRouteNameFor,
-  modelParamName,
-  normalizePrefix,
-  readRouteNameFor,
-  routeNameFor,
-} from '../definition/uri.js';
-import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS, type ExactKeys } from '../known-keys.js';
+import { createRouteNameFor, readRouteNameFor, routeNameFor } from '../definition/uri.js';
+import { KNOWN_KEYS, type ExactKeys } from '../known-keys.js';
+import { planningContext, type PlannableDefinition, type PlanningContext } from './plan-context.js';
+import type { PlannedIdempotency } from './plan-idempotency.js';
+import type { PlannedCreateOrSend } from './plan-create-or-send.js';
+import type { ReadSpec } from './plan-reads.js';
 
 // The registration keys the router knows are exactly the keys of RegistrationOptions.
 true satisfies ExactKeys<RegistrationOptions, typeof KNOWN_KEYS.registration>;
 
 export { DEFAULT_IDEMPOTENCY_TTL } from './plan-idempotency.js';
 
-/** What planning reads of a machine definition. */
-export type PlannableDefinition = Pick<MachineDefinitionBase, 'id' | 'endpoints' | 'forwards'> &
-  /** Read outputs name behaviors of `behavior.outputs`; `flow`'s `inState` a state of `config`. */
-  Partial<Pick<MachineDefinitionBase, 'behavior' | 'config'>>;
+export type { PlannableDefinition } from './plan-context.js';
 
 /** The routes of a registration and every problem found while planning them. */
 export interface RegistrationPlan {
@@ -70,149 +59,15 @@ export function planRegistration(
   definition: PlannableDefinition,
   options: RegistrationOptions,
 ): RegistrationPlan {
-  const issues: MachineRoutesError[] = [];
-  const validName = typeof options.name === 'string' && /^[A-Za-z0-9_.-]+$/.test(options.name);
-  const name = validName ? (options.name as string) : definition.id;
-  const where = `(machine '${definition.id}', registration '${name}')`;
-  const fail = (message: string, key: string): void => {
-    issues.push(
-      new InvalidRouterConfigException(`MachineRouter: ${message} ${where}`, {
-        machine: definition.id,
-        registration: name,
-        key,
-      }),
-    );
-  };
-
-  for (const unknown of findUnknownKeys(options, KNOWN_KEYS.registration)) {
-    fail(
-      `${describeUnknownKey(unknown)} in the registration options. Known keys: ${KNOWN_KEYS.registration.join(', ')}.`,
-      unknown.key,
-    );
-  }
-  const prefix = normalizePrefix(options.prefix);
-  if (prefix === null) {
-    fail(
-      options.prefix === undefined || options.prefix === ''
-        ? `'prefix' is required, e.g. { prefix: '${definition.id}s' }.`
-        : `invalid 'prefix' '${String(options.prefix)}': use path segments of letters, digits, '-', '_', '.' and '~' (no parameters, query or spaces).`,
-      'prefix',
-    );
-  }
-  if (options.name !== undefined && !validName) {
-    fail(
-      `invalid 'name' '${String(options.name)}': use letters, digits, '_', '.' and '-'.`,
-      'name',
-    );
-  }
-
-  const endpointTypes = definition.endpoints.map((endpoint) => endpoint.eventType);
-  const forwardTypes = definition.forwards.map((forward) => forward.parentEventType);
-  const available = [...endpointTypes, ...forwardTypes];
-  const list = (key: 'only' | 'except' | 'machineIdFor' | 'modelFor'): string[] | null => {
-    const value = options[key] as readonly EventReference[] | null | undefined;
-    if (value === undefined || value === null) return null;
-    if (!Array.isArray(value)) {
-      fail(`'${key}' must be a list of event types or event definitions.`, key);
-      return [];
-    }
-    const types: string[] = [];
-    for (const ref of value as readonly unknown[]) {
-      const type = eventTypeOfReference(ref);
-      if (type === null)
-        fail(`'${key}' has an entry that is not an event type or event definition.`, key);
-      else types.push(type);
-    }
-    return types;
-  };
-  const only = list('only');
-  const except = list('except');
-  const machineIdFor = list('machineIdFor') ?? [];
-  const modelFor = list('modelFor') ?? [];
-  const middleware: readonly string[] = Array.isArray(options.middleware) ? options.middleware : [];
-  if (
-    (options.middleware !== undefined && !Array.isArray(options.middleware)) ||
-    !middleware.every((entry) => typeof entry === 'string' && entry !== '')
-  ) {
-    fail(`'middleware' must be a list of middleware names, e.g. ['auth:api'].`, 'middleware');
-  }
-
-  // R6-R7: filtering.
-  if (only !== null && except !== null) {
-    fail(`'only' and 'except' cannot be used together. Keep one of them.`, 'only');
-  }
-  for (const [key, types] of [
-    ['only', only],
-    ['except', except],
-  ] as const) {
-    const unknown = (types ?? []).filter((type) => !available.includes(type));
-    if (unknown.length > 0) {
-      fail(
-        `unknown event types in '${key}': ${unknown.join(', ')}. Available: ${available.join(', ') || '(none)'}.`,
-        key,
-      );
-    }
-  }
-  const filter: 'only' | 'except' | null =
-    only !== null ? 'only' : except !== null ? 'except' : null;
-  const isKept = (type: string): boolean =>
-    only !== null ? only.includes(type) : except !== null ? !except.includes(type) : true;
-
-  // R9-R12: binding lists reference kept, non-forwarded endpoints.
-  const keptEndpoints = endpointTypes.filter(isKept);
-  for (const [key, types] of [
-    ['machineIdFor', machineIdFor],
-    ['modelFor', modelFor],
-  ] as const) {
-    const forwarded = types.filter((type) => forwardTypes.includes(type));
-    if (forwarded.length > 0) {
-      fail(
-        `'${key}' cannot reference forwarded endpoints (they inherit binding mode from parent model config): ${forwarded.join(', ')}. Remove them from '${key}'.`,
-        key,
-      );
-    }
-    const missing = types.filter(
-      (type) => !forwardTypes.includes(type) && !keptEndpoints.includes(type),
-    );
-    if (missing.length > 0) {
-      const filteredOut = missing.every((type) => endpointTypes.includes(type));
-      const hint =
-        filteredOut && filter === 'only'
-          ? ` (filtered by 'only'). Remove from '${key}' or add to 'only'.`
-          : filteredOut && filter === 'except'
-            ? ` (filtered by 'except'). Remove from '${key}' or adjust 'except'.`
-            : `. Available: ${keptEndpoints.join(', ') || '(none)'}.`;
-      fail(
-        `'${key}' references event types not in the registered endpoint set: ${missing.join(', ')}${hint}`,
-        key,
-      );
-    }
-  }
-  // R13-R14.
-  const hasModel = typeof options.model === 'string' && options.model !== '';
-  const hasAttribute = typeof options.attribute === 'string' && options.attribute !== '';
-  if (modelFor.length > 0 && (!hasModel || !hasAttribute)) {
-    fail(
-      `'model' and 'attribute' are required when 'modelFor' is set, e.g. { model: 'Order', attribute: 'machine_id' }.`,
-      'model',
-    );
-  }
-  if (hasModel && modelParamName(options.model as string) === '') {
-    fail(`invalid 'model' '${String(options.model)}': use a name such as 'Order'.`, 'model');
-  }
-  const overlap = machineIdFor.filter((type) => modelFor.includes(type));
-  if (overlap.length > 0) {
-    fail(
-      `events cannot be in both 'machineIdFor' and 'modelFor': ${overlap.join(', ')}. Keep each in one list.`,
-      'machineIdFor',
-    );
-  }
+  const context = planningContext(definition, options);
+  const { name, prefix, issues, fail } = context;
 
   const keyed = planCreateOrSend(options.createOrSend, issues, {
     ...{ machineId: definition.id, registration: name, endpoints: definition.endpoints },
-    ...{ kept: keptEndpoints, forwarded: forwardTypes, machineIdFor, modelFor },
+    ...{ kept: context.keptEndpoints, forwarded: context.forwardTypes },
+    ...{ machineIdFor: context.machineIdFor, modelFor: context.modelFor },
   });
-  const idempotency = planIdempotency(options.idempotency, available, fail);
+  const idempotency = planIdempotency(options.idempotency, context.available, fail);
   const contentionIssue = contentionProblem(options.contention);
   if (contentionIssue !== null) fail(`'contention' ${contentionIssue}.`, 'contention');
   const defaultWaitMs = contentionIssue === null ? (contentionWaitMs(options.contention) ?? 0) : 0;
@@ -223,184 +78,29 @@ export function planRegistration(
   );
 
   if (prefix === null) return { routes: [], issues };
+  const routing: RoutingContext = { ...context, prefix };
 
-  // Planning.
-  const modelBinding: RouteBinding | null =
-    hasModel && hasAttribute
-      ? {
-          kind: 'model',
-          param: modelParamName(options.model as string),
-          model: options.model as string,
-          attribute: options.attribute as string,
-        }
-      : null;
-  const routes: PlannedRoute[] = [];
-  const add = (
-    route: Omit<PlannedRoute, keyof RouteAnswers>,
-    action: EndpointActionDefinition | null,
-  ): void => {
-    routes.push({ ...route, ...routeAnswers(route, action) });
-  };
-  const base = { registration: name, machineId: definition.id };
-  if (options.create === true) {
-    add(
-      {
-        ...base,
-        name: createRouteNameFor(name),
-        method: 'POST',
-        path: `${prefix}/create`,
-        handler: 'create',
-        eventType: null,
-        read: null,
-        childEventType: null,
-        childMachineId: null,
-        endpointIndex: null,
-        binding: { kind: 'none' },
-        middleware: [...middleware],
-        output: { kind: 'default' },
-        action: null,
-        status: 201,
-        availableEvents: false,
-      },
-      null,
-    );
-  }
-  definition.endpoints.forEach((endpoint: EndpointDefinition, index) => {
-    const type = endpoint.eventType;
-    if (!isKept(type)) return;
-    const binding: RouteBinding = machineIdFor.includes(type)
-      ? { kind: 'machineId', param: 'machineId' }
-      : modelFor.includes(type) && modelBinding !== null
-        ? modelBinding
-        : keyed?.events.includes(type)
-          ? { kind: 'key', field: keyed.key }
-          : { kind: 'none' };
-    add(
-      {
-        ...base,
-        ...endpointFields(endpoint, middleware),
-        name: routeNameFor(name, type),
-        path: pathFor(prefix, binding, endpoint.uri),
-        handler: endpointHandler(binding),
-        read: null,
-        childEventType: null,
-        childMachineId: null,
-        endpointIndex: index,
-        binding,
-      },
-      endpoint.action,
-    );
-  });
-  definition.forwards.forEach((forward: ForwardDefinition, index) => {
-    const type = forward.parentEventType;
-    if (!isKept(type)) return;
-    // Forwards inherit the registration's binding: model-bound iff model and attribute are set.
-    const binding: RouteBinding = modelBinding ?? { kind: 'machineId', param: 'machineId' };
-    add(
-      {
-        ...base,
-        ...endpointFields({ ...forward, eventType: type }, middleware),
-        name: routeNameFor(name, type),
-        path: pathFor(prefix, binding, forward.uri),
-        handler: binding.kind === 'model' ? 'forwardedModelBound' : 'forwardedMachineIdBound',
-        read: null,
-        childEventType: forward.childEventType,
-        childMachineId: forward.childMachineId,
-        endpointIndex: index,
-        binding,
-      },
-      forward.action,
-    );
-  });
-
-  // Reads and the state stream bind like forwards: by model when the registration has one,
-  // else by machine id.
-  const readBinding: RouteBinding = modelBinding ?? { kind: 'machineId', param: 'machineId' };
-  for (const read of reads) {
-    add(
-      {
-        ...base,
-        name: readRouteNameFor(name, read.name),
-        method: 'GET',
-        path: pathFor(prefix, readBinding, read.uri),
-        handler: 'read',
-        eventType: null,
-        read: read.name,
-        childEventType: null,
-        childMachineId: null,
-        endpointIndex: null,
-        binding: readBinding,
-        middleware: [...middleware, ...read.middleware],
-        output: read.output,
-        action: null,
-        status: read.status,
-        availableEvents: read.availableEvents,
-      },
-      null,
-    );
-  }
-
-  if (options.stream !== undefined && typeof options.stream !== 'boolean') {
-    fail(`'stream' must be true or false.`, 'stream');
-  } else if (options.stream === true) {
-    add(
-      {
-        ...base,
-        name: `${name}.events`,
-        method: 'GET',
-        path: pathFor(prefix, readBinding, '/events'),
-        handler: 'events',
-        eventType: null,
-        read: null,
-        childEventType: null,
-        childMachineId: null,
-        endpointIndex: null,
-        binding: readBinding,
-        middleware: [...middleware],
-        output: { kind: 'default' },
-        action: null,
-        status: 200,
-        availableEvents: true,
-      },
-      null,
-    );
-  }
+  const routes = [
+    ...commandRoutes(routing, keyed),
+    ...readRoutes(routing, reads),
+    ...streamRoutes(routing),
+  ];
 
   // Callback URLs and inbound webhooks: after the frontend's routes (third parties call them).
   for (const route of planCallbackRoutes(options, issues, {
-    ...{ machineId: definition.id, registration: name, prefix, middleware },
-    ...{ endpoints: definition.endpoints, kept: keptEndpoints, createOrSend: keyed },
+    ...{ machineId: definition.id, registration: name, prefix, middleware: context.middleware },
+    ...{ endpoints: definition.endpoints, kept: context.keptEndpoints, createOrSend: keyed },
   })) {
-    add(
-      route,
-      route.endpointIndex === null ? null : definition.endpoints[route.endpointIndex]!.action,
+    routes.push(
+      planned(
+        route,
+        route.endpointIndex === null ? null : definition.endpoints[route.endpointIndex]!.action,
+      ),
     );
   }
 
-  // Contention: only routes that send to an existing instance can meet a held lock.
-  for (const route of routes) {
-    if (route.endpointIndex === null || route.binding.kind === 'none') continue;
-    const own =
-      route.childEventType === null
-        ? definition.endpoints[route.endpointIndex]?.contention
-        : definition.forwards[route.endpointIndex]?.contention;
-    const waitMs = contentionWaitMs(own) ?? defaultWaitMs;
-    if (waitMs > 0) route.contention = { waitMs };
-  }
-
-  if (idempotency !== null) {
-    for (const route of routes) {
-      // Callback and webhook routes dedupe by their token and delivery id instead.
-      if (route.method === 'GET' || route.handler === 'read') continue;
-      if (route.handler === 'callback' || route.handler === 'webhook') continue;
-      const listed =
-        idempotency.events === null
-          ? true
-          : route.eventType !== null && idempotency.events.includes(route.eventType);
-      if (listed) route.idempotency = { ...idempotency.route };
-    }
-  }
-
+  setContention(routes, definition, defaultWaitMs);
+  if (idempotency !== null) setIdempotency(routes, idempotency);
   if (
     options.explainAvailableEvents !== undefined &&
     typeof options.explainAvailableEvents !== 'boolean'
@@ -419,4 +119,204 @@ export function planRegistration(
   );
   checkCollisions(routes, prefix, fail);
   return { routes, issues };
+}
+
+/** The planning context once the prefix is known to be valid (routes are planned). */
+type RoutingContext = PlanningContext & { prefix: string };
+
+/** A route with what it answers (data source, guards, error statuses) filled in. */
+function planned(
+  route: Omit<PlannedRoute, keyof RouteAnswers>,
+  action: EndpointActionDefinition | null,
+): PlannedRoute {
+  return { ...route, ...routeAnswers(route, action) };
+}
+
+/** The create route (`create: true`), then the kept endpoints and forwards in definition order. */
+function commandRoutes(context: RoutingContext, keyed: PlannedCreateOrSend | null): PlannedRoute[] {
+  const { definition, options, name, prefix, middleware, machineIdFor, modelFor } = context;
+  const { modelBinding } = context;
+  const base = { registration: name, machineId: definition.id };
+  const routes: PlannedRoute[] = [];
+  if (options.create === true) {
+    routes.push(
+      planned(
+        {
+          ...base,
+          name: createRouteNameFor(name),
+          method: 'POST',
+          path: `${prefix}/create`,
+          handler: 'create',
+          eventType: null,
+          read: null,
+          childEventType: null,
+          childMachineId: null,
+          endpointIndex: null,
+          binding: { kind: 'none' },
+          middleware: [...middleware],
+          output: { kind: 'default' },
+          action: null,
+          status: 201,
+          availableEvents: false,
+        },
+        null,
+      ),
+    );
+  }
+  definition.endpoints.forEach((endpoint: EndpointDefinition, index) => {
+    const type = endpoint.eventType;
+    if (!context.isKept(type)) return;
+    const binding: RouteBinding = machineIdFor.includes(type)
+      ? { kind: 'machineId', param: 'machineId' }
+      : modelFor.includes(type) && modelBinding !== null
+        ? modelBinding
+        : keyed?.events.includes(type)
+          ? { kind: 'key', field: keyed.key }
+          : { kind: 'none' };
+    routes.push(
+      planned(
+        {
+          ...base,
+          ...endpointFields(endpoint, middleware),
+          name: routeNameFor(name, type),
+          path: pathFor(prefix, binding, endpoint.uri),
+          handler: endpointHandler(binding),
+          read: null,
+          childEventType: null,
+          childMachineId: null,
+          endpointIndex: index,
+          binding,
+        },
+        endpoint.action,
+      ),
+    );
+  });
+  definition.forwards.forEach((forward: ForwardDefinition, index) => {
+    const type = forward.parentEventType;
+    if (!context.isKept(type)) return;
+    // Forwards inherit the registration's binding: model-bound iff model and attribute are set.
+    const binding = instanceBinding(context);
+    routes.push(
+      planned(
+        {
+          ...base,
+          ...endpointFields({ ...forward, eventType: type }, middleware),
+          name: routeNameFor(name, type),
+          path: pathFor(prefix, binding, forward.uri),
+          handler: binding.kind === 'model' ? 'forwardedModelBound' : 'forwardedMachineIdBound',
+          read: null,
+          childEventType: forward.childEventType,
+          childMachineId: forward.childMachineId,
+          endpointIndex: index,
+          binding,
+        },
+        forward.action,
+      ),
+    );
+  });
+  return routes;
+}
+
+/**
+ * How forwards, reads and the state stream bind: by model when the registration has one, else
+ * by machine id.
+ */
+function instanceBinding(context: RoutingContext): RouteBinding {
+  return context.modelBinding ?? { kind: 'machineId', param: 'machineId' };
+}
+
+/** One GET route per read (`reads`), in their order. */
+function readRoutes(context: RoutingContext, reads: readonly ReadSpec[]): PlannedRoute[] {
+  const { definition, name, prefix, middleware } = context;
+  const binding = instanceBinding(context);
+  return reads.map((read) =>
+    planned(
+      {
+        registration: name,
+        machineId: definition.id,
+        name: readRouteNameFor(name, read.name),
+        method: 'GET',
+        path: pathFor(prefix, binding, read.uri),
+        handler: 'read',
+        eventType: null,
+        read: read.name,
+        childEventType: null,
+        childMachineId: null,
+        endpointIndex: null,
+        binding,
+        middleware: [...middleware, ...read.middleware],
+        output: read.output,
+        action: null,
+        status: read.status,
+        availableEvents: read.availableEvents,
+      },
+      null,
+    ),
+  );
+}
+
+/** The state stream's route (`stream: true`), if any. */
+function streamRoutes(context: RoutingContext): PlannedRoute[] {
+  const { definition, options, name, prefix, middleware } = context;
+  if (options.stream !== undefined && typeof options.stream !== 'boolean') {
+    context.fail(`'stream' must be true or false.`, 'stream');
+    return [];
+  }
+  if (options.stream !== true) return [];
+  const binding = instanceBinding(context);
+  return [
+    planned(
+      {
+        registration: name,
+        machineId: definition.id,
+        name: `${name}.events`,
+        method: 'GET',
+        path: pathFor(prefix, binding, '/events'),
+        handler: 'events',
+        eventType: null,
+        read: null,
+        childEventType: null,
+        childMachineId: null,
+        endpointIndex: null,
+        binding,
+        middleware: [...middleware],
+        output: { kind: 'default' },
+        action: null,
+        status: 200,
+        availableEvents: true,
+      },
+      null,
+    ),
+  ];
+}
+
+/** Contention: only routes that send to an existing instance can meet a held lock. */
+function setContention(
+  routes: PlannedRoute[],
+  definition: PlannableDefinition,
+  defaultWaitMs: number,
+): void {
+  for (const route of routes) {
+    if (route.endpointIndex === null || route.binding.kind === 'none') continue;
+    const own =
+      route.childEventType === null
+        ? definition.endpoints[route.endpointIndex]?.contention
+        : definition.forwards[route.endpointIndex]?.contention;
+    const waitMs = contentionWaitMs(own) ?? defaultWaitMs;
+    if (waitMs > 0) route.contention = { waitMs };
+  }
+}
+
+/** The Idempotency-Key settings on the command routes `idempotency` covers. */
+function setIdempotency(routes: PlannedRoute[], idempotency: PlannedIdempotency): void {
+  for (const route of routes) {
+    // Callback and webhook routes dedupe by their token and delivery id instead.
+    if (route.method === 'GET' || route.handler === 'read') continue;
+    if (route.handler === 'callback' || route.handler === 'webhook') continue;
+    const listed =
+      idempotency.events === null
+        ? true
+        : route.eventType !== null && idempotency.events.includes(route.eventType);
+    if (listed) route.idempotency = { ...idempotency.route };
+  }
 }
