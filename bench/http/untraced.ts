@@ -35,14 +35,21 @@ const PASS_THROUGHS: [string, string, string][] = [
     'export function timeCommit(',
     'return { ok: () => {}, failed: () => {} } as unknown as CommitTiming;',
   ],
-  ['src/runtime/engine/instrumentation.ts', 'export function withTraceContext(', 'return payload;'],
+  ['src/runtime/engine/work-instrumentation.ts', 'export function withTraceContext(', 'return payload;'],
   ['src/runtime/telemetry/tracing.ts', 'export function currentTraceCarrier(', 'return undefined;'],
 ];
+// Every wrapper is looked for before one is patched: a copy with some wrappers made pass-throughs
+// and not others measured a half-traced baseline (2026-11-29, after instrumentation.ts split).
+const missing = PASS_THROUGHS.filter(([file, declaration]) => {
+  const path = join(dir, file);
+  return !existsSync(path) || !readFileSync(path, 'utf8').includes(declaration);
+}).map(([file, declaration]) => `${file}: '${declaration}' not found`);
+if (missing.length > 0)
+  throw new Error(`${missing.join('\n')}\nupdate bench/http/untraced.ts; ${dir} is not untraced`);
 for (const [file, declaration, body] of PASS_THROUGHS) {
   const path = join(dir, file);
   const text = readFileSync(path, 'utf8');
   const at = text.indexOf(declaration);
-  if (at < 0) throw new Error(`${file}: '${declaration}' not found; update bench/http/untraced.ts`);
   const open = text.indexOf('{\n', text.indexOf(')', at));
   writeFileSync(path, `${text.slice(0, open + 2)}  ${body}\n${text.slice(open + 2)}`);
 }
