@@ -35,7 +35,11 @@ const PASS_THROUGHS: [string, string, string][] = [
     'export function timeCommit(',
     'return { ok: () => {}, failed: () => {} } as unknown as CommitTiming;',
   ],
-  ['src/runtime/engine/work-instrumentation.ts', 'export function withTraceContext(', 'return payload;'],
+  [
+    'src/runtime/engine/work-instrumentation.ts',
+    'export function withTraceContext(',
+    'return payload;',
+  ],
   ['src/runtime/telemetry/tracing.ts', 'export function currentTraceCarrier(', 'return undefined;'],
 ];
 // Every wrapper is looked for before one is patched: a copy with some wrappers made pass-throughs

@@ -15,48 +15,32 @@
  * and by actions that abort with it). Endpoints follow the spec's lifecycle rows instead: the
  * client gets a usable state plus a signal to wait for the next broadcast, not an error.
  */
-import {
-  FlowLimitedException,
-  MachineAlreadyRunningException,
-  MachineValidationException,
-  PreconditionFailedException,
-  ScenarioFailedException,
-  ScenarioNotFoundException,
-} from '../errors.js';
-import { headerOf, ifMatchPrecondition, withEtag } from './conditional.js';
-import { isWrongState, withRefusalSurface, type RefusalSurface } from './instance-surface.js';
+import { FlowLimitedException, PreconditionFailedException } from '../errors.js';
 import type { EventObject, MachineDefinitionBase } from '../definition/types.js';
 import type { ScenarioRequest } from '../interpreter/scenarios.js';
-import { isSnapshot, type MachineSnapshot, type StoredScenario } from '../interpreter/types.js';
-import { createEventResponder } from './event-response.js';
+import type { MachineSnapshot, StoredScenario } from '../interpreter/types.js';
+import type { SendOptions } from '../persistence/types.js';
+import { withCallbackToken } from './callback-handler.js';
+import { headerOf, ifMatchPrecondition } from './conditional.js';
+import { createEventRoute } from './event-route.js';
 import { createStatelessAnswer, STATELESS, STATELESS_SEND } from './event-stateless.js';
-import {
-  createFlowGate,
-  earlyFlowRefusal,
-  flowLimitedResponse,
-  type FlowTicket,
-} from './flow-control.js';
-import { hookArgs, noteCommitted } from './event-steps.js';
+import { hookArgs, idempotentSend, noteCommitted, sendFailed } from './event-steps.js';
+import { earlyFlowRefusal, flowLimitedResponse, type FlowTicket } from './flow-control.js';
 import type { HttpServices } from './http-services.js';
+import { withIdempotency, type IdempotentRequest } from './idempotency.js';
+import { isWrongState, withRefusalSurface } from './instance-surface.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
-import { assertPayloadSize, isRead, requestData } from './request-data.js';
+import { isRead } from './request-data.js';
 import {
-  consoleLogger,
-  defaultHttpLogger,
-  errorToResponse,
   validationResponse,
   withEarlyAnswer,
   withImmediateAnswer,
   type ImmediateAnswer,
 } from './responses.js';
-import { storedResponse, withIdempotency, type IdempotentRequest } from './idempotency.js';
-import { withCallbackToken } from './callback-handler.js';
-import type { IdempotentSend, SendOptions } from '../persistence/types.js';
-import { createInstanceLoader, keyOf, type RouteInstance } from './route-instance.js';
-import { resolveTarget } from './route-target.js';
+import { keyOf, type RouteInstance } from './route-instance.js';
 import { readScenarioRequest } from './scenario-fields.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
-import { checkPayload, payloadPlacementHint, type PayloadValidation } from './validation-errors.js';
+import { payloadPlacementHint, type PayloadValidation } from './validation-errors.js';
 
 /** Builds the handler of one planned event route. */
 export function createEventHandler<D extends MachineDefinitionBase>(
@@ -65,77 +49,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   middleware: readonly ResolvedMiddleware[],
   services: HttpServices<D>,
 ): RouteHandler {
-  const target = resolveTarget(definition, route);
-  const instances = createInstanceLoader(definition, route, services);
-  const eventType = route.eventType as string;
-  // A machineId-bound route whose action needs no pre-transition state skips the separate
-  // restore of step 2: `send` loads the instance itself and answers MachineNotFoundException
-  // for unknown ids. The restore still runs before a 400/422 answer, so an unknown id stays a
-  // 404 whatever the body.
-  const deferredLoad =
-    route.handler === 'machineIdBound' &&
-    route.binding.kind === 'machineId' &&
-    !target.action?.before &&
-    !target.action?.onException &&
-    !(route.flow?.key != null && 'context' in route.flow.key);
-  const deferredParam = route.binding.kind === 'machineId' ? route.binding.param : '';
-  // A stateless route has no instance to load: no promise round trip for it.
-  const stateless = route.binding.kind === 'none';
-  const sendStatelessSync = services.instances.sendStatelessSync.bind(services.instances);
-  // Forwarded responses carry no scenario fields: the child's kept scenario applies inside.
-  const scenarios = target.forward === null ? services.scenarios : undefined;
-  const respond = createEventResponder(definition, route, target, services, scenarios);
-  const surfaceOf: RefusalSurface<D> = { definition, route, services, instances };
-  // The version an answer shows (what an If-Match of the next request names), on the answer
-  // and on the response an Idempotency-Key replays; a stateless or unpersisted one has none.
-  const versioned = (response: EndpointResponse, snapshot: MachineSnapshot): EndpointResponse =>
-    stateless || !definition.options.shouldPersist ? response : withEtag(response, snapshot);
-  const findInState = services.instances.findInstancesInState?.bind(services.instances);
-  const gate = createFlowGate(
-    route,
-    services.flowControl,
-    findInState &&
-      (async (state, limit) => (await findInState(definition, state, { limit })).length),
-  );
-
-  /**
-   * 6. Contention: the last committed state, isProcessing true, no hooks. Without a snapshot on
-   * the exception (the store could not read one) nor a loaded one (deferred load), it is read
-   * now: the answer stays 423 / 200.
-   */
-  const contended = async (
-    error: MachineAlreadyRunningException,
-    request: EndpointRequest,
-    instance: RouteInstance,
-    pre: MachineSnapshot | null,
-    event: EventObject,
-  ) => {
-    const committed = isSnapshot(error.snapshot)
-      ? error.snapshot
-      : (pre ??
-        (instance.kind === 'stateless' || instance.kind === 'unbound' || instance.kind === 'keyed'
-          ? null
-          : await services.instances.restore(definition, instance.id).catch(() => null)));
-    if (committed === null) throw error;
-    const kept =
-      scenarios === undefined || instance.kind === 'stateless' || instance.kind === 'unbound'
-        ? null
-        : await scenarios.kept(committed.id);
-    return await respond({
-      snapshot: committed,
-      status: isRead(request) ? 200 : 423,
-      isProcessing: true,
-      event,
-      kept,
-    });
-  };
-
-  /** 3. The event's payload read from the request and validated (a promise for async schemas). */
-  const validate = (request: EndpointRequest): PayloadValidation | Promise<PayloadValidation> => {
-    const data = requestData(request, eventType, target.acceptedTypes, scenarios !== undefined);
-    assertPayloadSize(data.payload, eventType, target.event.payloadLimit ?? services.payloadLimit);
-    return checkPayload(target.event.payload, data.payload, isRead(request) ? COERCE : NO_COERCE);
-  };
+  const r = createEventRoute(definition, route, services);
+  const { target, instances, eventType, deferredLoad, deferredParam, stateless } = r;
+  const { sendStatelessSync, scenarios, respond, gate, versioned, validate, failure } = r;
 
   // Made once per route: a request allocates no handler closures of its own. The handler never
   // throws: an escaped error becomes its response (what `guarded` does for the other handlers,
@@ -248,37 +164,7 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       let snapshot: MachineSnapshot;
       let kept: StoredScenario | null = null;
       let reached: MachineSnapshot | undefined;
-      // The Idempotency-Key's response goes into the event's commit when the runtime can build
-      // it there: not after an after() hook (which runs after the commit and may change it).
-      const idempotency: IdempotentSend | undefined =
-        idempotent === null || action?.after || target.forward !== null
-          ? undefined
-          : {
-              scope: idempotent.scope,
-              key: idempotent.key,
-              ownerId: idempotent.ownerId,
-              respond: async (outcome) =>
-                storedResponse(
-                  outcome instanceof MachineValidationException
-                    ? errorToResponse(
-                        outcome,
-                        services.logger ?? consoleLogger,
-                        route.name,
-                        request,
-                      )
-                    : versioned(
-                        await respond({
-                          snapshot: outcome.snapshot,
-                          status: route.status,
-                          isProcessing: false,
-                          event,
-                          kept: outcome.scenario ?? null,
-                          reached: outcome.forwardedChild,
-                        }),
-                        outcome.snapshot,
-                      ),
-                ),
-            };
+      const idempotency = idempotentSend(r, request, idempotent, event);
       try {
         const options: SendOptions = {};
         if (scenario !== undefined) options.scenario = scenario;
@@ -315,28 +201,14 @@ export function createEventHandler<D extends MachineDefinitionBase>(
         reached = result.forwardedChild;
         noteCommitted(idempotent, instance, idempotency);
       } catch (error) {
-        // A validation guard's refusal commits its history like a success: its answer is kept.
-        if (error instanceof MachineValidationException)
-          noteCommitted(idempotent, instance, idempotency);
-        if (error instanceof MachineAlreadyRunningException)
-          return await contended(error, request, instance, pre, event);
-        // Validation guards and scenario refusals are answered like request validation, without
-        // onException.
-        if (
-          error instanceof MachineValidationException ||
-          error instanceof ScenarioFailedException ||
-          error instanceof ScenarioNotFoundException
-        )
-          throw error;
-        // 7. onException: a response is sent as it is, null/undefined re-throws.
-        if (action?.onException) {
-          const handled = await action.onException(
-            error,
-            hookArgs(definition, event, request, pre, preId),
-          );
-          if (handled) return handled;
-        }
-        throw error;
+        return await sendFailed(r, error, request, {
+          instance,
+          pre,
+          preId,
+          event,
+          idempotent,
+          idempotency,
+        });
       }
 
       // 8. after() with the post-transition state.
@@ -354,14 +226,9 @@ export function createEventHandler<D extends MachineDefinitionBase>(
       });
       return versioned(answer instanceof Promise ? await answer : answer, snapshot);
     } catch (error) {
-      const response = errorToResponse(
-        error,
-        services.logger ?? request.log ?? defaultHttpLogger,
-        route.name,
-        request,
-      );
+      const response = failure(error, request);
       return isWrongState(error) && !stateless
-        ? await withRefusalSurface(response, request, surfaceOf)
+        ? await withRefusalSurface(response, request, r.surfaceOf)
         : response;
     } finally {
       if (ticket !== null)
@@ -373,20 +240,13 @@ export function createEventHandler<D extends MachineDefinitionBase>(
   const withEarlyRefusal = (handler: RouteHandler): RouteHandler =>
     early === undefined ? handler : withEarlyAnswer(handler, early);
 
-  const failure = (error: unknown, request: EndpointRequest): EndpointResponse =>
-    errorToResponse(
-      error,
-      services.logger ?? request.log ?? defaultHttpLogger,
-      route.name,
-      request,
-    );
   const answerStateless = createStatelessAnswer({
     definition,
     eventType,
     status: route.status,
     validate,
     respond,
-    contended,
+    contended: r.contended,
     failure,
   });
 
@@ -418,6 +278,3 @@ export function createEventHandler<D extends MachineDefinitionBase>(
     middleware,
   );
 }
-
-const COERCE = Object.freeze({ coerce: true });
-const NO_COERCE = Object.freeze({ coerce: false });

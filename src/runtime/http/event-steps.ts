@@ -1,16 +1,23 @@
 /**
- * Two small steps of an event route's lifecycle kept apart from its handler (event-handler.ts):
- * the arguments an endpoint action's hooks receive, and what an Idempotency-Key claim keeps
- * once the send went through.
+ * Steps of an event route's lifecycle kept apart from its handler (event-handler.ts): the
+ * arguments an endpoint action's hooks receive, the Idempotency-Key's part of the send, what
+ * its claim keeps once the send went through, and the answer of a send that threw.
  */
+import {
+  MachineAlreadyRunningException,
+  MachineValidationException,
+  ScenarioFailedException,
+  ScenarioNotFoundException,
+} from '../errors.js';
 import type { EventObject, MachineDefinitionBase } from '../definition/types.js';
 import type { EndpointActionArgs } from '../definition/endpoint-config.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
 import type { IdempotentSend } from '../persistence/types.js';
-import type { IdempotentRequest } from './idempotency.js';
-import { HttpError } from './responses.js';
+import type { EventRoute } from './event-route.js';
+import { storedResponse, type IdempotentRequest } from './idempotency.js';
+import { consoleLogger, errorToResponse, HttpError } from './responses.js';
 import type { RouteInstance } from './route-instance.js';
-import type { EndpointRequest } from './types.js';
+import type { EndpointRequest, EndpointResponse } from './types.js';
 
 /** The arguments of an action hook: the state it sees is a copy (hooks must not change it). */
 export function hookArgs(
@@ -44,4 +51,80 @@ export function noteCommitted(
   if (idempotent === null) return;
   idempotent.committed = instance.kind !== 'stateless';
   idempotent.stored = idempotency?.stored === true;
+}
+
+/**
+ * 5. The Idempotency-Key's part of the send: its response goes into the event's commit when the
+ * runtime can build it there, not after an after() hook (which runs after the commit and may
+ * change it) nor on a forwarded route.
+ */
+export function idempotentSend<D extends MachineDefinitionBase>(
+  r: EventRoute<D>,
+  request: EndpointRequest,
+  idempotent: IdempotentRequest | null,
+  event: EventObject,
+): IdempotentSend | undefined {
+  if (idempotent === null || r.target.action?.after || r.target.forward !== null) return undefined;
+  const { route, services } = r;
+  return {
+    scope: idempotent.scope,
+    key: idempotent.key,
+    ownerId: idempotent.ownerId,
+    respond: async (outcome) =>
+      storedResponse(
+        outcome instanceof MachineValidationException
+          ? errorToResponse(outcome, services.logger ?? consoleLogger, route.name, request)
+          : r.versioned(
+              await r.respond({
+                snapshot: outcome.snapshot,
+                status: route.status,
+                isProcessing: false,
+                event,
+                kept: outcome.scenario ?? null,
+                reached: outcome.forwardedChild,
+              }),
+              outcome.snapshot,
+            ),
+      ),
+  };
+}
+
+/**
+ * 6-7. A send that threw: contention answered with the committed state, validation guards and
+ * scenario refusals re-thrown to be answered like request validation (without onException),
+ * anything else offered to onException (a response is sent as it is, null/undefined re-throws).
+ */
+export async function sendFailed<D extends MachineDefinitionBase>(
+  r: EventRoute<D>,
+  error: unknown,
+  request: EndpointRequest,
+  sent: {
+    instance: RouteInstance;
+    pre: MachineSnapshot | null;
+    preId: string | null;
+    event: EventObject;
+    idempotent: IdempotentRequest | null;
+    idempotency: IdempotentSend | undefined;
+  },
+): Promise<EndpointResponse> {
+  // A validation guard's refusal commits its history like a success: its answer is kept.
+  if (error instanceof MachineValidationException)
+    noteCommitted(sent.idempotent, sent.instance, sent.idempotency);
+  if (error instanceof MachineAlreadyRunningException)
+    return await r.contended(error, request, sent.instance, sent.pre, sent.event);
+  if (
+    error instanceof MachineValidationException ||
+    error instanceof ScenarioFailedException ||
+    error instanceof ScenarioNotFoundException
+  )
+    throw error;
+  const onException = r.target.action?.onException;
+  if (onException) {
+    const handled = await onException(
+      error,
+      hookArgs(r.definition, sent.event, request, sent.pre, sent.preId),
+    );
+    if (handled) return handled;
+  }
+  throw error;
 }
