@@ -16,7 +16,7 @@
  *   only matter to the embedded queue;
  * - the payload is stored as JSON text inside the pg-boss `data` document: pg-boss keeps `data`
  *   as `jsonb`, which reorders object keys, and payloads may end up in responses;
- * - claiming uses pg-boss's fetch statement (naming the holder as well, `#fetch`) and
+ * - claiming uses pg-boss's fetch statement (naming the holder as well, pg-boss-job-table.ts) and
  *   `complete`/`fail` under `PollingJobQueue`'s loop rather than `boss.work`: `work` waits a
  *   full polling interval (at least 0.5 s) after every job and fails or completes a whole
  *   batch together.
@@ -25,12 +25,19 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Json } from './job-queue.js';
-import { holderGoneSql, type BackendHolder } from '../persistence/holders.js';
 import { holderConnection, type HolderConnection } from '../persistence/postgres-holder.js';
 import { PostgresStore } from '../persistence/postgres-store.js';
 import { loadJobQueueConfig } from './config.js';
 import type { ClaimedJob, JobBackend, NewJob, OutboxWriter, PendingScope } from './job-backend.js';
 import { PollingJobQueue } from './polling-job-queue.js';
+import {
+  countJobs,
+  failedJobs,
+  fetchJobs,
+  retryNow,
+  returnAbandoned,
+  type PgJobData,
+} from './pg-boss-job-table.js';
 import type { DurableJobQueueOptions, FailedJob } from './types.js';
 
 /** Options of `PgBossJobQueue.open`: a connection string, or a pool to share. */
@@ -48,13 +55,6 @@ export interface PgBossJobQueueOptions extends DurableJobQueueOptions {
    * half of `timeoutMs`, between 1 and 60).
    */
   maintenanceIntervalSeconds?: number;
-}
-
-/** What a job keeps in pg-boss's `data` column. */
-interface PgJobData {
-  /** The payload as JSON text (see the module comment). */
-  json: string;
-  key: string | null;
 }
 
 /** Durable queue on pg-boss. Open it with `PgBossJobQueue.open`. */
@@ -108,29 +108,8 @@ export class PgBossJobQueue extends PollingJobQueue {
   }
 }
 
-/** A job as `#fetch` claims it. */
-interface FetchedRow {
-  id: string;
-  data: PgJobData;
-  retry_limit: number;
-  retry_count: number;
-  retry_delay: number;
-  start_after: Date;
-}
-
-interface FailedRow {
-  id: string;
-  name: string;
-  data: PgJobData;
-  output: { message?: string; value?: { message?: string } } | null;
-  retry_count: number;
-}
-
 /** Least time between two reclaims of a dead worker's jobs by one worker, in ms. */
 const RECLAIM_MIN_INTERVAL_MS = 1000;
-
-/** What a claim writes into pg-boss's `output` until the attempt ends: its worker's holder. */
-const HOLDER_KEY = 'machineRoutesHolder';
 
 /** `JobBackend` on pg-boss. */
 class PgBossBackend implements JobBackend {
@@ -227,7 +206,13 @@ class PgBossBackend implements JobBackend {
     const start = this.#nextName++ % names.length;
     for (let index = 0; index < names.length && claimed.length < limit; index++) {
       const name = names[(start + index) % names.length]!;
-      const jobs = await this.#fetch(name, limit - claimed.length, holder);
+      const jobs = await fetchJobs(
+        this.#boss.getDb(),
+        this.schema,
+        name,
+        limit - claimed.length,
+        holder,
+      );
       for (const job of jobs) {
         claimed.push({
           token: job.id,
@@ -248,51 +233,12 @@ class PgBossBackend implements JobBackend {
   }
 
   /**
-   * pg-boss 10's `fetch` (its `fetchNextJob` for queues of the `short` policy, the only one
-   * this backend creates), which also names the claiming worker's holder in the job's `output`
-   * (pg-boss has no column for it; its `complete` and `fail` overwrite it): one statement, where
-   * `fetch` and then an UPDATE naming the holder were two round trips per claim (1.84x plain
-   * pg-boss's time per job, bench/scale/jobs.ts). A job is never active without its holder.
-   */
-  async #fetch(name: string, limit: number, holder: BackendHolder): Promise<FetchedRow[]> {
-    const result = await this.#boss.getDb().executeSql(
-      `WITH next AS (
-          SELECT id FROM ${this.schema}.job
-          WHERE name = $1 AND state < 'active' AND start_after < now()
-          ORDER BY priority DESC, created_on, id
-          LIMIT $2
-          FOR UPDATE SKIP LOCKED)
-        UPDATE ${this.schema}.job j SET state = 'active', started_on = now(),
-          retry_count = CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END,
-          output = jsonb_build_object($3::text, jsonb_build_object('pid', $4::int, 'start', $5::text))
-        FROM next WHERE j.name = $1 AND j.id = next.id
-        RETURNING j.id, j.data, j.retry_limit, j.retry_count, j.retry_delay, j.start_after`,
-      [name, limit, HOLDER_KEY, holder.pid, holder.start],
-    );
-    return result.rows as FetchedRow[];
-  }
-
-  /**
-   * Active jobs of `names` whose worker's backend is gone go back to the queue at once (state
-   * `retry`, due now), or fail when that was their last attempt: a dead worker's jobs run again
-   * within a second or so instead of at pg-boss's maintenance pass after `expireInSeconds`. A
-   * live worker's jobs are never touched, however long they run.
+   * Active jobs of `names` whose worker's backend is gone go back to the queue at once, or fail
+   * when that was their last attempt: a dead worker's jobs run again within a second or so
+   * instead of at pg-boss's maintenance pass after `expireInSeconds`.
    */
   async #reclaimAbandoned(names: readonly string[]): Promise<void> {
-    const holder = (column: string) => `(output->'${HOLDER_KEY}'->>'${column}')`;
-    const result = await this.#boss.getDb().executeSql(
-      `WITH dead AS (
-          SELECT name, id, retry_count < retry_limit AS retry FROM ${this.schema}.job
-          WHERE name = ANY($1::text[]) AND state = 'active' AND output ? $2
-            AND ${holderGoneSql(`${holder('pid')}::int`, `${holder('start')}::timestamptz`)}
-          FOR UPDATE SKIP LOCKED),
-        retried AS (
-          UPDATE ${this.schema}.job j SET state = 'retry', start_after = now(), output = NULL
-          FROM dead WHERE dead.retry AND j.name = dead.name AND j.id = dead.id)
-        SELECT name, id FROM dead WHERE NOT retry`,
-      [names, HOLDER_KEY],
-    );
-    for (const row of result.rows as { name: string; id: string }[]) {
+    for (const row of await returnAbandoned(this.#boss.getDb(), this.schema, names)) {
       await this.#boss.fail(row.name, row.id, {
         message:
           'The attempt did not finish: its worker stopped (its process died or closed its queue).',
@@ -305,13 +251,7 @@ class PgBossBackend implements JobBackend {
   }
 
   async release(job: ClaimedJob): Promise<void> {
-    // Due now in state `retry`, the attempt counted, as #reclaimAbandoned does for a dead worker.
-    const result = await this.#boss.getDb().executeSql(
-      `UPDATE ${this.schema}.job SET state = 'retry', start_after = now(), output = NULL
-        WHERE name = $1 AND id = $2 AND state = 'active' AND retry_count < retry_limit`,
-      [job.info.name, job.info.id],
-    );
-    if ((result as { rowCount?: number }).rowCount === 0)
+    if (!(await retryNow(this.#boss.getDb(), this.schema, job.info.name, job.info.id)))
       await this.#boss.fail(job.info.name, job.info.id, {
         message:
           'The attempt did not finish: its worker stopped at shutdown before it did (MACHINE_SHUTDOWN_TIMEOUT).',
@@ -322,37 +262,12 @@ class PgBossBackend implements JobBackend {
     await this.#boss.fail(job.info.name, job.info.id, { message: error });
   }
 
-  async count(names: readonly string[], scope: PendingScope): Promise<number> {
-    const condition =
-      scope === 'due'
-        ? `(state = 'active' OR (state IN ('created', 'retry') AND start_after <= now()))`
-        : `state IN ('created', 'retry', 'active')`;
-    const result = await this.#boss
-      .getDb()
-      .executeSql(
-        `SELECT count(*)::int AS n FROM ${this.schema}.job WHERE name = ANY($1::text[]) AND ${condition}`,
-        [names],
-      );
-    return (result.rows[0] as { n: number }).n;
+  count(names: readonly string[], scope: PendingScope): Promise<number> {
+    return countJobs(this.#boss.getDb(), this.schema, names, scope);
   }
 
-  async failed(name?: string): Promise<FailedJob[]> {
-    const select = (table: string) =>
-      `SELECT id, name, data, output, retry_count, completed_on FROM ${this.schema}.${table}
-        WHERE state = 'failed' AND ($1::text IS NULL OR name = $1)`;
-    const result = await this.#boss
-      .getDb()
-      .executeSql(`${select('job')} UNION ALL ${select('archive')} ORDER BY completed_on, id`, [
-        name ?? null,
-      ]);
-    return (result.rows as FailedRow[]).map((row) => ({
-      id: row.id,
-      name: row.name,
-      payload: JSON.parse(row.data.json) as Json,
-      key: row.data.key,
-      attempts: row.retry_count + 1,
-      lastError: row.output?.message ?? row.output?.value?.message ?? JSON.stringify(row.output),
-    }));
+  failed(name?: string): Promise<FailedJob[]> {
+    return failedJobs(this.#boss.getDb(), this.schema, name);
   }
 
   // pg-boss's own retry: `failed` -> `retry` with one more attempt (retry_limit + 1). A job
