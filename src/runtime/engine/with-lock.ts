@@ -11,7 +11,7 @@ import type { LockHandle } from '../persistence/locks.js';
 import type { TimerFireClaim } from '../persistence/store.js';
 import type { InstanceResult } from '../persistence/types.js';
 import type { EngineContext } from './context.js';
-import { holdLock, lockRefusal } from './locked-step.js';
+import { holdLock, lockRefusal } from './lock-hold.js';
 import { restore } from './reads.js';
 import { sendHeld } from './send.js';
 

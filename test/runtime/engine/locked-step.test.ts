@@ -18,8 +18,8 @@ import {
   transition,
   type MachineSnapshot,
 } from '../../../src/runtime/index.js';
+import { holdLock } from '../../../src/runtime/engine/lock-hold.js';
 import {
-  holdLock,
   runLocked,
   type LockMode,
   type LockedStep,

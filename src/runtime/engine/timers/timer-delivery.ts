@@ -8,7 +8,7 @@
  * same fire loses the claim (`TimerFireConflictError`) and its commit rolls back whole.
  *
  * The instance's lock is taken without waiting (`holdLock`) and held across its fires; each fire
- * is a send under that lock (`{ held }` in engine/locked-step.ts) carrying the claim into its
+ * is a send under that lock (`{ held }` in engine/locked-step.ts, engine/lock-hold.ts) carrying the claim into its
  * commit.
  *
  * A fire whose behavior throws is tried again at later sweeps, a bounded number of times with a
@@ -38,7 +38,7 @@ import type { LockHandle } from '../../persistence/locks.js';
 import type { TimerFailureRow } from '../../persistence/timer-failures.js';
 import { commitTimerClaim } from '../commit-step.js';
 import type { EngineContext } from '../context.js';
-import { holdLock } from '../locked-step.js';
+import { holdLock } from '../lock-hold.js';
 import { runningDefinition } from '../versioning/instance-versions.js';
 import { lockedInstance, type LockedInstance } from '../with-lock.js';
 import { isBackingOff, recordFailedAttempt } from './timer-failures.js';
