@@ -22,7 +22,7 @@ import { mountAdminRoutes } from '../runtime/http/admin/admin-routes.js';
 import { healthRoutes, type HealthRoute } from '../runtime/http/health.js';
 import { MachineRouter } from '../runtime/http/machine-router.js';
 import type { MiddlewareRegistry } from '../runtime/http/middleware-registry.js';
-import { httpLoggerOf } from '../runtime/http/responses.js';
+import { httpLoggerOf } from '../runtime/http/http-logger.js';
 import { resolveServerOptions, type ServerOptions } from '../runtime/http/server-options.js';
 import type { ServerDrain } from '../runtime/http/server-drain.js';
 import type { Logger } from '../runtime/logger.js';

@@ -7,7 +7,7 @@ import express, { type Express } from 'express';
 import { machineRoutesRouter, withFallback } from '../runtime/http/adapters/express.js';
 import { apiReferenceRoutes } from '../runtime/http/api-reference.js';
 import { answerClientError } from '../runtime/http/client-errors.js';
-import { httpLoggerOf } from '../runtime/http/responses.js';
+import { httpLoggerOf } from '../runtime/http/http-logger.js';
 import { ServerDrain } from '../runtime/http/server-drain.js';
 import type { Logger } from '../runtime/logger.js';
 import {

@@ -13,7 +13,7 @@ import { apiReferenceRoutes } from '../runtime/http/api-reference.js';
 import { answerClientError } from '../runtime/http/client-errors.js';
 import { encapsulatedPlugin, machineRoutes } from '../runtime/http/adapters/fastify.js';
 import { machineRoutesFrameworkErrors } from '../runtime/http/adapters/fastify-framework-errors.js';
-import { httpLoggerOf } from '../runtime/http/responses.js';
+import { httpLoggerOf } from '../runtime/http/http-logger.js';
 import { ServerDrain } from '../runtime/http/server-drain.js';
 import { stderrLogger, type Logger } from '../runtime/logger.js';
 import {

@@ -22,7 +22,9 @@ import {
 } from './callback-token.js';
 import type { HttpServices } from './http-services.js';
 import { storedResponse, type IdempotentRequest } from './idempotency.js';
-import { consoleLogger, errorToResponse, refusal, requestLogFields } from './responses.js';
+import { errorToResponse } from './responses.js';
+import { consoleLogger, requestLogFields } from './http-logger.js';
+import { refusal } from './response-bodies.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 
 /** How long a claim blocks a second use while its request runs (as Idempotency-Key's). */

@@ -13,7 +13,9 @@ import {
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import { isJsonObject } from './request-data.js';
-import { createdEnvelope, guarded, HttpError, withEarlyAnswer } from './responses.js';
+import { guarded } from './responses.js';
+import { withEarlyAnswer } from './handler-forms.js';
+import { createdEnvelope, HttpError } from './response-bodies.js';
 import type { EndpointRequest, PlannedRoute, RouteHandler } from './types.js';
 import { withIdempotency, type IdempotentRequest } from './idempotency.js';
 

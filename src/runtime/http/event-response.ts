@@ -6,7 +6,7 @@ import { MachineOutputInjectionException } from '../errors.js';
 import type { EventObject, MachineDefinitionBase, OutputDefinition } from '../definition/types.js';
 import type { AvailableEvent, MachineSnapshot, StoredScenario } from '../interpreter/types.js';
 import type { HttpServices } from './http-services.js';
-import { forwardedEnvelope, machineEnvelope } from './responses.js';
+import { forwardedEnvelope, machineEnvelope } from './response-bodies.js';
 import type { RouteTarget } from './route-target.js';
 import { scenarioFields, type ScenarioServices } from './scenario-fields.js';
 import type { EndpointResponse, PlannedRoute } from './types.js';

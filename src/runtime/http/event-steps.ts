@@ -15,7 +15,9 @@ import type { MachineSnapshot } from '../interpreter/types.js';
 import type { IdempotentSend } from '../persistence/types.js';
 import type { EventRoute } from './event-route.js';
 import { storedResponse, type IdempotentRequest } from './idempotency.js';
-import { consoleLogger, errorToResponse, HttpError } from './responses.js';
+import { consoleLogger } from './http-logger.js';
+import { HttpError } from './response-bodies.js';
+import { errorToResponse } from './responses.js';
 import type { RouteInstance } from './route-instance.js';
 import type { EndpointRequest, EndpointResponse } from './types.js';
 

@@ -20,7 +20,8 @@ import type { HttpServices } from './http-services.js';
 import { LiveFollowers } from './live-followers.js';
 import { readRoute } from './read-handler.js';
 import { StateStream } from './state-stream.js';
-import { defaultHttpLogger, guarded } from './responses.js';
+import { guarded } from './responses.js';
+import { defaultHttpLogger } from './http-logger.js';
 import type { PlannedRoute, RouteHandler } from './types.js';
 
 /** Builds the handler of one planned stream route (`route.handler === 'events'`). */

@@ -20,7 +20,7 @@ import { FlowLimitedException, type FlowLimit } from '../errors.js';
 import { newUlid } from '../ids.js';
 import { MemoryFlowControl, type FlowControlStore } from '../persistence/flow-control.js';
 import { headerOf } from './conditional.js';
-import type { EarlyAnswer, RawRequestHeaders } from './responses.js';
+import type { EarlyAnswer, RawRequestHeaders } from './handler-forms.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute } from './types.js';
 import type { RouteFlow } from './flow-types.js';
 

@@ -12,7 +12,7 @@
 import type { EndpointResponse } from '../definition/endpoint-config.js';
 import { pendingMigrations } from '../persistence/migrations.js';
 import type { Store } from '../persistence/store.js';
-import { SHUTDOWN_RETRY_AFTER } from './responses.js';
+import { SHUTDOWN_RETRY_AFTER } from './response-bodies.js';
 
 /** The `health` section of the config (and of the generated `buildApp`). */
 export interface HealthOptions {

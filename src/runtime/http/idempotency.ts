@@ -14,7 +14,9 @@ import type { StoredResponse } from '../persistence/idempotency.js';
 import type { HttpServices } from './http-services.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import { isRead } from './request-data.js';
-import { consoleLogger, errorResponse, errorToResponse, requestLogFields } from './responses.js';
+import { errorToResponse } from './responses.js';
+import { consoleLogger, requestLogFields } from './http-logger.js';
+import { errorResponse } from './response-bodies.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 import { pathParam } from './plan-route-fields.js';
 

@@ -60,18 +60,16 @@ export {
   type TableModelBinderOptions,
   type TableRecord,
 } from './model-binder.js';
+export { errorToResponse } from './responses.js';
+export { consoleLogger, defaultHttpLogger, httpLoggerOf } from './http-logger.js';
 export {
-  consoleLogger,
-  defaultHttpLogger,
-  httpLoggerOf,
   createdEnvelope,
   errorResponse,
-  errorToResponse,
   HttpError,
   machineEnvelope,
   validationResponse,
   type MachineEnvelopeData,
-} from './responses.js';
+} from './response-bodies.js';
 export {
   fieldErrorsFromIssues,
   validatePayload,

@@ -18,14 +18,9 @@ import type { InstanceRead } from '../persistence/types.js';
 import { etagOf, headerOf, notModified } from './conditional.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import type { HttpServices } from './http-services.js';
-import {
-  defaultHttpLogger,
-  guarded,
-  HttpError,
-  machineEnvelope,
-  requestLogFields,
-  type MachineEnvelopeData,
-} from './responses.js';
+import { guarded } from './responses.js';
+import { defaultHttpLogger, requestLogFields } from './http-logger.js';
+import { HttpError, machineEnvelope, type MachineEnvelopeData } from './response-bodies.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 import { watchInstance } from './watch-instance.js';
 import { pathParam } from './plan-route-fields.js';

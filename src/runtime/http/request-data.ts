@@ -3,7 +3,7 @@
  * query or the JSON body, and the stored-payload size bound.
  */
 import { MachineValidationException } from '../errors.js';
-import { HttpError } from './responses.js';
+import { HttpError } from './response-bodies.js';
 import { withoutScenarioKeys } from './scenario-fields.js';
 import type { EndpointRequest } from './types.js';
 

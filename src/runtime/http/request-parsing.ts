@@ -7,7 +7,7 @@
  */
 import secureJson from 'secure-json-parse';
 import { parseNestedQuery } from './nested-query.js';
-import { HttpError } from './responses.js';
+import { HttpError } from './response-bodies.js';
 
 /** Default request-body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;

@@ -1,6 +1,8 @@
 /**
- * Every response body the HTTP layer writes: the machine envelope and, through one builder,
- * every error body (`{ message }`, plus `errors` for 422).
+ * The answer to an error that escaped a route's handling: its typed response when the error is
+ * meant for the client, else a logged 500 without internals; and `guarded`, the wrapper that
+ * makes a route's handling answer instead of throwing. The bodies themselves are built in
+ * response-bodies.ts.
  */
 import {
   CallbackExpiredException,
@@ -28,173 +30,19 @@ import {
   MachineAlreadyRunningException,
   PreconditionFailedException,
   WebhookSignatureException,
-  type FieldErrors,
-  type MachineRoutesError,
 } from '../errors.js';
 import { preconditionFailedResponse } from './conditional.js';
 import { flowLimitedResponse } from './flow-control.js';
-import type { ScenarioSummary } from '../interpreter/scenarios.js';
-import type { AvailableEvent } from '../interpreter/types.js';
-import type { ScenarioFields } from './scenario-fields.js';
-import type {
-  EndpointRequest,
-  EndpointResponse,
-  HttpLogger,
-  HttpLogMeta,
-  PlannedRoute,
-  RouteHandler,
-} from './types.js';
-import { traceIdOf } from '../telemetry/tracing.js';
+import { defaultHttpLogger, requestLogFields } from './http-logger.js';
+import {
+  errorResponse,
+  HttpError,
+  refusal,
+  SHUTDOWN_RETRY_AFTER,
+  STATUS_MESSAGES,
+} from './response-bodies.js';
+import type { EndpointRequest, EndpointResponse, HttpLogger, PlannedRoute } from './types.js';
 import { validationErrorBody } from './validation-errors.js';
-import { stderrLogger, type Logger } from '../logger.js';
-
-/** The `data` object of an event endpoint's response, in the spec's field order. */
-export interface MachineEnvelopeData {
-  id: string;
-  state: string[];
-  /** Omitted when the endpoint sets `available_events: false`. */
-  availableEvents?: AvailableEvent[];
-  output: unknown;
-  isProcessing: boolean;
-  /** Scenarios enabled only: scenarios of the current state by event. */
-  availableScenarios?: Record<string, ScenarioSummary[]>;
-  /** Scenarios enabled only, while a continuation is active. */
-  activeScenario?: ScenarioSummary;
-}
-
-/** Fields of {@link machineEnvelope}. */
-export interface MachineEnvelopeInput {
-  id: string;
-  state: readonly string[];
-  /** `undefined` leaves the key out. */
-  availableEvents: readonly AvailableEvent[] | undefined;
-  output: unknown;
-  isProcessing: boolean;
-  /** Scenarios enabled only (`undefined` leaves both keys out). */
-  scenarios?: ScenarioFields | undefined;
-}
-
-/**
- * `{ data: { id, state, availableEvents, output, isProcessing } }`, plus `availableScenarios`
- * and `activeScenario` when scenarios are enabled. Keys are written in this order on purpose:
- * clients and snapshots see a stable body.
- */
-export function machineEnvelope(input: MachineEnvelopeInput): { data: MachineEnvelopeData } {
-  // Assigned one by one rather than spread from conditional literals: every request builds one,
-  // and spreading allocates and copies throwaway objects.
-  const data = { id: input.id, state: [...input.state] } as MachineEnvelopeData;
-  if (input.availableEvents !== undefined) data.availableEvents = [...input.availableEvents];
-  data.output = input.output;
-  data.isProcessing = input.isProcessing;
-  const scenarios = input.scenarios;
-  if (scenarios !== undefined) {
-    data.availableScenarios = scenarios.availableScenarios;
-    if (scenarios.activeScenario !== undefined) data.activeScenario = scenarios.activeScenario;
-  }
-  return { data };
-}
-
-/** Fields of {@link forwardedEnvelope}. */
-export interface ForwardedEnvelopeInput extends Omit<MachineEnvelopeInput, 'output' | 'scenarios'> {
-  /** The parent-level output behavior's result; `undefined` leaves the key out. */
-  output: unknown;
-  /** The child the event reached: its state and (filtered) context; `null` when unknown. */
-  child: { state: readonly string[]; output: unknown } | null;
-}
-
-/**
- * A forwarded endpoint's body (spec "Forwarded endpoint response"):
- * `{ data: { id, state, availableEvents, output?, child: { state, output }, isProcessing } }`,
- * the parent's id and state beside the child's state and context.
- */
-export function forwardedEnvelope(input: ForwardedEnvelopeInput): {
-  data: Record<string, unknown>;
-} {
-  return {
-    data: {
-      id: input.id,
-      state: [...input.state],
-      ...(input.availableEvents === undefined
-        ? {}
-        : { availableEvents: [...input.availableEvents] }),
-      ...(input.output === undefined ? {} : { output: input.output }),
-      child: input.child && { state: [...input.child.state], output: input.child.output },
-      isProcessing: input.isProcessing,
-    },
-  };
-}
-
-/** The create endpoint's body: `data.id`, `data.state` and `data.output` only. */
-export function createdEnvelope(input: { id: string; state: readonly string[]; output: unknown }): {
-  data: { id: string; state: string[]; output: unknown };
-} {
-  return { data: { id: input.id, state: [...input.state], output: input.output } };
-}
-
-/** The one builder of error responses: `{ message }`, or `{ message, errors }` when given. */
-export function errorResponse(
-  status: number,
-  message: string,
-  options: { errors?: FieldErrors; headers?: Record<string, string> } = {},
-): EndpointResponse {
-  return {
-    status,
-    body: options.errors === undefined ? { message } : { message, errors: options.errors },
-    ...(options.headers === undefined ? {} : { headers: options.headers }),
-  };
-}
-
-/**
- * The 422 response for field errors; `hint` (a sentence, e.g. `payloadPlacementHint`'s) follows
- * the summary message.
- */
-export function validationResponse(errors: FieldErrors, hint?: string): EndpointResponse {
-  const body = validationErrorBody(errors);
-  const message = hint === undefined ? body.message : `${body.message}. ${hint}`;
-  return errorResponse(422, message, { errors: body.errors });
-}
-
-/**
- * An error whose status and message are meant for the client: `abort(status, message)` in
- * endpoint actions and the adapters' request-parsing failures (400, 413, 415).
- */
-export class HttpError extends Error {
-  readonly status: number;
-  readonly headers: Record<string, string> | undefined;
-
-  constructor(status: number, message: string, headers?: Record<string, string>) {
-    super(message);
-    this.name = 'HttpError';
-    this.status = status;
-    this.headers = headers;
-  }
-}
-
-/** `Retry-After` (seconds) of the 503 answered while the runtime closes: a restart's order. */
-export const SHUTDOWN_RETRY_AFTER = '1';
-
-/** Default messages of the statuses the layer produces itself. */
-export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
-  400: 'Bad Request.',
-  401: 'Unauthenticated.',
-  403: 'Forbidden.',
-  404: 'Not Found.',
-  405: 'Method Not Allowed.',
-  409: 'Conflict.',
-  412: 'Precondition Failed.',
-  413: 'Payload Too Large.',
-  415: 'Unsupported Media Type.',
-  422: 'The given data was invalid.',
-  500: 'Internal Server Error',
-};
-
-/** The typed body of a refused callback or webhook request: `{ message, code }` (and more). */
-export function refusal(
-  error: MachineRoutesError,
-  extra: Record<string, unknown> = {},
-): EndpointResponse {
-  return { status: error.statusCode, body: { message: error.message, code: error.code, ...extra } };
-}
 
 /**
  * Turns an error that escaped the lifecycle into a response. Known client-facing errors keep
@@ -308,96 +156,7 @@ export function guarded<Extra = never>(
   };
 }
 
-/** The request id and trace id a log line of `request` carries. */
-export function requestLogFields(
-  request: EndpointRequest,
-): Pick<HttpLogMeta, 'requestId' | 'traceId'> {
-  const traceId = traceIdOf(request.headers);
-  return {
-    ...(request.id === undefined ? {} : { requestId: request.id }),
-    ...(traceId === undefined ? {} : { traceId }),
-  };
-}
-
-/** A route's answer: the response when nothing in the request's handling awaited, else a promise. */
-export type ImmediateAnswer = EndpointResponse | Promise<EndpointResponse>;
-
-const IMMEDIATE = Symbol('machine-routes.immediate-answer');
-
-/**
- * A route handler that also carries `answer`, the same handling without the promise a
- * `RouteHandler` wraps around a response known at once. The adapters call that form
- * ({@link immediateAnswerOf}) and send such a response in the same turn: the promise, its
- * `then` and the microtask hop were a measurable share of a stateless request. The handler is
- * `answer` with its result wrapped in a promise, so both answer alike.
- */
-export function withImmediateAnswer(
-  answer: (request: EndpointRequest) => ImmediateAnswer,
-): RouteHandler {
-  const handler: RouteHandler = (request) => {
-    const response = answer(request);
-    return response instanceof Promise ? response : Promise.resolve(response);
-  };
-  return Object.assign(handler, { [IMMEDIATE]: answer });
-}
-
-/** The immediate form of a handler made by {@link withImmediateAnswer}, else the handler. */
-export function immediateAnswerOf(
-  handler: RouteHandler,
-): (request: EndpointRequest) => ImmediateAnswer {
-  return (
-    (handler as { [IMMEDIATE]?: (request: EndpointRequest) => ImmediateAnswer })[IMMEDIATE] ??
-    handler
-  );
-}
-
-/** Node's request headers as adapters receive them: lower-cased names, repeats as arrays. */
-export type RawRequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
-
-/** An answer a route can give from the request's method and headers alone, or `null` to handle it. */
-export type EarlyAnswer = (method: string, headers: RawRequestHeaders) => EndpointResponse | null;
-
-const EARLY = Symbol('machine-routes.early-answer');
-
-/**
- * `handler` carrying `early`, which adapters call before they read the request's body (Fastify's
- * `onRequest`, before Express's body reader): an answer it gives is sent as it is, without the
- * body being read, the route's middleware or its handler. Flow control's refusals of a header
- * key already known refused (flow-control.ts) use it, so that a flooding key costs its server
- * little more than its headers.
- */
-export function withEarlyAnswer(handler: RouteHandler, early: EarlyAnswer): RouteHandler {
-  return Object.assign(handler, { [EARLY]: early });
-}
-
-/** The early answer of a handler made by {@link withEarlyAnswer}, else `undefined`. */
-export function earlyAnswerOf(handler: RouteHandler): EarlyAnswer | undefined {
-  return (handler as { [EARLY]?: EarlyAnswer })[EARLY];
-}
-
-/** An `HttpLogger` writing to a pino-style logger: `log.error({ err, route }, message)`. */
-export function httpLoggerOf(log: Logger): HttpLogger {
-  return {
-    error(message, meta) {
-      // pino's and OpenTelemetry's log-correlation names: `reqId` (Fastify), `trace_id`.
-      log.error(
-        {
-          err: meta.error,
-          ...(meta.route === undefined ? {} : { route: meta.route }),
-          ...(meta.requestId === undefined ? {} : { reqId: meta.requestId }),
-          ...(meta.traceId === undefined ? {} : { trace_id: meta.traceId }),
-        },
-        message,
-      );
-    },
-  };
-}
-
-/** The HTTP layer's logger when neither the application nor the framework gives one. */
-export const defaultHttpLogger: HttpLogger = httpLoggerOf(stderrLogger);
-
-/**
- * @deprecated Use `defaultHttpLogger`, or better the framework's logger (`httpLoggerOf(app.log)`).
- * Kept for code written against earlier versions; it writes JSON lines to stderr now.
- */
-export const consoleLogger: HttpLogger = defaultHttpLogger;
+// event-handler.ts imports these from here while engineer `obs` splits that file.
+export { validationResponse } from './response-bodies.js';
+export { consoleLogger, defaultHttpLogger } from './http-logger.js';
+export { withEarlyAnswer, withImmediateAnswer, type ImmediateAnswer } from './handler-forms.js';

@@ -8,7 +8,7 @@ import type { FieldErrors } from '../errors.js';
 import type { MachineSnapshot } from '../interpreter/types.js';
 import type { InstanceResult, SendOptions } from '../persistence/types.js';
 import type { HttpServices } from './http-services.js';
-import { HttpError } from './responses.js';
+import { HttpError } from './response-bodies.js';
 import type { EndpointRequest, PlannedRoute } from './types.js';
 
 /** The instance of one request. */

@@ -17,7 +17,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { endStreams } from './adapters/shared.js';
-import { SHUTDOWN_RETRY_AFTER } from './responses.js';
+import { SHUTDOWN_RETRY_AFTER } from './response-bodies.js';
 
 /** How the drain ended. */
 export interface DrainResult {

@@ -24,7 +24,7 @@ import {
   withEarlyAnswer,
   withImmediateAnswer,
   type ImmediateAnswer,
-} from './responses.js';
+} from './handler-forms.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';
 
 /** `handler` with a span per request and, for event and create routes, the events count. */

@@ -19,7 +19,8 @@ import { PinnedVersionRouteException } from '../errors.js';
 import type { HttpServices } from './http-services.js';
 import { planRegistration } from './plan-routes.js';
 import { createRouteHandler } from './request-lifecycle.js';
-import { defaultHttpLogger, errorToResponse } from './responses.js';
+import { errorToResponse } from './responses.js';
+import { defaultHttpLogger } from './http-logger.js';
 import type {
   EndpointRequest,
   ModelBinder,

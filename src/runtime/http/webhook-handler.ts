@@ -11,11 +11,12 @@ import type { MachineDefinitionBase } from '../definition/types.js';
 import { WebhookSignatureException } from '../errors.js';
 import { callbackSecrets, requireSecrets } from './callback-token.js';
 import { withBody } from './callback-handler.js';
-import { refusal } from './responses.js';
 import { createEventHandler } from './event-handler.js';
 import type { HttpServices } from './http-services.js';
 import { endpointFields, endpointHandler } from './plan-route-fields.js';
-import { consoleLogger, errorToResponse, validationResponse } from './responses.js';
+import { errorToResponse } from './responses.js';
+import { consoleLogger } from './http-logger.js';
+import { refusal, validationResponse } from './response-bodies.js';
 import type { EndpointRequest, PlannedRoute, RouteBinding, RouteHandler } from './types.js';
 import type { RouteWebhook } from './webhook-types.js';
 

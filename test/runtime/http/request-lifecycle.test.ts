@@ -16,7 +16,7 @@ import {
   createRouteHandler,
   type HttpServices,
 } from '../../../src/runtime/http/request-lifecycle.js';
-import { consoleLogger } from '../../../src/runtime/http/responses.js';
+import { consoleLogger } from '../../../src/runtime/http/http-logger.js';
 import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { EndpointRequest, PlannedRoute } from '../../../src/runtime/http/types.js';
 import { DEFAULT_PAYLOAD_LIMIT } from '../../../src/runtime/http/request-parsing.js';

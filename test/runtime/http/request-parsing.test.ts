@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseMiddlewareName } from '../../../src/runtime/http/middleware-registry.js';
-import { HttpError } from '../../../src/runtime/http/responses.js';
+import { HttpError } from '../../../src/runtime/http/response-bodies.js';
 import {
   isJsonContentType,
   parseJsonBody,

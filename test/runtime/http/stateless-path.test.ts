@@ -12,7 +12,7 @@ import { defineValidationGuard } from '../../../src/runtime/definition/validatio
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { MachineAlreadyRunningException } from '../../../src/runtime/errors.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
-import { immediateAnswerOf } from '../../../src/runtime/http/responses.js';
+import { immediateAnswerOf } from '../../../src/runtime/http/handler-forms.js';
 import type { EndpointRequest, EndpointResponse } from '../../../src/runtime/http/types.js';
 import { initialize } from '../../../src/runtime/interpreter/index.js';
 import { openStore } from '../../../src/runtime/persistence/open-store.js';

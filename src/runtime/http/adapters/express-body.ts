@@ -3,7 +3,7 @@
  * (400/413/415 as on Fastify, `__proto__` keys dropped), the raw bytes kept for webhooks.
  */
 import type { Request, RequestHandler } from 'express';
-import { HttpError } from '../responses.js';
+import { HttpError } from '../response-bodies.js';
 import {
   isJsonContentType,
   parseJsonBody,

@@ -13,14 +13,10 @@ import express, {
   type Router,
 } from 'express';
 import type { EndpointResponse } from '../../definition/endpoint-config.js';
-import {
-  defaultHttpLogger,
-  earlyAnswerOf,
-  errorResponse,
-  errorToResponse,
-  HttpError,
-  httpLoggerOf,
-} from '../responses.js';
+import { errorToResponse } from '../responses.js';
+import { earlyAnswerOf } from '../handler-forms.js';
+import { defaultHttpLogger, httpLoggerOf } from '../http-logger.js';
+import { errorResponse, HttpError } from '../response-bodies.js';
 import type { Logger } from '../../logger.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from 'node:net';

@@ -7,13 +7,10 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { StateStream } from '../state-stream.js';
 import type { EndpointResponse } from '../../definition/endpoint-config.js';
-import {
-  errorResponse,
-  errorToResponse,
-  HttpError,
-  httpLoggerOf,
-  immediateAnswerOf,
-} from '../responses.js';
+import { errorToResponse } from '../responses.js';
+import { immediateAnswerOf } from '../handler-forms.js';
+import { httpLoggerOf } from '../http-logger.js';
+import { errorResponse, HttpError } from '../response-bodies.js';
 import type { EndpointRequest, HttpLogger, RouteHandler } from '../types.js';
 import { endpointRequest, rawQuery, trackStream } from './shared.js';
 

@@ -12,7 +12,9 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import type { EndpointResponse } from '../../definition/endpoint-config.js';
-import { earlyAnswerOf, errorResponse, HttpError, httpLoggerOf } from '../responses.js';
+import { earlyAnswerOf } from '../handler-forms.js';
+import { httpLoggerOf } from '../http-logger.js';
+import { errorResponse, HttpError } from '../response-bodies.js';
 import {
   parseJsonBody,
   UnreadableBody,

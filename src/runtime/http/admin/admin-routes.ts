@@ -31,7 +31,9 @@ import {
   runMiddleware,
   type ResolvedMiddleware,
 } from '../middleware-registry.js';
-import { defaultHttpLogger, errorResponse, errorToResponse } from '../responses.js';
+import { errorToResponse } from '../responses.js';
+import { defaultHttpLogger } from '../http-logger.js';
+import { errorResponse } from '../response-bodies.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from '../types.js';
 import { adminPrefix, validateAdminOptions, type AdminOptions } from './admin-options.js';
 import { adminRepairs } from './admin-repairs.js';

@@ -10,7 +10,7 @@ import type { MachineDefinition } from '../../definition/machine-definition.js';
 import type { MachineRuntime } from '../../engine/machine-runtime.js';
 import type { InstanceRead } from '../../persistence/types.js';
 import { LiveFollowers } from '../live-followers.js';
-import { defaultHttpLogger } from '../responses.js';
+import { defaultHttpLogger } from '../http-logger.js';
 import { StateStream } from '../state-stream.js';
 import type { EndpointRequest, EndpointResponse } from '../types.js';
 
