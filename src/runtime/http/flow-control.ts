@@ -286,7 +286,7 @@ export function createFlowGate(
 }
 
 /**
- * The early answer (responses.ts `withEarlyAnswer`) of a route's gate: its refusal known from
+ * The early answer (handler-forms.ts `withEarlyAnswer`) of a route's gate: its refusal known from
  * the headers, before the body is read; `undefined` when the gate has none. Not for a request
  * with an Idempotency-Key the route honours (its replay is due whatever the limits say now),
  * nor for HEAD, which sends nothing.
