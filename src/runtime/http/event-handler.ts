@@ -31,12 +31,8 @@ import { withIdempotency, type IdempotentRequest } from './idempotency.js';
 import { isWrongState, withRefusalSurface } from './instance-surface.js';
 import { runMiddleware, type ResolvedMiddleware } from './middleware-registry.js';
 import { isRead } from './request-data.js';
-import {
-  validationResponse,
-  withEarlyAnswer,
-  withImmediateAnswer,
-  type ImmediateAnswer,
-} from './responses.js';
+import { withEarlyAnswer, withImmediateAnswer, type ImmediateAnswer } from './handler-forms.js';
+import { validationResponse } from './response-bodies.js';
 import { keyOf, type RouteInstance } from './route-instance.js';
 import { readScenarioRequest } from './scenario-fields.js';
 import type { EndpointRequest, EndpointResponse, PlannedRoute, RouteHandler } from './types.js';

@@ -155,8 +155,3 @@ export function guarded<Extra = never>(
     }
   };
 }
-
-// event-handler.ts imports these from here while engineer `obs` splits that file.
-export { validationResponse } from './response-bodies.js';
-export { consoleLogger, defaultHttpLogger } from './http-logger.js';
-export { withEarlyAnswer, withImmediateAnswer, type ImmediateAnswer } from './handler-forms.js';
