@@ -195,19 +195,23 @@ function transitionStep(
   };
   if (idempotency === undefined) return step;
   // The response a retry with the same Idempotency-Key replays, committed with the event.
-  return idempotency.respond(outcomeOf(result, keptNow)).then((response) => ({
-    ...step,
-    options: {
-      ...step.options,
-      idempotency: {
-        scope: idempotency.scope,
-        key: idempotency.key,
-        ownerId: idempotency.ownerId,
-        response,
-      },
-    },
-    onWritten: () => (idempotency.stored = true),
-  }));
+  return idempotency.respond(outcomeOf(result, keptNow)).then((response) =>
+    response === null
+      ? step
+      : {
+          ...step,
+          options: {
+            ...step.options,
+            idempotency: {
+              scope: idempotency.scope,
+              key: idempotency.key,
+              ownerId: idempotency.ownerId,
+              response,
+            },
+          },
+          onWritten: () => (idempotency.stored = true),
+        },
+  );
 }
 
 /** The snapshot, when the send's precondition (HTTP If-Match) accepts it; else a 412 refusal. */

@@ -58,7 +58,10 @@ export function noteCommitted(
 /**
  * 5. The Idempotency-Key's part of the send: its response goes into the event's commit when the
  * runtime can build it there, not after an after() hook (which runs after the commit and may
- * change it) nor on a forwarded route.
+ * change it) nor on a forwarded route. A callback URL's record (callback-handler.ts) is never
+ * replayed (a second use is 409), so its use is committed with the event even with an after()
+ * hook, storing the route's status only; a validation guard's refusal leaves it out of the
+ * commit, pending, for the handler to free: the third party may retry with another payload.
  */
 export function idempotentSend<D extends MachineDefinitionBase>(
   r: EventRoute<D>,
@@ -66,28 +69,36 @@ export function idempotentSend<D extends MachineDefinitionBase>(
   idempotent: IdempotentRequest | null,
   event: EventObject,
 ): IdempotentSend | undefined {
-  if (idempotent === null || r.target.action?.after || r.target.forward !== null) return undefined;
   const { route, services } = r;
+  const callback = route.handler === 'callback';
+  const after = r.target.action?.after !== undefined;
+  if (idempotent === null || (after && !callback) || r.target.forward !== null) return undefined;
   return {
     scope: idempotent.scope,
     key: idempotent.key,
     ownerId: idempotent.ownerId,
-    respond: async (outcome) =>
-      storedResponse(
-        outcome instanceof MachineValidationException
-          ? errorToResponse(outcome, services.logger ?? consoleLogger, route.name, request)
-          : r.versioned(
-              await r.respond({
-                snapshot: outcome.snapshot,
-                status: route.status,
-                isProcessing: false,
-                event,
-                kept: outcome.scenario ?? null,
-                reached: outcome.forwardedChild,
-              }),
-              outcome.snapshot,
-            ),
-      ),
+    respond: async (outcome) => {
+      if (outcome instanceof MachineValidationException)
+        return callback
+          ? null
+          : storedResponse(
+              errorToResponse(outcome, services.logger ?? consoleLogger, route.name, request),
+            );
+      if (callback && after) return { status: route.status, body: null };
+      return storedResponse(
+        r.versioned(
+          await r.respond({
+            snapshot: outcome.snapshot,
+            status: route.status,
+            isProcessing: false,
+            event,
+            kept: outcome.scenario ?? null,
+            reached: outcome.forwardedChild,
+          }),
+          outcome.snapshot,
+        ),
+      );
+    },
   };
 }
 
@@ -109,8 +120,9 @@ export async function sendFailed<D extends MachineDefinitionBase>(
     idempotency: IdempotentSend | undefined;
   },
 ): Promise<EndpointResponse> {
-  // A validation guard's refusal commits its history like a success: its answer is kept.
-  if (error instanceof MachineValidationException)
+  // A validation guard's refusal commits its history like a success: its answer is kept (not
+  // a callback URL's use: the URL stays usable).
+  if (error instanceof MachineValidationException && r.route.handler !== 'callback')
     noteCommitted(sent.idempotent, sent.instance, sent.idempotency);
   if (error instanceof MachineAlreadyRunningException)
     return await r.contended(error, request, sent.instance, sent.pre, sent.event);

@@ -74,9 +74,11 @@ export interface IdempotentSend {
   /**
    * The response the request will answer, from the step's outcome: its result, or the
    * `MachineValidationException` of a validation guard (whose history commits too). Called
-   * once, under the instance lock, before the commit.
+   * once, under the instance lock, before the commit. `null` leaves the claim out of the
+   * commit, still pending: the caller frees it (a callback URL refused by a validation guard
+   * stays usable, docs/callbacks.md).
    */
-  respond(outcome: InstanceResult | MachineValidationException): Promise<StoredResponse>;
+  respond(outcome: InstanceResult | MachineValidationException): Promise<StoredResponse | null>;
   /** Set by the runtime once the response was committed with the event. */
   stored?: boolean;
 }

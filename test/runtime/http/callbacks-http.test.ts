@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { approvalMachine } from '../../../fixtures/http/callback-machine.js';
+import { approvalMachine, defineApprovalMachine } from '../../../fixtures/http/callback-machine.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { mintCallbackUrl, verifyCallbackToken } from '../../../src/runtime/http/callback-token.js';
@@ -49,8 +49,8 @@ async function written(store: Store): Promise<Record<string, number>> {
 }
 
 /** The status of the used-token records of an instance's callback route. */
-async function usedRecords(store: Store, id: string): Promise<string[]> {
-  const scope = `approval.callback.approved ${id}`;
+async function usedRecords(store: Store, id: string, registration = 'approval'): Promise<string[]> {
+  const scope = `${registration}.callback.approved ${id}`;
   return store instanceof SqliteStore
     ? (
         store.database
@@ -158,6 +158,10 @@ describe.each(cases)(
   ({ backend, adapter }) => {
     let runtime: MachineRuntime;
     let server: TestServer;
+    const afterCalls: string[] = [];
+    const withAfter = defineApprovalMachine('approvalAfter', 'approvals-after', (id) =>
+      afterCalls.push(id),
+    );
 
     beforeAll(async () => {
       await backend.setUp();
@@ -168,6 +172,7 @@ describe.each(cases)(
       });
       const router = new MachineRouter({ runtime, logger: { error: () => {} } });
       router.register(approvalMachine, OPTIONS);
+      router.register(withAfter, { ...OPTIONS, prefix: 'approvals-after' });
       server = await startServer(adapter, [router], { error: () => {} });
     }, 60_000);
     afterAll(async () => {
@@ -177,10 +182,10 @@ describe.each(cases)(
     });
 
     /** A new pending approval and the callback URL its REQUEST minted (a path). */
-    const pending = async (expiresAt = Date.now() + HOUR, nonce?: string) => {
-      const created = await send(server.url, 'POST', '/approvals/create');
+    const pending = async (expiresAt = Date.now() + HOUR, nonce?: string, prefix = 'approvals') => {
+      const created = await send(server.url, 'POST', `/${prefix}/create`);
       const id = data(created.body).id;
-      const requested = await send(server.url, 'POST', `/approvals/${id}/request`, {
+      const requested = await send(server.url, 'POST', `/${prefix}/${id}/request`, {
         body: { payload: { expiresAt, ...(nonce === undefined ? {} : { nonce }) } },
       });
       expect(requested.status).toBe(200);
@@ -217,6 +222,43 @@ describe.each(cases)(
       expect(invalid.status).toBe(422);
       expect(invalid.body).toMatchObject({ errors: { 'payload.approver': expect.any(Array) } });
       expect((await approve(path)).status).toBe(200);
+    });
+
+    it("should leave the URL usable after a validation guard's 422, its history kept", async () => {
+      const { id, path } = await pending();
+      const before = await written(runtime.store);
+      const refused = await approve(path, { approver: 'mallory' });
+      expect(refused).toMatchObject({
+        status: 422,
+        body: { errors: { 'payload.approver': ['This approver may not approve.'] } },
+      });
+      // The refusal's history is committed; the claim is freed, not recorded as a use.
+      const after = await written(runtime.store);
+      expect(after['machine_events']).toBeGreaterThan(before['machine_events']!);
+      expect(after['machine_idempotency_keys']).toBe(before['machine_idempotency_keys']);
+      expect(await usedRecords(runtime.store, id)).toEqual([]);
+      expect((await runtime.store.load(id))!.value).toEqual(['approval.pending']);
+      const corrected = await approve(path);
+      expect(corrected.status).toBe(200);
+      expect(data(corrected.body).state).toEqual(['approval.approved']);
+      expect(await usedRecords(runtime.store, id)).toEqual(['done']);
+      expect((await approve(path)).status).toBe(409);
+    });
+
+    it('should record the use in the commit when the endpoint has an after hook', async () => {
+      const { id, path } = await pending(Date.now() + HOUR, undefined, 'approvals-after');
+      expect(path).toMatch(new RegExp(`^/approvals-after/${id}/callbacks/approved/`));
+      const completeAfter = vi.spyOn(runtime.store.idempotencyKeys, 'complete');
+      const used = await approve(path);
+      expect(used.status).toBe(200);
+      expect(completeAfter).not.toHaveBeenCalled();
+      completeAfter.mockRestore();
+      expect(afterCalls).toContain(id);
+      expect(await usedRecords(runtime.store, id, 'approvalAfter')).toEqual(['done']);
+      expect(await approve(path)).toMatchObject({
+        status: 409,
+        body: { code: 'MR_CALLBACK_USED' },
+      });
     });
 
     it('should refuse a tampered, wrong-instance or expired URL with its typed body, writing nothing', async () => {
