@@ -5,7 +5,7 @@
 import { BehaviorNotFoundException, InvalidBehaviorDefinitionException } from '../errors.js';
 import { asValidationGuard, isValidationGuard } from './validation-guard.js';
 import type { IssueCollector, IssueLocation } from './issues.js';
-import type { BehaviorArgs, BehaviorConfig, ValidationGuardDefinition } from './types.js';
+import type { BehaviorArgs, BehaviorConfig, ValidationGuardDefinition } from './behavior-types.js';
 
 /** The behavior registries of `behavior` a reference can point into. */
 export type BehaviorKind = 'guards' | 'actions' | 'calculators' | 'outputs' | 'listeners';

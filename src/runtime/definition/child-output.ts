@@ -6,7 +6,8 @@
  * time when the child is known and otherwise when the endpoint answers
  * (MachineOutputInjectionException).
  */
-import type { BehaviorArgs, Context } from './types.js';
+import type { Context } from './types.js';
+import type { BehaviorArgs } from './behavior-types.js';
 
 /** The child machine as a forwarded endpoint's output behavior sees it. */
 export interface ChildOutputView<TOutput = unknown> {

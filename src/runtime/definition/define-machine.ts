@@ -25,7 +25,6 @@ import { normalizeScenarios } from './scenarios.js';
 import { machineVersion } from './versions.js';
 import { normalizeMigrations } from './migrations.js';
 import type {
-  BehaviorConfig,
   Context,
   EventReference,
   ListenConfig,
@@ -33,6 +32,7 @@ import type {
   StateConfig,
   TransitionsConfig,
 } from './types.js';
+import type { BehaviorConfig } from './behavior-types.js';
 import type { MachineInput } from './typed-events.js';
 import { isPlainObject, validateRootOptions, validateStateConfig } from './validate-config.js';
 

@@ -7,14 +7,8 @@ import { contentionProblem } from './contention.js';
 import { asEndpointAction } from './endpoint-action.js';
 import { endpointUriFor, isValidEndpointUri } from './uri.js';
 import { describeValue, endpointIssue, isPlainObject } from './endpoint-references.js';
-import type {
-  BehaviorConfig,
-  EndpointDefinition,
-  HttpMethod,
-  OutputConfig,
-  OutputDefinition,
-  OutputFunction,
-} from './types.js';
+import type { EndpointDefinition, HttpMethod, OutputConfig, OutputDefinition } from './types.js';
+import type { BehaviorConfig, OutputFunction } from './behavior-types.js';
 import type {
   ContentionConfig,
   EndpointActionDefinition,

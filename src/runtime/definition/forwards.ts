@@ -11,12 +11,12 @@ import {
   resolveEventReference,
 } from './endpoint-references.js';
 import type {
-  BehaviorConfig,
   EndpointDefinition,
   EventDefinition,
   EventReference,
   ForwardDefinition,
 } from './types.js';
+import type { BehaviorConfig } from './behavior-types.js';
 import type { ForwardConfig, ForwardOptions } from './endpoint-config.js';
 
 /** A delegating state as defineMachine found it. */

@@ -46,6 +46,7 @@ export {
   type TimerRegistration,
 } from './timer-registration.js';
 export type * from './types.js';
+export type * from './behavior-types.js';
 export type * from './endpoint-config.js';
 export {
   defineScenario,

@@ -6,7 +6,8 @@ import type { ResolvedBehavior } from './behavior-registry.js';
 import type { MigrationDefinition } from './migrations.js';
 import type { ScenarioDefinition } from './scenarios.js';
 import type { StateNode } from './state-node.js';
-import type { ComputedFunction, Context, MachineDefinitionBase } from './types.js';
+import type { Context, MachineDefinitionBase } from './types.js';
+import type { ComputedFunction } from './behavior-types.js';
 
 /** History types of machine-level steps, prefixed with the machine id. */
 export interface MachineRecordTypes {

@@ -6,7 +6,8 @@ import { InvalidEventDefinitionException } from '../errors.js';
 import type { StateTree } from './build-state-tree.js';
 import { eventTypeOf, isEventReference, isUserEventType, toEventDefinition } from './event-type.js';
 import type { IssueCollector } from './issues.js';
-import type { BehaviorConfig, EventDefinition } from './types.js';
+import type { EventDefinition } from './types.js';
+import type { BehaviorConfig } from './behavior-types.js';
 import { isPlainObject } from './validate-config.js';
 
 /**

@@ -13,13 +13,8 @@ import type { StateTree } from './build-state-tree.js';
 import { cloneContext } from './clone-context.js';
 import type { IssueCollector } from './issues.js';
 import type { MachineDefinition, MachineRecordTypes } from './machine-definition.js';
-import type {
-  BehaviorConfig,
-  ComputedFunction,
-  Context,
-  MachineConfig,
-  MachineOptions,
-} from './types.js';
+import type { Context, MachineConfig, MachineOptions } from './types.js';
+import type { BehaviorConfig, ComputedFunction } from './behavior-types.js';
 import { isPlainObject, isZodSchema } from './validate-config.js';
 
 /**

@@ -13,7 +13,8 @@ import { InvalidScenarioDefinitionException, type SourceLocation } from '../erro
 import { isMachineDefinition } from './invocation.js';
 import { callerLocation } from './source-location.js';
 import type { StateNode } from './state-node.js';
-import type { BehaviorArgs, Context, EventReference } from './types.js';
+import type { Context, EventReference } from './types.js';
+import type { BehaviorArgs } from './behavior-types.js';
 import { eventTypeOf, isEventReference } from './event-type.js';
 import { isZodSchema } from './validate-config.js';
 

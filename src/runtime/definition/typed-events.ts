@@ -17,16 +17,8 @@ import type { output, ZodType } from 'zod';
 import type { MachineDefinition } from './machine-definition.js';
 import type { MigrationConfig } from './migrations.js';
 import type { ScenarioEntry } from './scenarios.js';
-import type {
-  ActionEntry,
-  BehaviorConfig,
-  Context,
-  EventObject,
-  EventReference,
-  GuardEntry,
-  MachineConfig,
-  StateConfig,
-} from './types.js';
+import type { Context, EventObject, EventReference, MachineConfig, StateConfig } from './types.js';
+import type { ActionEntry, BehaviorConfig, GuardEntry } from './behavior-types.js';
 import type { EndpointConfig } from './endpoint-config.js';
 
 /** An event of one type whose payload is `TPayload`, as behaviors receive it. */

@@ -2,13 +2,8 @@
  * Validation guards: guards whose failure rejects the event (422) instead of recording a silent
  * TRANSITION_FAIL.
  */
-import type {
-  BehaviorArgs,
-  Context,
-  EventObject,
-  GuardFunction,
-  ValidationGuardDefinition,
-} from './types.js';
+import type { Context, EventObject } from './types.js';
+import type { BehaviorArgs, GuardFunction, ValidationGuardDefinition } from './behavior-types.js';
 
 /** What `defineValidationGuard` accepts. */
 export interface ValidationGuardInput<C extends Context = Context, E = EventObject> {

@@ -4,7 +4,7 @@
  * rules R1-R4 (reference notes §2.18) or of the option types. Pure; `planRegistration` turns the
  * specs into routes after create, endpoints and forwards.
  */
-import type { BehaviorConfig } from '../definition/types.js';
+import type { BehaviorConfig } from '../definition/behavior-types.js';
 import type { ReadOptions, RegistrationOptions, RouteOutput } from './types.js';
 import { isValidEndpointUri } from '../definition/uri.js';
 

@@ -3,7 +3,8 @@
  * of plain JSON data. `planCommit` turns them into rows written in the macrostep's transaction
  * and follow-up work (jobs, synchronous sends); nothing here runs them.
  */
-import type { Context, EventObject, MachineTarget } from '../definition/types.js';
+import type { Context, EventObject } from '../definition/types.js';
+import type { MachineTarget } from '../definition/behavior-types.js';
 import type { CarriedScenario, HistoryRecord, MachineSnapshot, StoredScenario } from './types.js';
 
 /** Identifies the delegating state of a parent instance. */

@@ -3,7 +3,8 @@
  * and `dispatchToParent` as handed to behaviors. Behaviors are synchronous and pure, so each
  * call only records a `send` effect; the shell delivers it after the macrostep commits.
  */
-import type { EventObject, MachineTarget } from '../definition/types.js';
+import type { EventObject } from '../definition/types.js';
+import type { MachineTarget } from '../definition/behavior-types.js';
 import { NoParentMachineException } from '../errors.js';
 import type { MacrostepEffect, SendEffect } from './effects.js';
 

@@ -1,7 +1,7 @@
 /**
  * The read-only state view behaviors receive (`args.state`).
  */
-import type { StateView } from '../definition/types.js';
+import type { StateView } from '../definition/behavior-types.js';
 
 /**
  * True when `stateId` (full, or without the machine id prefix) is an active state id in `value`

@@ -4,7 +4,8 @@
  */
 import type { MachineDefinition } from '../definition/machine-definition.js';
 import type { ScenarioPlan } from '../definition/scenarios.js';
-import type { Context, EventObject, MachineTarget } from '../definition/types.js';
+import type { Context, EventObject } from '../definition/types.js';
+import type { MachineTarget } from '../definition/behavior-types.js';
 import type { MacrostepEffect } from './effects.js';
 
 /** The state of one machine instance between two events. */

@@ -17,7 +17,7 @@
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import type { HistoryRecord, HistorySource } from '../interpreter/types.js';
-import type { MachineTarget } from '../definition/types.js';
+import type { MachineTarget } from '../definition/behavior-types.js';
 import { historyFromRow, type EventRow } from './rows.js';
 import type { TransactionHook } from './transaction.js';
 
