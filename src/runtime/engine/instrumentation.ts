@@ -17,6 +17,7 @@ import type { CommitRequest, Store } from '../persistence/store.js';
 import { ATTR } from '../telemetry/attributes.js';
 import { instruments } from '../telemetry/metrics.js';
 import {
+  heldAttributes,
   recordingActiveSpan,
   withActiveSpan,
   failSpan,
@@ -51,7 +52,12 @@ const stepAttributes = new AttributeCache((machine, eventType) => ({
 /** Parts of a step a span already hosts (bits): its transition, its commit. */
 const HOSTS_TRANSITION = 1;
 const HOSTS_COMMIT = 2;
-const hosted = new WeakMap<Span, number>();
+/**
+ * The parts a span hosts, kept on the span itself: a WeakMap entry per request cost a hash-table
+ * insertion and young-generation collections an ephemeron table to scan.
+ */
+const HOSTED = Symbol('machine-routes hosted step parts');
+type Hosting = Span & { [HOSTED]?: number };
 
 /**
  * The span that records `part` of a step on itself instead of a child span: the active span
@@ -61,12 +67,12 @@ const hosted = new WeakMap<Span, number>();
  * cost the bound route.
  */
 function hostSpan(part: number): Span | undefined {
-  const span = recordingActiveSpan();
+  const span: Hosting | undefined = recordingActiveSpan();
   if (span === undefined) return undefined;
-  const parts = hosted.get(span) ?? 0;
+  const parts = span[HOSTED] ?? 0;
   if ((parts & part) !== 0) return undefined;
-  hosted.set(span, parts | part);
-  return span;
+  // A span that cannot keep the mark (frozen) hosts nothing: its step gets spans of its own.
+  return Reflect.set(span, HOSTED, parts | part) ? span : undefined;
 }
 
 /**
@@ -161,7 +167,7 @@ function timedStep(
   if (host !== undefined) {
     try {
       const result = step();
-      host.setAttributes(stepAttributesOf(definition, eventType, before, result));
+      hostStep(host, definition, eventType, before, result);
       return result;
     } finally {
       recordStep(definition, eventType, started);
@@ -199,7 +205,7 @@ export async function completionStep(
   const host = ownSpan ? undefined : hostSpan(HOSTS_TRANSITION);
   if (host !== undefined) {
     const result = await compute();
-    if (result !== null) host.setAttributes(stepAttributesOf(definition, cause, parent, result));
+    if (result !== null) hostStep(host, definition, cause, parent, result);
     return result;
   }
   const span = stepSpan(definition, cause, parent);
@@ -227,31 +233,40 @@ function stepSpan(
       [ATTR.eventType]: eventType,
       ...(before === null
         ? {}
-        : { [ATTR.instanceId]: before.id, [ATTR.source]: before.value.join(',') }),
+        : { [ATTR.instanceId]: before.id, [ATTR.source]: stateList(before.value) }),
     }),
   });
 }
 
-/** What a step hosted by another span records on it (its own span's attributes). */
-function stepAttributesOf(
+/**
+ * What a step hosted by another span records on it (its own span's attributes), one attribute
+ * at a time (no object per step), leaving out what the host already holds with the same value
+ * (a request span's machine and event type).
+ */
+function hostStep(
+  host: Span,
   definition: MachineDefinition,
   eventType: string,
   before: MachineSnapshot | null,
   result: MacrostepResult,
-): Attributes {
-  return {
-    [ATTR.machine]: definition.id,
-    [ATTR.eventType]: eventType,
-    [ATTR.instanceId]: result.snapshot.id,
-    ...(before === null ? {} : { [ATTR.source]: before.value.join(',') }),
-    [ATTR.target]: result.snapshot.value.join(','),
-  };
+): void {
+  const held = heldAttributes(host);
+  if (held?.[ATTR.machine] !== definition.id) host.setAttribute(ATTR.machine, definition.id);
+  if (held?.[ATTR.eventType] !== eventType) host.setAttribute(ATTR.eventType, eventType);
+  host.setAttribute(ATTR.instanceId, result.snapshot.id);
+  if (before !== null) host.setAttribute(ATTR.source, stateList(before.value));
+  host.setAttribute(ATTR.target, stateList(result.snapshot.value));
+}
+
+/** State ids as an attribute: comma-separated for parallel states, no join for one. */
+function stateList(value: readonly string[]): string {
+  return value.length === 1 ? value[0]! : value.join(',');
 }
 
 /** The step's target (and a started instance's id) on its span. */
 function stepDone(span: Span, before: MachineSnapshot | null, result: MacrostepResult): void {
   if (!span.isRecording()) return;
-  span.setAttribute(ATTR.target, result.snapshot.value.join(','));
+  span.setAttribute(ATTR.target, stateList(result.snapshot.value));
   if (before === null) span.setAttribute(ATTR.instanceId, result.snapshot.id);
 }
 
@@ -307,10 +322,8 @@ export function timeCommit(store: Store, request: CommitRequest, stepSpans = fal
   const system = store.kind === 'postgres' ? 'postgresql' : store.kind;
   const host = stepSpans ? undefined : hostSpan(HOSTS_COMMIT);
   if (host !== undefined) {
-    host.setAttributes({
-      [ATTR.dbSystem]: system,
-      [ATTR.commitRows]: request.history.length,
-    });
+    host.setAttribute(ATTR.dbSystem, system);
+    host.setAttribute(ATTR.commitRows, request.history.length);
     return new CommitTiming(system);
   }
   // Not made active: nothing the store runs starts a span.

@@ -13,9 +13,11 @@ import {
   callInSpan,
   contextFromHeaders,
   hasSpan,
+  heldAttributes,
   SpanKind,
   startSpan,
   tracesRecorded,
+  type Attributes,
   type Span,
 } from '../telemetry/tracing.js';
 import {
@@ -44,12 +46,32 @@ export function tracedRoute(route: PlannedRoute, handler: RouteHandler): RouteHa
     found.count += 1;
   };
 
+  // The span's attributes, made once per method the route answers (HEAD on a GET route) and
+  // shared by its requests: no closure nor object per request.
+  const byMethod = new Map<string, Attributes>();
+  const attributesOf = (method: string): Attributes => {
+    let attributes = byMethod.get(method);
+    if (attributes === undefined) {
+      attributes = Object.freeze({
+        [ATTR.httpMethod]: method,
+        [ATTR.httpRoute]: route.path,
+        [ATTR.routeName]: route.name,
+        [ATTR.machine]: route.machineId,
+        ...(route.eventType === null ? {} : { [ATTR.eventType]: route.eventType }),
+      });
+      byMethod.set(method, attributes);
+    }
+    return attributes;
+  };
+
   const finish = (span: Span, response: EndpointResponse): EndpointResponse => {
     count(response.status);
     if (span.isRecording()) {
       span.setAttribute(ATTR.httpStatus, response.status);
+      // Its step (hosted on this span) set the same id already, in the common case.
       const id = idOf(response);
-      if (id !== undefined) span.setAttribute(ATTR.instanceId, id);
+      if (id !== undefined && heldAttributes(span)?.[ATTR.instanceId] !== id)
+        span.setAttribute(ATTR.instanceId, id);
       if (response.status >= 500) span.setAttribute(ATTR.errorType, String(response.status));
     }
     span.end();
@@ -68,17 +90,11 @@ export function tracedRoute(route: PlannedRoute, handler: RouteHandler): RouteHa
     }
     const active = activeContext();
     const server = !hasSpan(active);
-    const parent = server ? contextFromHeaders(request.headers) : active;
+    const parent = server ? contextFromHeaders(request) : active;
     const span = startSpan(spanName, {
       kind: server ? SpanKind.SERVER : SpanKind.INTERNAL,
       parent,
-      attributes: () => ({
-        [ATTR.httpMethod]: request.method,
-        [ATTR.httpRoute]: route.path,
-        [ATTR.routeName]: route.name,
-        [ATTR.machine]: route.machineId,
-        ...(route.eventType === null ? {} : { [ATTR.eventType]: route.eventType }),
-      }),
+      attributes: attributesOf(request.method),
     });
     const response = span.isRecording()
       ? callInSpan(parent, span, answer, request)

@@ -72,6 +72,15 @@ export function recordingActiveSpan(): Span | undefined {
   return span?.isRecording() === true ? span : undefined;
 }
 
+/**
+ * The attributes a recording span holds so far when its SDK shows them (the SDK's spans are
+ * `ReadableSpan`s), else undefined: a caller can leave out one it would set again unchanged.
+ */
+export function heldAttributes(span: Span): Readonly<Attributes> | undefined {
+  const held = (span as { attributes?: unknown }).attributes;
+  return typeof held === 'object' && held !== null ? (held as Attributes) : undefined;
+}
+
 /** The active context (framework instrumentation's or ours). */
 export function activeContext(): Context {
   return context.active();
@@ -92,8 +101,11 @@ export interface StartSpanOptions {
   kind?: SpanKind;
   /** The parent: a stored carrier (work caused by an earlier step), else the active context. */
   parent?: TraceCarrier | Context | null;
-  /** Attributes, built only when the span records (an SDK is registered and samples it). */
-  attributes?: () => Attributes;
+  /**
+   * Attributes: an object made once and shared (a route's), or a function building them only
+   * when the span records (an SDK is registered and samples it).
+   */
+  attributes?: Attributes | (() => Attributes);
   /** Stored carriers of earlier steps this span follows from (span links, not parents). */
   links?: readonly (TraceCarrier | null | undefined)[];
 }
@@ -106,13 +118,15 @@ export function startSpan(name: string, options: StartSpanOptions = {}): Span {
   const spanTracer = tracer();
   if (!cached!.sdk) return NOT_RECORDING;
   const parent = parentContext(options.parent);
-  const spanOptions: SpanOptions = options.kind === undefined ? {} : { kind: options.kind };
-  const links = linksOf(options.links);
-  if (links.length > 0) spanOptions.links = links;
-  const span = spanTracer.startSpan(name, spanOptions, parent);
-  if (options.attributes !== undefined && span.isRecording()) {
-    span.setAttributes(options.attributes());
+  let spanOptions = KIND_OPTIONS[options.kind ?? otel.SpanKind.INTERNAL];
+  if (options.links !== undefined) {
+    const links = linksOf(options.links);
+    if (links.length > 0) spanOptions = { ...spanOptions, links };
   }
+  const span = spanTracer.startSpan(name, spanOptions, parent);
+  const attributes = options.attributes;
+  if (attributes !== undefined && span.isRecording())
+    span.setAttributes(typeof attributes === 'function' ? attributes() : attributes);
   return span;
 }
 
@@ -179,9 +193,18 @@ export function currentTraceCarrier(): TraceCarrier | undefined {
   return Object.keys(carrier).length === 0 ? undefined : carrier;
 }
 
+/**
+ * A request's headers as the propagator reads them: one header by lower-cased name without
+ * copying them all when the request can (`header`), else the copy (`headers`).
+ */
+export interface HeaderSource {
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  header?(name: string): string | undefined;
+}
+
 /** The trace context a request's headers carry (`traceparent`), for a span without a parent. */
-export function contextFromHeaders(headers: Readonly<Record<string, string | undefined>>): Context {
-  return propagation.extract(otel.ROOT_CONTEXT, headers, HEADER_GETTER);
+export function contextFromHeaders(request: HeaderSource): Context {
+  return propagation.extract(otel.ROOT_CONTEXT, request, HEADER_GETTER);
 }
 
 /**
@@ -201,6 +224,15 @@ export function traceIdOf(
 /** version-traceid-parentid-flags (W3C Trace Context). */
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
 const INVALID_TRACE_ID = '0'.repeat(32);
+
+/** The tracer's options of a span without links, one shared object per kind (never changed). */
+const KIND_OPTIONS: Readonly<Record<SpanKind, SpanOptions>> = Object.freeze({
+  [otel.SpanKind.INTERNAL]: Object.freeze({ kind: otel.SpanKind.INTERNAL }),
+  [otel.SpanKind.SERVER]: Object.freeze({ kind: otel.SpanKind.SERVER }),
+  [otel.SpanKind.CLIENT]: Object.freeze({ kind: otel.SpanKind.CLIENT }),
+  [otel.SpanKind.PRODUCER]: Object.freeze({ kind: otel.SpanKind.PRODUCER }),
+  [otel.SpanKind.CONSUMER]: Object.freeze({ kind: otel.SpanKind.CONSUMER }),
+});
 
 function parentContext(parent: TraceCarrier | Context | null | undefined): Context {
   if (parent === undefined || parent === null) return context.active();
@@ -232,9 +264,14 @@ function isContext(value: TraceCarrier | Context): value is Context {
   return typeof (value as Context).getValue === 'function';
 }
 
-const HEADER_GETTER: TextMapGetter<Readonly<Record<string, string | undefined>>> = {
-  keys: (carrier) => Object.keys(carrier),
-  get: (carrier, key) => carrier[key.toLowerCase()],
+// The W3C propagator reads two headers by name: the request's copy of every header (made on
+// first read of `headers`) was a visible share of what the SDK cost a request.
+const HEADER_GETTER: TextMapGetter<HeaderSource> = {
+  keys: (request) => Object.keys(request.headers),
+  get: (request, key) => {
+    const name = key.toLowerCase();
+    return request.header === undefined ? request.headers[name] : request.header(name);
+  },
 };
 
 export type { Attributes, Context, Span };
