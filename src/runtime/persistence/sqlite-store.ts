@@ -23,6 +23,7 @@ import { processHolder, registerHolderFunction } from './holders.js';
 import { sqliteDriver } from './sqlite-driver.js';
 import { applyChildChanges, applyCommit } from './sqlite-commit.js';
 import { GroupCommits } from './sqlite-group-commit.js';
+import { ReadBatches } from './sqlite-read-batch.js';
 import { SqliteStatements, isBusy, type Statements } from './sqlite-statements.js';
 import type { ChildRow, ChildRowChange } from '../interpreter/child-rows.js';
 import type { ChildQuery } from './child-rows.js';
@@ -113,6 +114,7 @@ export class SqliteStore implements Store {
   readonly queries: InstanceQueries;
   readonly #prepared: SqliteStatements;
   readonly #commits: GroupCommits;
+  readonly #reads: ReadBatches;
   readonly historyRetention: HistoryRetentionStore;
   readonly scheduleCandidates: ScheduleCandidates;
   readonly #lockAndLoadTransaction: (request: LockRequest) => LockedLoad;
@@ -147,6 +149,7 @@ export class SqliteStore implements Store {
       (request) => applyCommit(this.#db, this.#prepared, this.idempotencyKeys, request),
       () => this.#committed(),
     );
+    this.#reads = new ReadBatches(this.#db, (rootEventId) => this.loadForReadNow(rootEventId));
     const lockAndLoad = this.#db.transaction((request: LockRequest): LockedLoad => {
       const row = this.#sql.loadInstance.get(request.rootEventId) as InstanceRow | undefined;
       if (row === undefined) return { acquired: false, snapshot: null };
@@ -323,8 +326,13 @@ export class SqliteStore implements Store {
     return row ? lockFromRow(row) : null;
   }
 
-  async loadForRead(rootEventId: string): Promise<ReadLoad | null> {
-    return this.loadForReadNow(rootEventId);
+  /**
+   * Batched: the reads asked in one turn run together after its I/O callbacks, in one read
+   * transaction begun after the last of them was asked (sqlite-read-batch.ts): none misses a
+   * commit that finished before it was asked, and the transaction's locks are paid once.
+   */
+  loadForRead(rootEventId: string): Promise<ReadLoad | null> {
+    return this.#reads.enqueue(rootEventId);
   }
 
   loadForReadNow(rootEventId: string): ReadLoad | null {
@@ -339,6 +347,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     // Commits queued in this turn are written before the connection goes.
     this.#commits.flush();
+    this.#reads.flush();
     // The thread's connection first: the store's, closed last, checkpoints and removes the WAL.
     this.#untilCheckpointWorker = null;
     await this.#checkpointWorker?.stop();
