@@ -15,12 +15,12 @@
  * (per pair for `create + send`). PostgreSQL runs when MACHINE_ROUTES_BENCH_PG_URL (default: the
  * test database) answers, in a schema of its own, dropped at the end.
  */
-import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServer } from '../start-server.js';
 import { onPostgresSchema, onSqliteFile } from '../bench-stores.js';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { jsonPoster } from '../http-client.js';
 
 const PG_URL =
   process.env.MACHINE_ROUTES_BENCH_PG_URL ??
@@ -33,52 +33,10 @@ const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
 type Variant = 'send' | 'existing' | 'fresh' | 'createSend';
 const VARIANTS: Variant[] = ['send', 'existing', 'fresh', 'createSend'];
 
-async function startServer(storeUrl: string) {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=machine-routes-source', '--import', 'tsx', SERVER, storeUrl],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const lines = createInterface({ input: child.stdout });
-  const port = await new Promise<number>((resolve, reject) => {
-    lines.on('line', (line) => {
-      if (line.startsWith('READY ')) resolve(Number(line.slice(6)));
-    });
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}` };
-}
-
 async function run(name: string, storeUrl: string): Promise<Record<Variant, number>> {
-  const { child, base } = await startServer(storeUrl);
+  const { child, base } = await startServer(SERVER, storeUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const post = (path: string, body: unknown) =>
-    new Promise<{ data: { id: string } }>((resolve, reject) => {
-      const payload = JSON.stringify(body);
-      const req = request(
-        `${base}${path}`,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(payload),
-          },
-        },
-        (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (text += chunk));
-          response.on('end', () => {
-            if ((response.statusCode ?? 500) >= 300)
-              reject(new Error(`${path}: ${response.statusCode} ${text}`));
-            else resolve(JSON.parse(text) as { data: { id: string } });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const post = jsonPoster(base, agent);
   const ids: string[] = [];
   for (let index = 0; index < INSTANCES; index += 1)
     ids.push((await post('/plain/create', {})).data.id);

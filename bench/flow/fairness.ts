@@ -24,14 +24,15 @@
  * PostgreSQL runs when MACHINE_ROUTES_BENCH_PG_URL (default: the test database) answers, in a
  * schema of its own, dropped at the end.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServer } from '../start-server.js';
 import { onPostgresSchema, onSqliteFile } from '../bench-stores.js';
-import { poster, type Answer } from './http-client.js';
+import { poster, type Answer } from '../http-client.js';
 
 const PG_URL =
   process.env.MACHINE_ROUTES_BENCH_PG_URL ??
@@ -117,22 +118,6 @@ async function flood(base: string, ids: Record<string, string[]>): Promise<void>
     } else if (line === 'end') break;
   }
   agent.destroy();
-}
-
-async function startServer(storeUrl: string): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=machine-routes-source', '--import', 'tsx', SERVER, storeUrl],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const lines = createInterface({ input: child.stdout! });
-  const port = await new Promise<number>((resolve, reject) => {
-    lines.on('line', (line) => {
-      if (line.startsWith('READY ')) resolve(Number(line.slice(6)));
-    });
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}` };
 }
 
 function nextLine(lines: Interface, prefix: string): Promise<string> {
@@ -350,7 +335,7 @@ function bare(): void {
 }
 
 async function run(name: string, storeUrl: string): Promise<void> {
-  const { child, base } = await startServer(storeUrl);
+  const { child, base } = await startServer(SERVER, storeUrl);
   try {
     console.log(
       `\n${name} (load average ${load()}; B ${1000 / B_SPACING_MS}/s, A ${A_PER_SECOND}/s, ${B_REQUESTS} B requests per phase)`,

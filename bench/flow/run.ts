@@ -12,13 +12,12 @@
  * PostgreSQL runs when MACHINE_ROUTES_BENCH_PG_URL (default: the test database) answers, in a
  * schema of its own, dropped at the end.
  */
-import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServer } from '../start-server.js';
 import { onPostgresSchema, onSqliteFile } from '../bench-stores.js';
 import { Agent } from 'node:http';
-import { poster, getter } from './http-client.js';
+import { poster, getter } from '../http-client.js';
 
 const PG_URL =
   process.env.MACHINE_ROUTES_BENCH_PG_URL ??
@@ -36,22 +35,6 @@ async function created(post: ReturnType<typeof poster>, prefix: string): Promise
   const answer = await post(`/${prefix}/create`, {});
   if (answer.status !== 201) throw new Error(`create: ${answer.status} ${answer.body}`);
   return (JSON.parse(answer.body) as { data: { id: string } }).data.id;
-}
-
-async function startServer(storeUrl: string) {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=machine-routes-source', '--import', 'tsx', SERVER, storeUrl],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const lines = createInterface({ input: child.stdout });
-  const port = await new Promise<number>((resolve, reject) => {
-    lines.on('line', (line) => {
-      if (line.startsWith('READY ')) resolve(Number(line.slice(6)));
-    });
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}` };
 }
 
 async function cost(base: string): Promise<void> {
@@ -119,7 +102,7 @@ function median(values: number[]): number {
 }
 
 async function run(name: string, storeUrl: string): Promise<void> {
-  const { child, base } = await startServer(storeUrl);
+  const { child, base } = await startServer(SERVER, storeUrl);
   try {
     console.log(
       `\n${name} (load average ${loadavg()

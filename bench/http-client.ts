@@ -1,6 +1,7 @@
 /**
- * The HTTP client of the flow-control benches (run.ts, fairness.ts): node:http requests over a
- * caller's keep-alive agent, answering status, Retry-After and body text.
+ * The HTTP client of the benches that time requests to a router server (flow, idempotency,
+ * create-or-send): node:http requests over a caller's keep-alive agent, answering status,
+ * Retry-After and body text.
  */
 import { type Agent, request } from 'node:http';
 
@@ -60,4 +61,14 @@ export function poster(base: string, agent: Agent) {
       req.on('error', reject);
       req.end(payload);
     });
+}
+
+/** POST JSON as {@link poster} does; a status of 300 or more rejects, else the parsed body. */
+export function jsonPoster(base: string, agent: Agent) {
+  const post = poster(base, agent);
+  return async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const answer = await post(path, body, headers);
+    if (answer.status >= 300) throw new Error(`${path}: ${answer.status} ${answer.body}`);
+    return JSON.parse(answer.body) as { data: { id: string } };
+  };
 }
