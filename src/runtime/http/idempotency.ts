@@ -7,6 +7,7 @@
  * stored in the event's own commit (docs/http.md "Idempotency-Key").
  */
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotencyKeyInFlightException, IdempotencyKeyReusedException } from '../errors.js';
 import type { MachineDefinitionBase } from '../definition/types.js';
 import { newUlid } from '../ids.js';
@@ -36,13 +37,17 @@ export interface IdempotentRequest {
 
 /** How long a claim blocks retries while its request runs (the lock TTL's default). */
 const IDEMPOTENCY_LEASE_MS = 60_000;
+/** The polls of a request waiting for the same key in flight: 25, 50, 100, then every 200 ms. */
+const FIRST_POLL_MS = 25;
+const LAST_POLL_MS = 200;
 /** The draft's key is a string; longer ones are refused rather than stored. */
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /**
  * Wraps a handler with the Idempotency-Key protocol when the route has `idempotency` and the
  * request a key (IETF draft `Idempotency-Key`): claim the key for this route and instance,
- * replay a stored response, refuse a reused key (422) or one in flight (409), run the request,
+ * replay a stored response, refuse a reused key (422) or one in flight (409, or wait for its
+ * answer up to the route's `inFlightWaitMs`), run the request,
  * then keep its response when it committed something, or free the key when not (a 4xx before
  * the send, contention): a retry then runs again. The route's `middleware` runs before all of
  * this (spec "Request handling order"): a request it refuses claims, replays and learns nothing
@@ -89,17 +94,33 @@ export function withIdempotency<D extends MachineDefinitionBase>(
     }
     const scope = `${route.name} ${param === null ? '' : (request.params[param] ?? '')}`;
     const ownerId = newUlid();
+    const claim = {
+      scope,
+      key,
+      fingerprint,
+      ownerId,
+      // A route that waits for a busy instance holds its claim for that long too.
+      leaseMs: IDEMPOTENCY_LEASE_MS + (route.contention?.waitMs ?? 0),
+      ttlMs: settings.ttl * 1000,
+    };
     let claimed;
     try {
-      claimed = await store.claim({
-        scope,
-        key,
-        fingerprint,
-        ownerId,
-        // A route that waits for a busy instance holds its claim for that long too.
-        leaseMs: IDEMPOTENCY_LEASE_MS + (route.contention?.waitMs ?? 0),
-        ttlMs: settings.ttl * 1000,
-      });
+      claimed = await store.claim(claim);
+      // `inFlightWaitMs`: the same request still in flight is waited for, polling the record,
+      // so its answer is replayed; a first request that commits nothing frees the key, and the
+      // next poll claims it and runs this one.
+      const deadline = Date.now() + (settings.inFlightWaitMs ?? 0);
+      let pause = FIRST_POLL_MS;
+      while (
+        claimed.kind === 'existing' &&
+        claimed.record.fingerprint === fingerprint &&
+        (claimed.record.status === 'pending' || claimed.record.response === null) &&
+        Date.now() < deadline
+      ) {
+        await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
+        pause = Math.min(pause * 2, LAST_POLL_MS);
+        claimed = await store.claim(claim);
+      }
     } catch (error) {
       return errorToResponse(error, logger, route.name, request);
     }

@@ -297,6 +297,16 @@ function setContention(
   defaultWaitMs: number,
 ): void {
   for (const route of routes) {
+    if (route.webhook !== undefined) {
+      // A webhook sends its events to instances as their routes do: the longest wait of them.
+      const waits = route.webhook.events.map(
+        ({ endpointIndex }) =>
+          contentionWaitMs(definition.endpoints[endpointIndex]?.contention) ?? defaultWaitMs,
+      );
+      const waitMs = Math.max(0, ...waits);
+      if (waitMs > 0) route.contention = { waitMs };
+      continue;
+    }
     if (route.endpointIndex === null || route.binding.kind === 'none') continue;
     const own =
       route.childEventType === null

@@ -132,6 +132,11 @@ export interface RouteContention {
 export interface RouteIdempotency {
   /** Seconds a key is remembered. */
   ttl: number;
+  /**
+   * How long a request whose key is still in flight waits for the first request's answer, then
+   * replays it (ms); past it, or when absent, the draft's 409 (a webhook's redeliveries wait).
+   */
+  inFlightWaitMs?: number;
 }
 
 /** Options of one read (the original's `reads` entry). */

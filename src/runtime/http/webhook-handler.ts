@@ -4,7 +4,8 @@
  * of tolerance; nothing is read further), then the body is mapped to an instance (machine id or
  * create-or-send key), an event type and its payload, and sent through the event handler of
  * that event. A delivery id header is the handler's Idempotency-Key: a redelivery answers the
- * first delivery's stored response and applies nothing again (idempotency.ts).
+ * first delivery's stored response and applies nothing again (idempotency.ts); one arriving
+ * while the first still runs waits for its answer (up to 10 s more than the route's lock wait).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { MachineDefinitionBase } from '../definition/types.js';
@@ -22,6 +23,12 @@ import type { RouteWebhook } from './webhook-types.js';
 
 /** How long a delivery id is remembered: providers redeliver for up to three days (Stripe). */
 const DELIVERY_TTL_SECONDS = 3 * 86_400;
+/**
+ * How long a redelivery waits for the same delivery still running to answer, then replays that
+ * answer: GitHub gives a delivery 10 s (Stripe and Slack more). A first delivery waiting for its
+ * instance's lock (`contention: { wait }`) may take that much longer.
+ */
+const REDELIVERY_WAIT_MS = 10_000;
 
 /** Builds the handler of a webhook route (`route.webhook`). Throws when its secret is unset. */
 export function createWebhookHandler<D extends MachineDefinitionBase>(
@@ -57,7 +64,14 @@ export function createWebhookHandler<D extends MachineDefinitionBase>(
       eventType,
       endpointIndex,
       binding,
-      ...(webhook.deliveryIdHeader === null ? {} : { idempotency: { ttl: DELIVERY_TTL_SECONDS } }),
+      ...(webhook.deliveryIdHeader === null
+        ? {}
+        : {
+            idempotency: {
+              ttl: DELIVERY_TTL_SECONDS,
+              inFlightWaitMs: REDELIVERY_WAIT_MS + (route.contention?.waitMs ?? 0),
+            },
+          }),
     };
     handlers.set(match, createEventHandler(definition, inner, [], services));
   }

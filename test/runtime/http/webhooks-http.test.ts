@@ -7,16 +7,22 @@
  * did and applies nothing again, also when both arrive at once.
  */
 import { createHmac } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalMachine } from '../../../fixtures/http/callback-machine.js';
 import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
 import { planRoutes } from '../../../src/runtime/http/plan-routes.js';
 import type { RegistrationOptions } from '../../../src/runtime/http/types.js';
+import { PostgresStore } from '../../../src/runtime/persistence/postgres-store.js';
+import { SqliteStore } from '../../../src/runtime/persistence/sqlite-store.js';
+import type { Store } from '../../../src/runtime/persistence/store.js';
 import { postgresBackend, sqliteFileBackend, type StoreBackend } from '../../support/stores.js';
+import { useServerProcesses } from './support/server-processes.js';
 import { send, startServer, type AdapterName, type TestServer } from './support/servers.js';
 import { countRows } from './support/store-writes.js';
 
+const SERVER = fileURLToPath(new URL('./fixtures/approval-server.ts', import.meta.url));
 process.env['TEST_STRIPE_SECRET'] = 'whsec_new,whsec_old';
 process.env['TEST_GITHUB_SECRET'] = 'gh-secret';
 
@@ -24,6 +30,8 @@ export const WEBHOOKS: RegistrationOptions = {
   prefix: 'hooks',
   name: 'hooks',
   create: true,
+  // A delivery to a busy instance waits for it (the redelivery test holds its lock).
+  contention: { wait: 5000 },
   createOrSend: { key: 'orderNumber', events: ['PAID'] },
   webhooks: {
     stripe: {
@@ -61,6 +69,24 @@ export const WEBHOOKS: RegistrationOptions = {
 const backends: StoreBackend[] = [sqliteFileBackend()];
 const postgres = await postgresBackend('webhooks-http');
 if (postgres) backends.push(postgres);
+
+/** The statuses of the delivery-id records under `scope` (with `key`: of that delivery id). */
+export async function claimStatuses(store: Store, scope: string, key = '%'): Promise<string[]> {
+  const rows =
+    store instanceof SqliteStore
+      ? (store.database
+          .prepare(
+            'SELECT status FROM machine_idempotency_keys WHERE scope = ? AND idempotency_key LIKE ?',
+          )
+          .all(scope, key) as { status: string }[])
+      : (
+          await (store as PostgresStore).pool.query<{ status: string }>(
+            'SELECT status FROM machine_idempotency_keys WHERE scope = $1 AND idempotency_key LIKE $2',
+            [scope, key],
+          )
+        ).rows;
+  return rows.map((row) => row.status);
+}
 
 const hmac = (secret: string, text: string, encoding: 'hex' | 'base64' = 'hex') =>
   createHmac('sha256', secret).update(text).digest(encoding);
@@ -221,16 +247,51 @@ describe.each(cases)('webhooks over HTTP ($adapter, $backend.name)', ({ backend,
     expect(await paidOf('S-3')).toBeNull();
   });
 
-  it('should apply one of two concurrent deliveries of one id', async () => {
+  it('should apply one of two concurrent deliveries of one id, the other its replay', async () => {
     for (let round = 0; round < 3; round += 1) {
       const raw = stripeBody(`C-${round}`, 7);
       const headers = { 'stripe-signature': stripeHeader(raw), 'x-delivery-id': `evt_c${round}` };
       const answers = await Promise.all([stripe(raw, headers), stripe(raw, headers)]);
-      // The second is the first's replay (200), or 409 while the first still runs.
-      expect(answers.map((answer) => answer.status)).toContain(200);
-      for (const answer of answers) expect([200, 409]).toContain(answer.status);
+      // A redelivery during the first waits for its answer: never 409.
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+      expect(answers[1]!.body).toEqual(answers[0]!.body);
+      const replayed = answers.map((answer) => answer.headers.get('idempotency-replayed'));
+      expect(replayed.sort()).toEqual([null, 'true']);
       expect(await paidOf(`C-${round}`)).toEqual([7]);
     }
+  });
+
+  it('should answer a redelivery that comes while the first waits for the lock with its replay', async () => {
+    const created = await send(server.url, 'POST', '/hooks/create');
+    const id = (created.body as { data: { id: string } }).data.id;
+    const raw = JSON.stringify({ instance: id, payment: { orderNumber: 'W-1', amount: 6 } });
+    const deliver = () =>
+      send(server.url, 'POST', '/hooks/webhooks/github', {
+        raw,
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': `sha256=${hmac('gh-secret', raw)}`,
+          'x-github-delivery': 'busy-1',
+        },
+      });
+    const scope = `hooks.webhook.github ${id}`;
+    const answers = await runtime.withLock(id, async () => {
+      const first = deliver();
+      // The first delivery has claimed its id and waits for the lock this test holds.
+      while ((await claimStatuses(runtime.store, scope))[0] !== 'pending')
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      const second = deliver();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return [first, second];
+    });
+    const [first, second] = await Promise.all(answers);
+    expect(first).toMatchObject({ status: 200, body: { data: { id, output: { paid: [6] } } } });
+    expect(first!.headers.get('idempotency-replayed')).toBeNull();
+    expect(second!.status).toBe(200);
+    expect(second!.body).toEqual(first!.body);
+    expect(second!.headers.get('idempotency-replayed')).toBe('true');
+    expect(((await runtime.store.load(id))!.context as { paid: number[] }).paid).toEqual([6]);
+    expect(await claimStatuses(runtime.store, scope)).toEqual(['done']);
   });
 
   it('should send a GitHub-style delivery to the instance its body names by machine id', async () => {
@@ -290,4 +351,52 @@ describe.each(cases)('webhooks over HTTP ($adapter, $backend.name)', ({ backend,
     const sent = await deliver(signed(now));
     expect(sent).toMatchObject({ status: 200, body: { data: { id, output: { paid: [4] } } } });
   });
+});
+
+describe.runIf(postgres !== null)('webhooks across two server processes on PostgreSQL', () => {
+  const processes = useServerProcesses(postgres!, SERVER, [JSON.stringify(WEBHOOKS)], {
+    env: { TEST_STRIPE_SECRET: 'whsec_new', TEST_GITHUB_SECRET: 'gh-secret' },
+  });
+  const { urls } = processes;
+
+  it('should apply a delivery sent to both processes at once exactly once, every other answer its replay', async () => {
+    const [one, two] = urls as [string, string];
+    const { store } = processes.runtime;
+    for (let round = 0; round < 3; round += 1) {
+      const orderNumber = `P-${round}`;
+      const raw = stripeBody(orderNumber, 9);
+      const headers = {
+        'content-type': 'application/json',
+        'stripe-signature': stripeHeader(raw),
+        'x-delivery-id': `evt_p${round}`,
+      };
+      const before = await countRows(store);
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, index) =>
+          send(index % 2 === 0 ? one : two, 'POST', '/hooks/webhooks/stripe', { raw, headers }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+      const replayed = answers.filter((a) => a.headers.get('idempotency-replayed') === 'true');
+      expect(replayed).toHaveLength(9);
+      for (const answer of answers) expect(answer.body).toEqual(answers[0]!.body);
+      // One instance created for the key, one PAID applied: the creation and one event.
+      const rows = await store.queries.listInstances({
+        machineId: 'approval',
+        businessKey: orderNumber,
+        limit: 10,
+      });
+      expect(rows).toHaveLength(1);
+      expect(((await store.load(rows[0]!.id))!.context as { paid: number[] }).paid).toEqual([9]);
+      const history = await store.history(rows[0]!.id);
+      expect(history.filter((record) => record.type === 'PAID')).toHaveLength(1);
+      const after = await countRows(store);
+      expect(after['machine_instances']).toBe(before['machine_instances']! + 1);
+      expect(after['machine_locks']).toBe(before['machine_locks']);
+      // One record of the delivery id, done (the others' claims found it).
+      expect(await claimStatuses(store, 'hooks.webhook.stripe ', `evt_p${round}`)).toEqual([
+        'done',
+      ]);
+    }
+  }, 120_000);
 });
