@@ -71,40 +71,66 @@ const asBoolean = (value: unknown): unknown => {
   return value;
 };
 
-function seconds(min: 'positive' | 'nonnegative', fallback: number): SettingSpec<number> {
-  const base = z.number().refine(Number.isFinite);
+/**
+ * A setting whose schema is built on first use: a start parses only the variables that are set
+ * (one or two), and building the two dozen zod schemas up front cost every start a few ms.
+ */
+function setting<T>(
+  env: readonly string[],
+  expected: string,
+  fallback: T,
+  build: () => z.ZodType<T>,
+  show?: (value: unknown) => unknown,
+): SettingSpec<T> {
+  let schema: z.ZodType<T> | undefined;
   return {
-    env: [],
-    expected: min === 'positive' ? 'a number of seconds > 0' : 'a number of seconds >= 0',
-    schema: z.preprocess(asNumber, min === 'positive' ? base.positive() : base.min(0)),
+    env,
+    expected,
+    get schema() {
+      return (schema ??= build());
+    },
     default: fallback,
+    ...(show === undefined ? {} : { show }),
   };
 }
 
-function count(min: number, fallback: number, max?: number): SettingSpec<number> {
-  let schema = z.number().int().min(min);
-  if (max !== undefined) schema = schema.max(max);
-  return {
-    env: [],
-    expected: max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
-    schema: z.preprocess(asNumber, schema),
-    default: fallback,
-  };
+function seconds(
+  env: readonly string[],
+  min: 'positive' | 'nonnegative',
+  fallback: number,
+): SettingSpec<number> {
+  return setting(
+    env,
+    min === 'positive' ? 'a number of seconds > 0' : 'a number of seconds >= 0',
+    fallback,
+    () => {
+      const base = z.number().refine(Number.isFinite);
+      return z.preprocess(asNumber, min === 'positive' ? base.positive() : base.min(0));
+    },
+  );
 }
 
-function flag(fallback: boolean): SettingSpec<boolean> {
-  return {
-    env: [],
-    expected: 'true, false, 1 or 0',
-    schema: z.preprocess(asBoolean, z.boolean()),
-    default: fallback,
-  };
+function count(
+  env: readonly string[],
+  min: number,
+  fallback: number,
+  max?: number,
+): SettingSpec<number> {
+  return setting(
+    env,
+    max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
+    fallback,
+    () => {
+      let schema = z.number().int().min(min);
+      if (max !== undefined) schema = schema.max(max);
+      return z.preprocess(asNumber, schema);
+    },
+  );
 }
 
-const named = <T>(env: readonly string[], spec: SettingSpec<T>): SettingSpec<T> => ({
-  ...spec,
-  env,
-});
+function flag(env: readonly string[], fallback: boolean): SettingSpec<boolean> {
+  return setting(env, 'true, false, 1 or 0', fallback, () => z.preprocess(asBoolean, z.boolean()));
+}
 
 /**
  * The settings, by area. A new setting is one entry here (and a row in the table above); its
@@ -112,89 +138,81 @@ const named = <T>(env: readonly string[], spec: SettingSpec<T>): SettingSpec<T> 
  */
 export const ENVIRONMENT_SETTINGS = {
   // Store.
-  databaseUrl: {
-    env: ['MACHINE_DATABASE_URL'],
-    expected: ACCEPTED_STORE_URLS,
-    schema: z.string().superRefine((url, ctx) => {
-      try {
-        parseStoreUrl(url);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      }
-    }),
-    default: DEFAULT_STORE_URL,
-    show: (value: unknown) => (typeof value === 'string' ? redactStoreUrl(value) : value),
-  } satisfies SettingSpec<string>,
+  databaseUrl: setting(
+    ['MACHINE_DATABASE_URL'],
+    ACCEPTED_STORE_URLS,
+    DEFAULT_STORE_URL,
+    () =>
+      z.string().superRefine((url, ctx) => {
+        try {
+          parseStoreUrl(url);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        }
+      }),
+    (value: unknown) => (typeof value === 'string' ? redactStoreUrl(value) : value),
+  ),
 
   // Locks of the engine (one lock per root instance while a step runs).
-  lockTtl: named(['MACHINE_LOCK_TTL'], seconds('positive', 60)),
-  lockTimeout: named(['MACHINE_LOCK_TIMEOUT'], seconds('nonnegative', 30)),
+  lockTtl: seconds(['MACHINE_LOCK_TTL'], 'positive', 60),
+  lockTimeout: seconds(['MACHINE_LOCK_TIMEOUT'], 'nonnegative', 30),
 
   // Engine.
-  maxTransitionDepth: named(['MACHINE_MAX_TRANSITION_DEPTH'], count(1, 100)),
-  scenariosEnabled: named(['MACHINE_SCENARIOS_ENABLED'], flag(false)),
+  maxTransitionDepth: count(['MACHINE_MAX_TRANSITION_DEPTH'], 1, 100),
+  scenariosEnabled: flag(['MACHINE_SCENARIOS_ENABLED'], false),
   // Telemetry: a span per guard, action, calculator and listener call (docs/operating.md).
-  traceBehaviors: named(['MACHINE_TRACE_BEHAVIORS'], flag(false)),
+  traceBehaviors: flag(['MACHINE_TRACE_BEHAVIORS'], false),
   // Telemetry: every step's transition and commit in spans of their own (docs/operating.md).
-  traceSteps: named(['MACHINE_TRACE_STEPS'], flag(false)),
+  traceSteps: flag(['MACHINE_TRACE_STEPS'], false),
 
   // Timer fires (engine/timers/timer-failures.ts): a fire whose behavior throws is tried this
   // many times, the wait before each retry doubling from timerBackoff, then given up (recorded).
-  timerTries: named(['MACHINE_TIMER_TRIES'], count(1, 3)),
-  timerBackoff: named(['MACHINE_TIMER_BACKOFF'], seconds('nonnegative', 1)),
+  timerTries: count(['MACHINE_TIMER_TRIES'], 1, 3),
+  timerBackoff: seconds(['MACHINE_TIMER_BACKOFF'], 'nonnegative', 1),
 
   // Durable job queues (jobs/config.ts turns the seconds into milliseconds).
-  jobTries: named(['MACHINE_JOB_TRIES'], count(1, 3)),
-  jobBackoff: named(['MACHINE_JOB_BACKOFF'], seconds('nonnegative', 30)),
-  jobTimeout: named(['MACHINE_JOB_TIMEOUT'], seconds('positive', 300)),
-  jobConcurrency: named(['MACHINE_JOB_CONCURRENCY'], count(1, 4)),
-  jobPollInterval: named(['MACHINE_JOB_POLL_INTERVAL'], seconds('positive', 1)),
+  jobTries: count(['MACHINE_JOB_TRIES'], 1, 3),
+  jobBackoff: seconds(['MACHINE_JOB_BACKOFF'], 'nonnegative', 30),
+  jobTimeout: seconds(['MACHINE_JOB_TIMEOUT'], 'positive', 300),
+  jobConcurrency: count(['MACHINE_JOB_CONCURRENCY'], 1, 4),
+  jobPollInterval: seconds(['MACHINE_JOB_POLL_INTERVAL'], 'positive', 1),
 
   // Shutdown (SIGTERM, `runtime.close()`): how long requests in flight and running jobs may take
   // to finish before they are cut (docs/operating.md "Shutdown").
-  shutdownTimeout: named(['MACHINE_SHUTDOWN_TIMEOUT'], seconds('nonnegative', 10)),
+  shutdownTimeout: seconds(['MACHINE_SHUTDOWN_TIMEOUT'], 'nonnegative', 10),
 
   // History retention (engine/history-retention.ts): workers delete the history of instances
   // finished more than this many days ago; 0 keeps every record.
-  historyRetentionDays: named(['MACHINE_HISTORY_RETENTION_DAYS'], count(0, 0)),
+  historyRetentionDays: count(['MACHINE_HISTORY_RETENTION_DAYS'], 0, 0),
 
   // Parallel dispatch (spec: "Parallel dispatch settings", prefix MACHINE_PARALLEL_DISPATCH_):
   // region jobs' own settings; child and send jobs keep the ones above
   // (engine/parallel-dispatch-config.ts).
-  parallelDispatchEnabled: named(['MACHINE_PARALLEL_DISPATCH_ENABLED'], flag(false)),
-  parallelDispatchQueue: {
-    env: ['MACHINE_PARALLEL_DISPATCH_QUEUE'],
-    expected: 'a queue name of letters, digits, _ . - (empty: none)',
-    schema: z.string().regex(/^[A-Za-z0-9_.-]*$/),
-    default: '',
-  } satisfies SettingSpec<string>,
-  parallelDispatchLockTimeout: named(
+  parallelDispatchEnabled: flag(['MACHINE_PARALLEL_DISPATCH_ENABLED'], false),
+  parallelDispatchQueue: setting(
+    ['MACHINE_PARALLEL_DISPATCH_QUEUE'],
+    'a queue name of letters, digits, _ . - (empty: none)',
+    '',
+    () => z.string().regex(/^[A-Za-z0-9_.-]*$/),
+  ),
+  parallelDispatchLockTimeout: seconds(
     ['MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT'],
-    seconds('nonnegative', 30),
+    'nonnegative',
+    30,
   ),
-  parallelDispatchLockTtl: named(['MACHINE_PARALLEL_DISPATCH_LOCK_TTL'], seconds('positive', 60)),
-  parallelDispatchJobTimeout: named(
-    ['MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT'],
-    seconds('positive', 300),
-  ),
-  parallelDispatchJobTries: named(['MACHINE_PARALLEL_DISPATCH_JOB_TRIES'], count(1, 3)),
-  parallelDispatchJobBackoff: named(
-    ['MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF'],
-    seconds('nonnegative', 30),
-  ),
-  parallelDispatchRegionTimeout: named(
+  parallelDispatchLockTtl: seconds(['MACHINE_PARALLEL_DISPATCH_LOCK_TTL'], 'positive', 60),
+  parallelDispatchJobTimeout: seconds(['MACHINE_PARALLEL_DISPATCH_JOB_TIMEOUT'], 'positive', 300),
+  parallelDispatchJobTries: count(['MACHINE_PARALLEL_DISPATCH_JOB_TRIES'], 1, 3),
+  parallelDispatchJobBackoff: seconds(['MACHINE_PARALLEL_DISPATCH_JOB_BACKOFF'], 'nonnegative', 30),
+  parallelDispatchRegionTimeout: seconds(
     ['MACHINE_PARALLEL_DISPATCH_REGION_TIMEOUT'],
-    seconds('nonnegative', 0),
+    'nonnegative',
+    0,
   ),
 
   // The HTTP server a generated app starts (server.gen.ts).
-  port: named(['PORT'], count(0, 3000, 65535)),
-  host: {
-    env: ['HOST'],
-    expected: 'a host name or address',
-    schema: z.string().min(1),
-    default: '127.0.0.1',
-  } satisfies SettingSpec<string>,
+  port: count(['PORT'], 0, 3000, 65535),
+  host: setting(['HOST'], 'a host name or address', '127.0.0.1', () => z.string().min(1)),
 } as const;
 
 type Settings = typeof ENVIRONMENT_SETTINGS;

@@ -13,8 +13,6 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { brotliDecompress } from 'node:zlib';
 import { ApiReferenceUnavailableException } from '../errors.js';
 import { FROM_SOURCES, OWN_ROOT } from '../own-root.js';
 
@@ -59,7 +57,14 @@ export interface ApiReferenceOptions {
 }
 
 const require = createRequire(import.meta.url);
-const decompress = promisify(brotliDecompress);
+
+/** Brotli-decompresses `data`; node:zlib (and its streams) loads on the first request for the page. */
+async function decompress(data: Buffer): Promise<Buffer> {
+  const { brotliDecompress } = await import('node:zlib');
+  return new Promise((resolve, reject) =>
+    brotliDecompress(data, (error, result) => (error ? reject(error) : resolve(result))),
+  );
+}
 
 /**
  * The page may load only from its own origin: Redoc's footer logo (a CDN image) is refused, so
