@@ -9,61 +9,41 @@
  * to the request that started the child (docs/operating.md "Traces"). On a SQLite file and on
  * PostgreSQL (pg-boss).
  */
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
-import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
-import { startFixture, type FixtureProcess } from '../../support/child-process.js';
+import type { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { queueBackends } from '../../support/queue-backends.js';
-import { send, startServer, type TestServer } from '../http/support/servers.js';
-import { startReceiver, type ReceivedSpan } from './fixtures/otlp-receiver.js';
-import { installOtlp, PROCESS_ATTRIBUTE } from './fixtures/otlp-sdk.js';
+import { send, type TestServer } from '../http/support/servers.js';
+import type { ReceivedSpan } from './fixtures/otlp-receiver.js';
+import { PROCESS_ATTRIBUTE } from './fixtures/otlp-sdk.js';
 import { tracedCheck, tracedParent, tracedSlow } from './fixtures/traced-machines.js';
+import { startTracedProcesses, type TracedProcesses } from './fixtures/traced-processes.js';
 
-const CLI = fileURLToPath(new URL('./fixtures/traced-cli.ts', import.meta.url));
-const CONFIG = fileURLToPath(new URL('./fixtures/traced.config.ts', import.meta.url));
 const traceOf = (n: number) => `${String(n).padStart(2, '0')}a7651916cd43dd8448eb211c80319c`;
 
 const backends = await queueBackends('telemetry/otlp-children');
 
 describe.each(backends)('child machines traced across processes on $name', (backend) => {
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let uninstall: () => Promise<void>;
+  let traced: TracedProcesses;
+  let receiver: TracedProcesses['receiver'];
   let runtime: MachineRuntime;
   let server: TestServer;
-  let worker: FixtureProcess;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    uninstall = installOtlp(receiver.url);
-    const url = await backend.setUp();
-    runtime = await MachineRuntime.open({
-      databaseUrl: url,
-      worker: false,
-      machines: [tracedParent, tracedCheck, tracedSlow],
-    });
-    const router = new MachineRouter({ runtime });
-    router.register(tracedParent, {
-      prefix: 'parents',
-      create: true,
-      machineIdFor: ['REVIEW', 'WAIT'],
-    });
-    router.register(tracedSlow, { prefix: 'slows', machineIdFor: ['GO'] });
-    server = await startServer('fastify', [router], { error: () => {} });
-    worker = startFixture(CLI, ['worker', '--config', CONFIG, '--database', url], {
-      OTLP_TRACES_URL: receiver.url,
-    });
-    await worker.waitForLine((line) => line.startsWith('Worker running'), 60_000);
+    traced = await startTracedProcesses(
+      backend,
+      [tracedParent, tracedCheck, tracedSlow],
+      (router) => {
+        router.register(tracedParent, {
+          prefix: 'parents',
+          create: true,
+          machineIdFor: ['REVIEW', 'WAIT'],
+        });
+        router.register(tracedSlow, { prefix: 'slows', machineIdFor: ['GO'] });
+      },
+    );
+    ({ receiver, runtime, server } = traced);
   }, 90_000);
-  afterAll(async () => {
-    worker?.child.kill('SIGTERM');
-    await worker?.exited;
-    await server?.close();
-    await runtime?.close();
-    await uninstall?.();
-    await new Promise((resolve) => receiver?.server.close(resolve));
-    await backend.tearDown();
-  });
+  afterAll(() => traced?.close());
 
   const stateOf = async (id: string) => (await runtime.restore(tracedParent, id)).value;
   const inTrace = (traceId: string) => receiver.spans.filter((span) => span.traceId === traceId);

@@ -8,57 +8,32 @@
  * timer fire (the worker) is a trace of its own linked to the completion step. On a SQLite file
  * and on PostgreSQL (pg-boss).
  */
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
-import { MachineRouter } from '../../../src/runtime/http/machine-router.js';
-import { startFixture, type FixtureProcess } from '../../support/child-process.js';
+import type { MachineRuntime } from '../../../src/runtime/engine/machine-runtime.js';
 import { queueBackends } from '../../support/queue-backends.js';
-import { send, startServer, type TestServer } from '../http/support/servers.js';
-import { installOtlp, PROCESS_ATTRIBUTE } from './fixtures/otlp-sdk.js';
-import { startReceiver } from './fixtures/otlp-receiver.js';
+import { send, type TestServer } from '../http/support/servers.js';
+import { PROCESS_ATTRIBUTE } from './fixtures/otlp-sdk.js';
 import { tracedOrder } from './fixtures/traced-machines.js';
+import { startTracedProcesses, type TracedProcesses } from './fixtures/traced-processes.js';
 
-const CLI = fileURLToPath(new URL('./fixtures/traced-cli.ts', import.meta.url));
-const CONFIG = fileURLToPath(new URL('./fixtures/traced.config.ts', import.meta.url));
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
 
 const backends = await queueBackends('telemetry/otlp-worker');
 
 describe.each(backends)('one event traced across processes over OTLP/HTTP on $name', (backend) => {
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let uninstall: () => Promise<void>;
+  let traced: TracedProcesses;
+  let receiver: TracedProcesses['receiver'];
   let runtime: MachineRuntime;
   let server: TestServer;
-  let worker: FixtureProcess;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    uninstall = installOtlp(receiver.url);
-    const url = await backend.setUp();
-    runtime = await MachineRuntime.open({
-      databaseUrl: url,
-      worker: false,
-      machines: [tracedOrder],
-    });
-    const router = new MachineRouter({ runtime });
-    router.register(tracedOrder, { prefix: 'orders', create: true, machineIdFor: ['PAY'] });
-    server = await startServer('fastify', [router], { error: () => {} });
-    worker = startFixture(CLI, ['worker', '--config', CONFIG, '--database', url], {
-      OTLP_TRACES_URL: receiver.url,
-    });
-    await worker.waitForLine((line) => line.startsWith('Worker running'), 60_000);
+    traced = await startTracedProcesses(backend, [tracedOrder], (router) =>
+      router.register(tracedOrder, { prefix: 'orders', create: true, machineIdFor: ['PAY'] }),
+    );
+    ({ receiver, runtime, server } = traced);
   }, 90_000);
-  afterAll(async () => {
-    worker?.child.kill('SIGTERM');
-    await worker?.exited;
-    await server?.close();
-    await runtime?.close();
-    await uninstall?.();
-    await new Promise((resolve) => receiver?.server.close(resolve));
-    await backend.tearDown();
-  });
+  afterAll(() => traced?.close());
 
   it('should keep the request and the worker’s job run in one trace, and link the timer fire to it', async () => {
     const created = await send(server.url, 'POST', '/orders/create');
