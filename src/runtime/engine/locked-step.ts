@@ -138,11 +138,7 @@ async function runInSlot<T>(ctx: EngineContext, run: LockedRun<T>): Promise<T> {
   try {
     let loaded;
     try {
-      // In this turn when the store reads synchronously: no promise for the read.
-      loaded =
-        ctx.store.loadForReadNow === undefined
-          ? await ctx.store.loadForRead(run.id)
-          : ctx.store.loadForReadNow(run.id);
+      loaded = await ctx.store.loadForRead(run.id);
     } catch (error) {
       if (!(error instanceof StoreBusyError)) throw error;
       throw await contention(ctx, run, 'busy');

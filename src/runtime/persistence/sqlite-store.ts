@@ -335,6 +335,7 @@ export class SqliteStore implements Store {
     return this.#reads.enqueue(rootEventId);
   }
 
+  /** `loadForRead` now, in the caller's turn and its own read transaction (tools, the batch). */
   loadForReadNow(rootEventId: string): ReadLoad | null {
     const values = this.#sql.loadForRead.get(rootEventId) as ReadLoadValues | undefined;
     return values ? readLoadFromValues(values) : null;

@@ -280,13 +280,6 @@ export interface Store extends ChildStore {
    * `load` then `readLock` took two of each.
    */
   loadForRead(rootEventId: string): Promise<ReadLoad | null>;
-  /**
-   * `loadForRead` answered in the caller's turn, on a store whose driver reads synchronously
-   * (SQLite). A lock-free send reads through it when present: with an OpenTelemetry SDK
-   * registered every promise is a run of the context manager's hooks, and this read made two
-   * per event (docs/operating.md "What tracing costs").
-   */
-  loadForReadNow?(rootEventId: string): ReadLoad | null;
   /** Deletes every expired lock and every lock of a holder known dead; returns how many. */
   sweepExpiredLocks(): Promise<number>;
   /** `machine_idempotency_keys`: Idempotency-Key records of command endpoints. */

@@ -298,11 +298,11 @@ describe('MachineRuntime.send without a lock row (SQLite file)', () => {
       during = () => {
         theirs = other.send(counterMachine, warm.id, { type: 'INC' });
       };
-      const [ours, their] = await Promise.allSettled([
+      const [ours] = await Promise.allSettled([
         runtime.send(counterMachine, warm.id, { type: 'INC' }),
-        // Read once `during` ran: the transition runs before the first await of `send`.
-        Promise.resolve().then(() => theirs),
       ]);
+      // `during` ran in our transition, before our send settled: their send has started.
+      const [their] = await Promise.allSettled([theirs]);
       expect(ours.status).toBe('rejected');
       expect((ours as PromiseRejectedResult).reason).toBeInstanceOf(MachineAlreadyRunningException);
       expect(their.status).toBe('fulfilled');
