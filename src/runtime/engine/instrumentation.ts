@@ -53,11 +53,16 @@ const stepAttributes = new AttributeCache((machine, eventType) => ({
 const HOSTS_TRANSITION = 1;
 const HOSTS_COMMIT = 2;
 /**
- * The parts a span hosts, kept on the span itself: a WeakMap entry per request cost a hash-table
- * insertion and young-generation collections an ephemeron table to scan.
+ * The parts a span hosts. The span of the last hosting call is kept with its parts in two
+ * variables: a request's step and commit find it there, in the same turn. Another span's parts
+ * go to the WeakMap only when it is left while it still records (a request waiting for its
+ * commit while the next one steps); an ended span hosts nothing again. A WeakMap entry per
+ * request (the earlier way) cost a hash-table insertion and young-generation collections an
+ * ephemeron table to scan.
  */
-const HOSTED = Symbol('machine-routes hosted step parts');
-type Hosting = Span & { [HOSTED]?: number };
+const hosted = new WeakMap<Span, number>();
+let recent: Span | undefined;
+let recentParts = 0;
 
 /**
  * The span that records `part` of a step on itself instead of a child span: the active span
@@ -67,12 +72,17 @@ type Hosting = Span & { [HOSTED]?: number };
  * cost the bound route.
  */
 function hostSpan(part: number): Span | undefined {
-  const span: Hosting | undefined = recordingActiveSpan();
+  const span = recordingActiveSpan();
   if (span === undefined) return undefined;
-  const parts = span[HOSTED] ?? 0;
-  if ((parts & part) !== 0) return undefined;
-  // A span that cannot keep the mark (frozen) hosts nothing: its step gets spans of its own.
-  return Reflect.set(span, HOSTED, parts | part) ? span : undefined;
+  let parts: number;
+  if (span === recent) parts = recentParts;
+  else {
+    if (recent?.isRecording() === true) hosted.set(recent, recentParts);
+    parts = hosted.get(span) ?? 0;
+    recent = span;
+  }
+  recentParts = parts | part;
+  return (parts & part) === 0 ? span : undefined;
 }
 
 /**
