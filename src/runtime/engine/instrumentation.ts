@@ -17,6 +17,7 @@ import type { CommitRequest, Store } from '../persistence/store.js';
 import { ATTR } from '../telemetry/attributes.js';
 import { instruments } from '../telemetry/metrics.js';
 import {
+  claimSpanPart,
   heldAttributes,
   recordingActiveSpan,
   withActiveSpan,
@@ -53,18 +54,6 @@ const stepAttributes = new AttributeCache((machine, eventType) => ({
 const HOSTS_TRANSITION = 1;
 const HOSTS_COMMIT = 2;
 /**
- * The parts a span hosts. The span of the last hosting call is kept with its parts in two
- * variables: a request's step and commit find it there, in the same turn. Another span's parts
- * go to the WeakMap only when it is left while it still records (a request waiting for its
- * commit while the next one steps); an ended span hosts nothing again. A WeakMap entry per
- * request (the earlier way) cost a hash-table insertion and young-generation collections an
- * ephemeron table to scan.
- */
-const hosted = new WeakMap<Span, number>();
-let recent: Span | undefined;
-let recentParts = 0;
-
-/**
  * The span that records `part` of a step on itself instead of a child span: the active span
  * when it records and hosts no such part yet (the first step under a request, job or timer
  * span; a later step of the same request, a synchronous send to another instance, gets spans of
@@ -73,16 +62,7 @@ let recentParts = 0;
  */
 function hostSpan(part: number): Span | undefined {
   const span = recordingActiveSpan();
-  if (span === undefined) return undefined;
-  let parts: number;
-  if (span === recent) parts = recentParts;
-  else {
-    if (recent?.isRecording() === true) hosted.set(recent, recentParts);
-    parts = hosted.get(span) ?? 0;
-    recent = span;
-  }
-  recentParts = parts | part;
-  return (parts & part) === 0 ? span : undefined;
+  return span !== undefined && claimSpanPart(span, part) ? span : undefined;
 }
 
 /**

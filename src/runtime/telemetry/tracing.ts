@@ -81,6 +81,31 @@ export function heldAttributes(span: Span): Readonly<Attributes> | undefined {
   return typeof held === 'object' && held !== null ? (held as Attributes) : undefined;
 }
 
+/**
+ * Parts of a step (bits) that recording spans host. The span of the last claim is kept with its
+ * parts in two variables: a request's step and commit claim in the same turn. Another span's
+ * parts go to the WeakMap only when it is left while it still records (a request waiting for
+ * its commit while the next one steps); an ended span hosts nothing again. A WeakMap entry per
+ * request (the earlier way) cost a hash-table insertion and young-generation collections an
+ * ephemeron table to scan.
+ */
+const claimed = new WeakMap<Span, number>();
+let recentSpan: Span | undefined;
+let recentParts = 0;
+
+/** Claims `part` (a bit) of a recording span: true when no one claimed it on this span before. */
+export function claimSpanPart(span: Span, part: number): boolean {
+  let parts: number;
+  if (span === recentSpan) parts = recentParts;
+  else {
+    if (recentSpan?.isRecording() === true) claimed.set(recentSpan, recentParts);
+    parts = claimed.get(span) ?? 0;
+    recentSpan = span;
+  }
+  recentParts = parts | part;
+  return (parts & part) === 0;
+}
+
 /** The active context (framework instrumentation's or ours). */
 export function activeContext(): Context {
   return context.active();
