@@ -16,11 +16,6 @@ import * as changeCase from 'change-case';
 // change-case would otherwise keep an `_` between two numbers.
 const IDENTIFIER: changeCase.PascalCaseOptions = { mergeAmbiguousCharacters: true };
 
-/** The words of a name: split at separators and case changes (`HTTPRequest` -> HTTP, Request). */
-export function splitWords(text: string): string[] {
-  return changeCase.split(text);
-}
-
 /** `order_admin`, `order.admin`, `ORDER_ADMIN` -> `OrderAdmin`; a leading digit gets `_`. */
 export function pascalCase(text: string): string {
   const result = changeCase.pascalCase(text, IDENTIFIER);

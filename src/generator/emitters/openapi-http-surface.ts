@@ -80,7 +80,7 @@ export function conditionalParameters(route: ManifestRoute): JsonSchema[] {
 }
 
 /** The answer of one status the surface adds (304, 412), or `undefined` for any other. */
-export function surfaceResponse(route: ManifestRoute, status: number): JsonSchema | undefined {
+export function surfaceResponse(status: number): JsonSchema | undefined {
   if (status === 304) {
     return {
       description:

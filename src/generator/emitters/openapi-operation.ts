@@ -219,7 +219,7 @@ export function operation(route: ManifestRoute, machines: MachinesById): JsonSch
   for (const error of errors) {
     const surface =
       callbackResponse(route, error.status) ??
-      surfaceResponse(route, error.status) ??
+      surfaceResponse(error.status) ??
       flowResponse(route, error.status);
     if (surface !== undefined) {
       responses[String(error.status)] = surface;

@@ -165,48 +165,6 @@ export async function readLiveInstances(
   };
 }
 
-/** Instances of a machine by the version that last wrote them (`null`: written before versions were recorded). */
-export interface VersionCount {
-  machineId: string;
-  version: string | null;
-  active: number;
-  done: number;
-}
-
-const VERSIONS = `SELECT machine_id, definition_version,
-    SUM(CASE WHEN status = 'active' THEN 1 ELSE 0 END) AS active,
-    SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS done
-  FROM machine_instances GROUP BY machine_id, definition_version
-  ORDER BY machine_id, definition_version`;
-
-/** How many instances of each of `machineIds` each version last wrote. */
-export async function readVersionCounts(
-  store: Store,
-  machineIds: readonly string[],
-): Promise<VersionCount[]> {
-  type Row = {
-    machine_id: string;
-    definition_version: string | null;
-    active: number | string;
-    done: number | string;
-  };
-  const wanted = new Set(machineIds);
-  let rows: Row[];
-  if (store.kind === 'sqlite')
-    rows = (store as SqliteStore).database.prepare(VERSIONS).all() as Row[];
-  else if (store.kind === 'postgres')
-    rows = (await (store as PostgresStore).pool.query<Row>(VERSIONS)).rows;
-  else throw new Error('Instance versions are read from a SQLite or PostgreSQL store.');
-  return rows
-    .filter((row) => wanted.has(row.machine_id))
-    .map((row) => ({
-      machineId: row.machine_id,
-      version: row.definition_version,
-      active: Number(row.active),
-      done: Number(row.done),
-    }));
-}
-
 /** Options of {@link readInstancePage}. */
 export interface InstancePageQuery {
   machineId: string;
