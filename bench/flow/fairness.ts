@@ -131,8 +131,20 @@ function nextLine(lines: Interface, prefix: string): Promise<string> {
   });
 }
 
+/** What the server reports since its last report (bench/flow/server.ts `/__cpu`). */
+interface ServerStats {
+  cpu: number;
+  /** p99 of how late the server's event loop ran a timer (ms): its own queueing. */
+  loopP99Ms: number;
+  /** Most queries waiting for a pool connection at once (PostgreSQL; 0 on SQLite). */
+  poolWaitingMax: number;
+  poolSize: number | null;
+}
+
 interface Phase {
   p99: number;
+  /** The server's event-loop delay and pool waiters during the phase. */
+  server?: ServerStats;
   flood?: { counts: Record<string, number>; sent: number; ms: number };
   /** The server's CPU time per request of A (us; B's few requests included). */
   cpuPerRequest?: number;
@@ -179,17 +191,23 @@ async function fairness(base: string): Promise<void> {
   );
   const lines = createInterface({ input: flooder.stdout! });
   await nextLine(lines, 'FLOODER READY');
-  const cpu = async (): Promise<number> =>
+  const stats = async (): Promise<ServerStats> =>
     new Promise((resolve, reject) => {
       const req = request(`${base}/__cpu`, { agent }, (response) => {
         let text = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolve((JSON.parse(text) as { cpu: number }).cpu));
+        response.on('end', () => resolve(JSON.parse(text) as ServerStats));
       });
       req.on('error', reject);
       req.end();
     });
+  const cpu = async (): Promise<number> => (await stats()).cpu;
+  const unflooded = async (): Promise<Phase> => {
+    await stats();
+    const p99 = await tenantB('fair');
+    return { p99, server: await stats() };
+  };
   const flooded = async (prefix: string): Promise<Phase> => {
     const before = await cpu();
     const report = nextLine(lines, 'FLOOD ');
@@ -199,23 +217,26 @@ async function fairness(base: string): Promise<void> {
     const p99 = await tenantB(prefix);
     flooder.stdin!.write('stop\n');
     const flood = JSON.parse(await report) as NonNullable<Phase['flood']>;
-    return { p99, flood, cpuPerRequest: ((await cpu()) - before) / flood.sent };
+    const after = await stats();
+    return { p99, flood, server: after, cpuPerRequest: (after.cpu - before) / flood.sent };
   };
 
   const runs: { alone: number; fair: Phase; open: Phase }[] = [];
+  const serverLine = (phase: Phase): string =>
+    `server loop delay p99 ${phase.server!.loopP99Ms.toFixed(1)} ms, queries waiting for the pool at most ${phase.server!.poolWaitingMax}${phase.server!.poolSize === null ? '' : ` (pool ${phase.server!.poolSize})`}`;
   try {
     // A warm-up phase of B alone (JIT, connections, statement caches), not counted.
     await tenantB('fair');
     for (let run = 0; run < RUNS; run += 1) {
-      const alone = await tenantB('fair');
+      const quiet = await unflooded();
       const fair = await flooded('fair');
       const open = await flooded('open');
-      runs.push({ alone, fair, open });
+      runs.push({ alone: quiet.p99, fair, open });
       console.log(
-        `  run ${run + 1} (load ${load()}): B p99 alone ${alone.toFixed(1)} ms; A flooding with flow control: B ${fair.p99.toFixed(1)} ms (${(fair.p99 / alone).toFixed(2)}x), ${floodLine(fair)}`,
+        `  run ${run + 1} (load ${load()}): B p99 alone ${quiet.p99.toFixed(1)} ms (${serverLine(quiet)}); A flooding with flow control: B ${fair.p99.toFixed(1)} ms (${(fair.p99 / quiet.p99).toFixed(2)}x), ${floodLine(fair)}; ${serverLine(fair)}`,
       );
       console.log(
-        `          without flow control (/open): B ${open.p99.toFixed(1)} ms (${(open.p99 / alone).toFixed(2)}x), ${floodLine(open)}`,
+        `          without flow control (/open): B ${open.p99.toFixed(1)} ms (${(open.p99 / quiet.p99).toFixed(2)}x), ${floodLine(open)}; ${serverLine(open)}`,
       );
     }
   } finally {

@@ -5,6 +5,8 @@
  * header), /fair (20 requests per second and 4 in flight per tenant: the flood case) and /open
  * (the same without flow control).
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PostgresStore } from '../../src/runtime/persistence/postgres-store.js';
 import { counterMachine } from '../http/machines.js';
 import { serveRouter } from '../router-server.js';
 
@@ -40,12 +42,29 @@ await serveRouter(
       contention: { wait: 5000 },
     });
   },
-  (app) => {
+  (app, store) => {
+    // Where a request's time goes under a flood (fairness.ts): how late this process's event
+    // loop ran its callbacks, and how many queries waited for a PostgreSQL pool connection.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    const pool = store instanceof PostgresStore ? store.pool : null;
+    let poolWaitingMax = 0;
+    if (pool !== null)
+      setInterval(() => (poolWaitingMax = Math.max(poolWaitingMax, pool.waitingCount)), 5).unref();
     // The server's CPU time so far (user + system, us): a round's CPU per request, which the
-    // shared host's load moves far less than its wall time.
+    // shared host's load moves far less than its wall time. The loop delay and pool figures
+    // are since the last read.
     app.get('/__cpu', async () => {
       const { user, system } = process.cpuUsage();
-      return { cpu: user + system };
+      const answer = {
+        cpu: user + system,
+        loopP99Ms: loopDelay.percentile(99) / 1e6,
+        poolWaitingMax,
+        poolSize: pool?.totalCount ?? null,
+      };
+      loopDelay.reset();
+      poolWaitingMax = 0;
+      return answer;
     });
   },
 );

@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { heldCount, ledgerMachine, releaseHeld } from '../../../fixtures/http/ledger-machine.js';
 import { FLOW_LIMITED_BODY } from '../../../src/generator/emitters/openapi-flow.js';
 import { InvalidFlowControlException } from '../../../src/runtime/errors.js';
@@ -65,6 +65,16 @@ const MAX_WAIT: RegistrationOptions = {
   machineIdFor: ['NOTE'],
   only: ['NOTE'],
   flow: { NOTE: { debounce: { window: 2500, maxWait: 2500 } } },
+};
+
+/** One note per 2 s per tenant header: a flooding tenant's token calls (flow-control.ts). */
+const FLOODED: RegistrationOptions = {
+  prefix: 'flooded',
+  name: 'flooded',
+  create: true,
+  machineIdFor: ['NOTE'],
+  only: ['NOTE'],
+  flow: { NOTE: { key: { header: 'x-tenant' }, rate: { limit: 1, interval: 2000 } } },
 };
 
 /** Creates limited per tenant header: 2 per minute. */
@@ -258,6 +268,7 @@ describe.each(backends)('flow control over HTTP on $name', (backend) => {
       CREATES,
       EARLY,
       SLOW,
+      FLOODED,
     ])
       router.register(ledgerMachine, options);
     server = await startServer('fastify', [router], { error: () => {} });
@@ -366,6 +377,33 @@ describe.each(backends)('flow control over HTTP on $name', (backend) => {
       }
     },
   );
+
+  it("should ask the store for a flooding key's tokens one call at a time", async () => {
+    const id = await created(server.url, 'flooded');
+    const note = () =>
+      send(server.url, 'POST', `/flooded/${id}/note`, {
+        body: { payload: { n: 1 } },
+        headers: { 'x-tenant': 'flood' },
+      });
+    expect((await note()).status).toBe(200);
+    const refused = await note();
+    expectDocumentedRefusal(refused, 'rate');
+    // Past the refusal (known to this process until then), within the next interval: the key
+    // is flooding. Twenty at once: one token is due, the rest are refused by the store's
+    // answer to at most two calls (the first, granted; the next, refused for all that waited).
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const calls = vi.spyOn(runtime.store.flowControl, 'takeToken');
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, note));
+      expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+      for (const answer of answers.filter((one) => one.status !== 200))
+        expectDocumentedRefusal(answer, 'rate');
+      expect(calls.mock.calls.length).toBeLessThanOrEqual(2);
+    } finally {
+      calls.mockRestore();
+    }
+    expect((await runtime.store.load(id))!.context['notes']).toBe(2);
+  });
 
   it('should send a burst that never pauses at least every maxWait', async () => {
     const id = await created(server.url, 'maxwait');
