@@ -3,58 +3,12 @@
  * SQLite file (embedded `machine_jobs` queue, in-process worker) and on PostgreSQL (pg-boss),
  * asynchronous children (`loan`) and synchronous ones (`desk`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  MachineRuntime,
-  defaultJobSchema,
-  type MachineDefinition,
-} from '../../../src/runtime/index.js';
-import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
-import { openStore } from '../../../src/runtime/persistence/open-store.js';
+import { MachineRuntime, type MachineDefinition } from '../../../src/runtime/index.js';
+import { queueBackends } from '../../support/queue-backends.js';
 import { deskMachine, loanMachine } from './fixtures/machines.js';
 
-interface Backend {
-  name: string;
-  setUp(): Promise<string>;
-  tearDown(): Promise<void>;
-}
-
-const backends: Backend[] = [];
-{
-  let dir: string | undefined;
-  backends.push({
-    name: 'sqlite file',
-    async setUp() {
-      dir = mkdtempSync(join(tmpdir(), 'mr-durable-outcomes-'));
-      return `sqlite:${join(dir, 'machines.db')}`;
-    },
-    async tearDown() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  });
-}
-if (await shouldRunPostgresTests('delegation/durable-outcomes')) {
-  let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
-  backends.push({
-    name: 'postgres',
-    async setUp() {
-      schema = await createTestSchema('durable_outcomes');
-      await (await openStore(schema.url, { migrate: true })).close();
-      return schema.url;
-    },
-    async tearDown() {
-      if (schema === undefined) return;
-      await dropSchema(defaultJobSchema(schema.schema));
-      await schema.drop();
-    },
-  });
-} else {
-  describe.skip('delegation/durable-outcomes (postgres)', () =>
-    it('needs a reachable PostgreSQL', () => {}));
-}
+const backends = await queueBackends('delegation/durable-outcomes');
 
 // Generous: a loaded 2-core machine, pg-boss's whole-second timers.
 const DEADLINE = { timeout: 20_000, interval: 25 };

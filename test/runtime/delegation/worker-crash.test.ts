@@ -4,66 +4,23 @@
  * job completes once: one child instance, one `<parent>.child.<child>.done` record, the parent
  * at `@done` once. On a SQLite file and on PostgreSQL.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   MachineRuntime,
   SqliteStore,
-  defaultJobSchema,
   openJobQueue,
-  openStore,
   type Store,
 } from '../../../src/runtime/index.js';
 import { PostgresStore } from '../../../src/postgres.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
-import { createTestSchema, dropSchema, shouldRunPostgresTests } from '../../support/postgres.js';
+import { queueBackends } from '../../support/queue-backends.js';
 import { onboardingMachine, slowStartMachine } from './fixtures/machines.js';
 
 const CLI = fileURLToPath(new URL('./fixtures/cli.ts', import.meta.url));
 const CONFIG = fileURLToPath(new URL('./fixtures/machine-routes.config.ts', import.meta.url));
 
-interface Backend {
-  name: string;
-  setUp(): Promise<string>;
-  tearDown(): Promise<void>;
-}
-
-const backends: Backend[] = [];
-{
-  let dir: string | undefined;
-  backends.push({
-    name: 'sqlite file',
-    async setUp() {
-      dir = mkdtempSync(join(tmpdir(), 'mr-worker-crash-'));
-      return `sqlite:${join(dir, 'machines.db')}`;
-    },
-    async tearDown() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  });
-}
-if (await shouldRunPostgresTests('delegation/worker-crash')) {
-  let schema: Awaited<ReturnType<typeof createTestSchema>> | undefined;
-  backends.push({
-    name: 'postgres',
-    async setUp() {
-      schema = await createTestSchema('worker_crash');
-      await (await openStore(schema.url, { migrate: true })).close();
-      return schema.url;
-    },
-    async tearDown() {
-      if (schema === undefined) return;
-      await dropSchema(defaultJobSchema(schema.schema));
-      await schema.drop();
-    },
-  });
-} else {
-  describe.skip('delegation/worker-crash (postgres)', () =>
-    it('needs a reachable PostgreSQL', () => {}));
-}
+const backends = await queueBackends('delegation/worker-crash');
 
 /** Child instances of a parent, counted in the store's own table. */
 async function childInstances(store: Store, parentId: string): Promise<number> {
