@@ -111,6 +111,9 @@ export class PgBossJobQueue extends PollingJobQueue {
 /** Least time between two reclaims of a dead worker's jobs by one worker, in ms. */
 const RECLAIM_MIN_INTERVAL_MS = 1000;
 
+/** Tries of pg-boss's createQueue before a deadlock or unique violation is thrown (waits of at most 3.55 s in all). */
+const CREATE_QUEUE_TRIES = 8;
+
 /** `JobBackend` on pg-boss. */
 class PgBossBackend implements JobBackend {
   readonly schema: string;
@@ -174,8 +177,11 @@ class PgBossBackend implements JobBackend {
   }
 
   // Processes starting together create the same queues at once; pg-boss 10's createQueue then
-  // fails with a deadlock or a unique violation although one of them succeeded. Trying again
-  // finds the queue made.
+  // fails with a deadlock or a unique violation although one of them succeeded. Its partition DDL
+  // also deadlocks with claims and inserts on the job table running at the same moment. Trying
+  // again finds the queue made or the table free: five tries 25-100 ms apart were not enough on a
+  // loaded host (a clean-clone CI run lost a test to the fifth deadlock), so the waits double from
+  // 50 ms to a 1 s cap, with jitter so that colliding processes do not collide again in step.
   async #createQueue(name: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -183,8 +189,9 @@ class PgBossBackend implements JobBackend {
         return;
       } catch (error) {
         const code = (error as { code?: unknown }).code;
-        if (attempt >= 5 || (code !== '40P01' && code !== '23505')) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
+        if (attempt >= CREATE_QUEUE_TRIES || (code !== '40P01' && code !== '23505')) throw error;
+        const wait = Math.min(1000, 25 * 2 ** attempt);
+        await new Promise((resolve) => setTimeout(resolve, wait / 2 + Math.random() * (wait / 2)));
       }
     }
   }
