@@ -22,16 +22,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
+import { readyLine } from '../ready-line.js';
+import { driveStateless } from './stateless-load.js';
 
 const [framework = 'fastify', scenario = 'mr-stateless', requestsArg] = process.argv.slice(2);
 const REQUESTS = Number(requestsArg ?? 20_000);
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 30);
-const PATHS: Record<string, string> = {
-  raw: '/raw/increment',
-  'mr-stateless': '/quotes/increment',
-};
-const BODY = JSON.stringify({ payload: { by: 1 } });
 const ROOT = resolve(import.meta.dirname, '../..');
 
 interface ProfileNode {
@@ -66,25 +62,8 @@ const written = new Promise<void>((done) =>
     else process.stderr.write(`${line}\n`);
   }),
 );
-const port = await new Promise<number>((ready, fail) => {
-  child.once('exit', (code) => fail(new Error(`server exited with ${code}`)));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const match = /^READY (\d+)/.exec(line);
-    if (match) ready(Number(match[1]));
-  });
-});
-
-async function drive(amount: number): Promise<void> {
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}${PATHS[scenario] ?? scenario}`,
-    connections: 10,
-    amount,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: BODY,
-  });
-  if (result.non2xx + result.errors > 0) throw new Error(`${scenario}: non-2xx answers`);
-}
+const port = Number((await readyLine(child, 'server'))[0]);
+const drive = (amount: number) => driveStateless(port, scenario, amount);
 
 let head: ProfileNode;
 try {

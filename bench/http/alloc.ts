@@ -17,17 +17,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
+import { driveStateless as drive } from './stateless-load.js';
 
 const [framework = 'fastify', ...checkouts] = process.argv.slice(2);
 if (checkouts.length === 0) checkouts.push(resolve(import.meta.dirname, '../..'));
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200_000);
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'raw,mr-stateless').split(',');
-const PATHS: Record<string, string> = {
-  raw: '/raw/increment',
-  'mr-stateless': '/quotes/increment',
-};
-const BODY = JSON.stringify({ payload: { by: 1 } });
 
 interface Server {
   child: ChildProcess;
@@ -61,18 +56,6 @@ async function start(checkout: string): Promise<Server> {
     });
   });
   return { child, port, allocated: () => allocated };
-}
-
-async function drive(port: number, scenario: string, amount: number): Promise<void> {
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}${PATHS[scenario] ?? scenario}`,
-    connections: 10,
-    amount,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: BODY,
-  });
-  if (result.non2xx + result.errors > 0) throw new Error(`${scenario}: non-2xx answers`);
 }
 
 console.log(

@@ -17,7 +17,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import autocannon from 'autocannon';
+import { driveStateless } from './stateless-load.js';
 import { readyLine } from '../ready-line.js';
 import { serverCpuMicros as cpuMicros } from '../server-cpu.js';
 import { otelEnvironment, serverCheckout } from './otel-checkout.js';
@@ -29,13 +29,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'raw,mr-stateless').split(',');
 // A scenario is one of these names or a path of the server (`/quotes/increment`).
-const PATHS: Record<string, string> = {
-  raw: '/raw/increment',
-  'mr-stateless': '/quotes/increment',
-};
 // Another server script of the checkout (same arguments, same READY line), for experiments.
 const SERVER = process.env.BENCH_SERVER ?? 'bench/http/server.ts';
-const BODY = JSON.stringify({ payload: { by: 1 } });
 
 async function start(checkout: string): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(
@@ -58,17 +53,8 @@ async function start(checkout: string): Promise<{ child: ChildProcess; port: num
   return { child, port: Number(port) };
 }
 
-async function drive(port: number, scenario: string, amount: number): Promise<void> {
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}${PATHS[scenario] ?? scenario}`,
-    connections: CONNECTIONS,
-    amount,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: BODY,
-  });
-  if (result.non2xx + result.errors > 0) throw new Error(`${scenario}: non-2xx answers`);
-}
+const drive = (port: number, scenario: string, amount: number) =>
+  driveStateless(port, scenario, amount, CONNECTIONS);
 
 const servers: { checkout: string; child: ChildProcess; port: number }[] = [];
 for (const checkout of checkouts) servers.push({ checkout, ...(await start(checkout)) });

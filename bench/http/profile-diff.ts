@@ -20,16 +20,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import { driveStateless } from './stateless-load.js';
 import { readyLine } from '../ready-line.js';
 
 const [framework = 'fastify', scenario = 'mr-stateless', baseline = 'raw'] = process.argv.slice(2);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 60_000);
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 45);
-const PATHS: Record<string, string> = {
-  raw: '/raw/increment',
-  'mr-stateless': '/quotes/increment',
-};
 const REPOSITORY = fileURLToPath(new URL('../../', import.meta.url));
 const SERVER =
   process.env.BENCH_SERVER === undefined
@@ -60,15 +56,7 @@ async function profileOf(name: string): Promise<Map<string, number>> {
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const port = Number((await readyLine(server, 'server'))[0]);
-  const drive = (amount: number) =>
-    autocannon({
-      url: `http://127.0.0.1:${port}${PATHS[name] ?? name}`,
-      connections: 10,
-      amount,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ payload: { by: 1 } }),
-    });
+  const drive = (amount: number) => driveStateless(port, name, amount);
   await drive(10_000);
   await drive(REQUESTS);
   await new Promise<void>((resolve) => {
