@@ -135,6 +135,7 @@ export function withCallbackToken<D extends MachineDefinitionBase>(
       ownerId,
       committed: false,
       stored: false,
+      oneTimeUse: true,
     };
     const response = await handle(
       withBody(request, payload === undefined ? {} : { payload }),

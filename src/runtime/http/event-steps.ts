@@ -58,10 +58,10 @@ export function noteCommitted(
 /**
  * 5. The Idempotency-Key's part of the send: its response goes into the event's commit when the
  * runtime can build it there, not after an after() hook (which runs after the commit and may
- * change it) nor on a forwarded route. A callback URL's record (callback-handler.ts) is never
- * replayed (a second use is 409), so its use is committed with the event even with an after()
- * hook, storing the route's status only; a validation guard's refusal leaves it out of the
- * commit, pending, for the handler to free: the third party may retry with another payload.
+ * change it) nor on a forwarded route. A one-time use (`oneTimeUse`, a callback URL's) is never
+ * replayed, so it is committed with the event even with an after() hook, storing the route's
+ * status only; a validation guard's refusal leaves it out of the commit, pending, for its
+ * handler to free: the third party may retry with another payload.
  */
 export function idempotentSend<D extends MachineDefinitionBase>(
   r: EventRoute<D>,
@@ -70,21 +70,22 @@ export function idempotentSend<D extends MachineDefinitionBase>(
   event: EventObject,
 ): IdempotentSend | undefined {
   const { route, services } = r;
-  const callback = route.handler === 'callback';
+  if (idempotent === null || r.target.forward !== null) return undefined;
+  const oneTimeUse = idempotent.oneTimeUse === true;
   const after = r.target.action?.after !== undefined;
-  if (idempotent === null || (after && !callback) || r.target.forward !== null) return undefined;
+  if (after && !oneTimeUse) return undefined;
   return {
     scope: idempotent.scope,
     key: idempotent.key,
     ownerId: idempotent.ownerId,
     respond: async (outcome) => {
       if (outcome instanceof MachineValidationException)
-        return callback
+        return oneTimeUse
           ? null
           : storedResponse(
               errorToResponse(outcome, services.logger ?? consoleLogger, route.name, request),
             );
-      if (callback && after) return { status: route.status, body: null };
+      if (oneTimeUse && after) return { status: route.status, body: null };
       return storedResponse(
         r.versioned(
           await r.respond({
@@ -121,8 +122,8 @@ export async function sendFailed<D extends MachineDefinitionBase>(
   },
 ): Promise<EndpointResponse> {
   // A validation guard's refusal commits its history like a success: its answer is kept (not
-  // a callback URL's use: the URL stays usable).
-  if (error instanceof MachineValidationException && r.route.handler !== 'callback')
+  // a one-time use: a callback URL stays usable).
+  if (error instanceof MachineValidationException && sent.idempotent?.oneTimeUse !== true)
     noteCommitted(sent.idempotent, sent.instance, sent.idempotency);
   if (error instanceof MachineAlreadyRunningException)
     return await r.contended(error, request, sent.instance, sent.pre, sent.event);

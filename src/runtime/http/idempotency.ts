@@ -33,6 +33,12 @@ export interface IdempotentRequest {
   committed: boolean;
   /** The response was already stored with the commit. */
   stored: boolean;
+  /**
+   * `true` for a one-time use that is never replayed (a callback URL: a second use is 409). Such
+   * a record needs no answer built for it, so it is committed with the event even behind an
+   * endpoint after() hook; and a validation guard's refusal does not use it up.
+   */
+  oneTimeUse?: true;
 }
 
 /** How long a claim blocks retries while its request runs (the lock TTL's default). */
