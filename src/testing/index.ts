@@ -20,6 +20,8 @@ export {
   type Fake,
   type FakeCall,
   type FakeOutcome,
+  type InstanceRef,
+  type SentEvent,
 } from './fakes.js';
 export { resolveConfiguration, type StartAtOptions, type StateSelection } from './start-at.js';
 export {

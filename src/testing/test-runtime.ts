@@ -188,7 +188,10 @@ export class TestRuntime {
     this.#directory = parts.directory;
     this.#coverageDir = parts.coverageDir;
     this.coverage = new CoverageRecorder();
-    this.runtime.onCommit((event) => this.coverage.record(event));
+    this.runtime.onCommit((event) => {
+      this.coverage.record(event);
+      this.fakes.recordCommit(event, this.clock.now());
+    });
   }
 
   /** The virtual time now. */

@@ -4,6 +4,7 @@
  * without polling the store. Listeners run synchronously after the commit, in subscription
  * order; one that throws is reported and does not affect the writer or other listeners.
  */
+import type { SendEffect } from '../interpreter/effects.js';
 import type { HistoryRecord, MachineSnapshot } from '../interpreter/types.js';
 
 /** One instance written by a committed step. */
@@ -18,6 +19,13 @@ export interface CommitEvent {
   snapshot: MachineSnapshot;
   /** The history records this commit wrote for the instance, in order. */
   history: readonly HistoryRecord[];
+  /**
+   * The events this instance's step sent to other instances (`sendTo`, `sendToParent`,
+   * `dispatchTo`, `dispatchToParent`): the synchronous ones in the order made, then the
+   * asynchronous ones; absent when it sent none.
+   * Made by the step, not yet delivered: a send the target refuses is still listed.
+   */
+  sends?: readonly SendEffect[];
 }
 
 /** Receives commit events. */

@@ -15,6 +15,7 @@
  * `commitChildRows` child-row changes that belong to no step.
  */
 import type { ChildRowChange } from '../interpreter/child-rows.js';
+import type { SendEffect } from '../interpreter/effects.js';
 import type { PlannedJob } from '../interpreter/job-payloads.js';
 import {
   planCommit,
@@ -32,6 +33,7 @@ import {
   type TimerFireClaim,
 } from '../persistence/store.js';
 import type { CommitNotice } from '../persistence/commit-feed.js';
+import type { CommitEvent } from './commit-events.js';
 import { chainHooks } from '../persistence/transaction.js';
 import { currentTraceCarrier } from '../telemetry/tracing.js';
 import type { CommitOptions, EngineContext } from './context.js';
@@ -126,19 +128,32 @@ function afterJobs(ctx: EngineContext, prepared: PreparedCommit): Promise<void> 
   }
   if (notices.length > 0) ctx.feed.publish(notices);
   if (ctx.listeners.active) {
+    const sends = sendsOf(prepared.plan);
     for (const write of writes) {
-      ctx.listeners.emit({
+      const event: CommitEvent = {
         instanceId: write.snapshot.id,
         machineId: write.snapshot.machineId,
         sequence: write.snapshot.sequence,
         snapshot: write.snapshot,
         history: write.history,
-      });
+      };
+      // A step's sends may come from an inline child too: each instance lists its own.
+      const own = sends.filter((send) => send.source.id === write.snapshot.id);
+      if (own.length > 0) event.sends = own;
+      ctx.listeners.emit(event);
     }
   }
   // Committed: a cancelled job's function, if it runs in this process, stops now.
   for (const slot of prepared.plan.cancelledJobs) ctx.runningJobs.abort(slot);
   if (prepared.plan.sends.length > 0) return deliverSends(ctx, prepared.plan.sends);
+}
+
+/** The step's sends: the synchronous ones in the order made, then the asynchronous (`send` jobs). */
+function sendsOf(plan: CommitPlan): SendEffect[] {
+  if (plan.sends.length === 0 && !plan.jobs.some((job) => job.kind === 'send')) return [];
+  const sends: SendEffect[] = [...plan.sends];
+  for (const job of plan.jobs) if (job.kind === 'send') sends.push(job.payload.effect);
+  return sends;
 }
 
 /**
