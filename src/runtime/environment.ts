@@ -21,6 +21,7 @@
  * | `jobPollInterval` | `MACHINE_JOB_POLL_INTERVAL` | seconds > 0 | 1 |
  * | `shutdownTimeout` | `MACHINE_SHUTDOWN_TIMEOUT` | seconds >= 0 | 10 |
  * | `historyRetentionDays` | `MACHINE_HISTORY_RETENTION_DAYS` | integer >= 0 (0 = keep all) | 0 |
+ * | `historyRetentionArchive` | `MACHINE_HISTORY_RETENTION_ARCHIVE` | `true`/`false`/`1`/`0` | false |
  * | `parallelDispatchEnabled` | `MACHINE_PARALLEL_DISPATCH_ENABLED` | `true`/`false`/`1`/`0` | false |
  * | `parallelDispatchQueue` | `MACHINE_PARALLEL_DISPATCH_QUEUE` | a queue name (letters, digits, `_ . -`) | none |
  * | `parallelDispatchLockTimeout` | `MACHINE_PARALLEL_DISPATCH_LOCK_TIMEOUT` | seconds >= 0 | 30 |
@@ -184,6 +185,8 @@ export const ENVIRONMENT_SETTINGS = {
   // History retention (engine/history-retention.ts): workers delete the history of instances
   // finished more than this many days ago; 0 keeps every record.
   historyRetentionDays: count(['MACHINE_HISTORY_RETENTION_DAYS'], 0, 0),
+  // ...moving them into machine_events_archive (migration 22) instead of only deleting them.
+  historyRetentionArchive: flag(['MACHINE_HISTORY_RETENTION_ARCHIVE'], false),
 
   // Parallel dispatch (spec: "Parallel dispatch settings", prefix MACHINE_PARALLEL_DISPATCH_):
   // region jobs' own settings; child and send jobs keep the ones above

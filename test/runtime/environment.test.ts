@@ -39,6 +39,7 @@ describe('environment schema', () => {
       timerBackoff: 1,
       shutdownTimeout: 10,
       historyRetentionDays: 0,
+      historyRetentionArchive: false,
       jobTries: 3,
       jobBackoff: 30,
       jobTimeout: 300,

@@ -15,6 +15,7 @@
  * | `timerBackoff` (seconds) | `MACHINE_TIMER_BACKOFF` | 1 |
  * | `shutdownTimeout` (seconds) | `MACHINE_SHUTDOWN_TIMEOUT` | 10 |
  * | `historyRetentionDays` | `MACHINE_HISTORY_RETENTION_DAYS` (0 = keep all) | 0 |
+ * | `historyRetentionArchive` | `MACHINE_HISTORY_RETENTION_ARCHIVE` (`true`/`false`/`1`/`0`) | false |
  *
  * The spec's `MACHINE_PARALLEL_DISPATCH_LOCK_*` are not aliases of these: they are region jobs'
  * own (engine/parallel-dispatch-config.ts).
@@ -70,6 +71,11 @@ export interface MachineRuntimeConfig {
    * finished longer ago (docs/operations.md "History retention"). 0 (default) keeps everything.
    */
   historyRetentionDays: number;
+  /**
+   * The retention moves the records into `machine_events_archive` instead of only deleting them
+   * (docs/operations.md "Archiving"). Off by default.
+   */
+  historyRetentionArchive: boolean;
 }
 
 const KEYS = [
@@ -84,6 +90,7 @@ const KEYS = [
   'timerBackoff',
   'shutdownTimeout',
   'historyRetentionDays',
+  'historyRetentionArchive',
 ] as const satisfies readonly (keyof MachineRuntimeConfig)[];
 
 /** Defaults of every setting. */
@@ -136,7 +143,7 @@ export function resolveSettings(options: SettingsSource = {}): ResolvedSettings 
   const env = layeredEnvironment(options.env);
   const { databaseUrl, lockTtl, lockTimeout, maxTransitionDepth, scenariosEnabled } = options;
   const { timerTries, timerBackoff, shutdownTimeout, traceBehaviors, traceSteps } = options;
-  const { historyRetentionDays } = options;
+  const { historyRetentionDays, historyRetentionArchive } = options;
   return {
     runtime: loadRuntimeConfig(
       {
@@ -151,6 +158,7 @@ export function resolveSettings(options: SettingsSource = {}): ResolvedSettings 
         timerBackoff,
         shutdownTimeout,
         historyRetentionDays,
+        historyRetentionArchive,
       },
       env,
     ),

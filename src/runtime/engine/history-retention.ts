@@ -4,7 +4,9 @@
  * retention ago, a batch of instances per transaction, until none is left, then waits for the
  * next sweep. A batch is short (one transaction of `batchSize` instances), so on SQLite the
  * writers of live instances wait at most one batch; several workers sweeping the same store
- * take different instances (PostgreSQL) or run one batch after the other (SQLite).
+ * take different instances (PostgreSQL) or run one batch after the other (SQLite). With
+ * `archive`, each batch moves the records into `machine_events_archive` instead (same
+ * transaction), so a sweep cut between batches resumes where it stopped.
  */
 import type { Store } from '../persistence/store.js';
 import { SweepLoop } from './sweep-loop.js';
@@ -20,7 +22,7 @@ const DAY_MS = 86_400_000;
 export interface RetentionReport {
   /** Finished instances whose history was deleted. */
   instances: number;
-  /** History records deleted. */
+  /** History records deleted (moved to the archive with `archive`). */
   records: number;
   /** Transactions (batches) it took. */
   batches: number;
@@ -37,6 +39,11 @@ export interface HistoryRetentionOptions {
   intervalMs?: number;
   /** Instances per batch (default {@link DEFAULT_RETENTION_BATCH_SIZE}). */
   batchSize?: number;
+  /**
+   * Move the records into `machine_events_archive` instead of only deleting them (default
+   * false; `MACHINE_HISTORY_RETENTION_ARCHIVE`).
+   */
+  archive?: boolean;
   /** A failed sweep; the loop goes on (the batches committed before it stay deleted). */
   onError: (error: unknown) => void;
   /** Told what each sweep deleted (tools, tests). */
@@ -75,11 +82,14 @@ export class HistoryRetentionSweeper {
   /** Deletes, batch after batch, the history of every instance finished before the cutoff. */
   async sweepOnce(): Promise<RetentionReport> {
     const { store, retentionDays, batchSize = DEFAULT_RETENTION_BATCH_SIZE } = this.#options;
+    const archive = this.#options.archive === true;
     const now = this.#options.now?.() ?? new Date();
     const cutoff = new Date(now.getTime() - retentionDays * DAY_MS);
     const report: RetentionReport = { instances: 0, records: 0, batches: 0 };
     for (;;) {
-      const batch = await store.historyRetention.deleteFinishedBefore(cutoff, batchSize);
+      const batch = await store.historyRetention.deleteFinishedBefore(cutoff, batchSize, {
+        archive,
+      });
       report.batches += 1;
       report.instances += batch.instances;
       report.records += batch.records;

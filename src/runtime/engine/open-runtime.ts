@@ -142,6 +142,7 @@ export async function openRuntime<R extends { context: EngineContext; ready(): P
       retention = new HistoryRetentionSweeper({
         store,
         retentionDays,
+        archive: config.historyRetentionArchive,
         ...(options.clock === undefined ? {} : { now: () => options.clock!.now() }),
         ...(options.retentionSweepIntervalMs === undefined
           ? {}

@@ -156,8 +156,9 @@ export interface OpenRuntimeOptions extends Partial<MachineRuntimeConfig> {
    */
   lockSweepIntervalMs?: number | false;
   /**
-   * With `worker` (the default) and `historyRetentionDays` above 0, this process deletes the
-   * history of instances finished longer ago than that (`engine/history-retention.ts`) every
+   * With `worker` (the default) and `historyRetentionDays` above 0, this process deletes (with
+   * `historyRetentionArchive`: moves to `machine_events_archive`) the history of instances
+   * finished longer ago than that (`engine/history-retention.ts`) every
    * this many ms (default 3 600 000), or never with `false` (another process sweeps).
    */
   retentionSweepIntervalMs?: number | false;

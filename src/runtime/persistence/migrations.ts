@@ -5,7 +5,12 @@
  *
  * The initial schema (version 1), its type choices and indexes: initial-schema.ts.
  */
-import { HISTORY_RETENTION_POSTGRES, HISTORY_RETENTION_SQLITE } from './history-retention.js';
+import {
+  HISTORY_ARCHIVE_POSTGRES,
+  HISTORY_ARCHIVE_SQLITE,
+  HISTORY_RETENTION_POSTGRES,
+  HISTORY_RETENTION_SQLITE,
+} from './history-retention.js';
 import { FLOW_CONTROL_IDLE_POSTGRES, FLOW_CONTROL_TABLES_POSTGRES } from './flow-control.js';
 import { HOLDER_GONE_FUNCTION_POSTGRES } from './holders.js';
 import { INITIAL_SCHEMA_POSTGRES, INITIAL_SCHEMA_SQLITE } from './initial-schema.js';
@@ -234,6 +239,15 @@ CREATE INDEX machine_instances_business_key_idx ON machine_instances (machine_id
     name: 'flow control idle rows',
     sqlite: `SELECT 1;`,
     postgres: FLOW_CONTROL_IDLE_POSTGRES,
+  },
+  // The history archive (history-retention.ts): with MACHINE_HISTORY_RETENTION_ARCHIVE the
+  // retention sweep moves a finished instance's records here instead of deleting them, in the
+  // batch's transaction. Written only by that sweep; never read by the runtime.
+  {
+    version: 22,
+    name: 'history archive',
+    sqlite: HISTORY_ARCHIVE_SQLITE,
+    postgres: HISTORY_ARCHIVE_POSTGRES,
   },
 ];
 

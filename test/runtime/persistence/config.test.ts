@@ -16,6 +16,7 @@ describe('loadRuntimeConfig', () => {
       timerBackoff: 1,
       shutdownTimeout: 10,
       historyRetentionDays: 0,
+      historyRetentionArchive: false,
     });
     expect(loadRuntimeConfig({}, {})).toEqual(DEFAULT_RUNTIME_CONFIG);
   });
@@ -44,6 +45,7 @@ describe('loadRuntimeConfig', () => {
       timerBackoff: 1,
       shutdownTimeout: 10,
       historyRetentionDays: 0,
+      historyRetentionArchive: false,
     });
     expect(loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: '0' }).scenariosEnabled).toBe(false);
     expect(() => loadRuntimeConfig({}, { MACHINE_SCENARIOS_ENABLED: 'yes' })).toThrow(

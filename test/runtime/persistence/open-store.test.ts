@@ -97,6 +97,7 @@ describe('migrate', () => {
       'machine_children',
       'machine_current_states',
       'machine_events',
+      'machine_events_archive',
       'machine_idempotency_keys',
       'machine_instances',
       'machine_jobs',
