@@ -2,7 +2,7 @@
  * Generated path tests: one test per path of the machine's state graph (the paths
  * `machine-routes paths` lists, up to a bound), each run on a fresh test runtime against the
  * real behaviors. A path is driven event by event: a client event is sent (with the payload
- * the options give for it), a timer event is reached by advancing the clock by its duration,
+ * the options give for it, else one made from its payload schema), a timer event is reached by advancing the clock by its duration,
  * a delegation outcome (`@done`, `@done.<final>`, `@fail`, `@timeout`) is produced by a fake of
  * the state's job or asynchronous child; after each step the configuration must be the
  * path's. A path the kit cannot drive (a synchronous child's outcome, a schedule) is listed
@@ -14,12 +14,17 @@ import { timedTransitions } from '../runtime/definition/timed-transitions.js';
 import type { Context } from '../runtime/definition/types.js';
 import { enumeratePaths, formatPath, type MachinePath } from '../generator/analysis/paths.js';
 import { buildStateGraph } from '../generator/analysis/state-graph.js';
+import { schemaPayload } from './schema-payload.js';
 import { hang, reject, resolve, type FakeOutcome } from './fakes.js';
 import { createTestRuntime, type TestRuntimeOptions } from './test-runtime.js';
 
 /** Options of {@link generatePathTests}. */
 export interface PathTestOptions {
-  /** Payload of each client event (a function gets the instance's context). */
+  /**
+   * Payload of each client event (a function gets the instance's context). An event left out
+   * is sent with a payload made from its schema (its examples, else the smallest valid value),
+   * or without one when it has no schema.
+   */
   payloads?: Readonly<
     Record<string, Record<string, unknown> | ((context: Context) => Record<string, unknown>)>
   >;
@@ -65,17 +70,56 @@ export function generatePathTests(
 ): PathTests {
   const report = enumeratePaths(buildStateGraph(definition), options.maxPaths ?? 100);
   const result: PathTests = { tests: [], undriven: [], truncated: report.truncated };
+  const payloads = new PayloadSource(definition, options);
   for (const path of report.paths) {
     const name = formatPath(path);
-    const reason = undrivable(definition, path);
+    const reason = undrivable(definition, path, payloads);
     if (reason !== null) result.undriven.push({ name, reason });
-    else result.tests.push({ name, path, run: () => drive(definition, path, options) });
+    else result.tests.push({ name, path, run: () => drive(definition, path, options, payloads) });
   }
   return result;
 }
 
+/** The payload of each client event: the options' own, else one made once from its schema. */
+class PayloadSource {
+  readonly #made = new Map<string, ReturnType<typeof schemaPayload>>();
+
+  constructor(
+    private readonly definition: MachineDefinition,
+    private readonly options: PathTestOptions,
+  ) {}
+
+  /** Why `event` has no payload to send, or `null`. */
+  missing(event: string): string | null {
+    if (this.options.payloads?.[event] !== undefined) return null;
+    const made = this.#schema(event);
+    return made.kind === 'none' ? made.reason : null;
+  }
+
+  async payload(event: string, context: () => Promise<Context>) {
+    const given = this.options.payloads?.[event];
+    if (typeof given === 'function') return given(await context());
+    if (given !== undefined) return given;
+    const made = this.#schema(event);
+    return made.kind === 'payload' ? made.payload : undefined;
+  }
+
+  #schema(event: string): ReturnType<typeof schemaPayload> {
+    let made = this.#made.get(event);
+    if (made === undefined) {
+      made = schemaPayload(this.definition.events.get(event)?.payload);
+      this.#made.set(event, made);
+    }
+    return made;
+  }
+}
+
 /** Why a path cannot be driven, or `null`. */
-function undrivable(definition: MachineDefinition, path: MachinePath): string | null {
+function undrivable(
+  definition: MachineDefinition,
+  path: MachinePath,
+  payloads: PayloadSource,
+): string | null {
   for (const [index, event] of path.events.entries()) {
     const leaves = path.states[index]!.map((id) => definition.idMap.get(id)!);
     if (event.startsWith('@')) {
@@ -87,6 +131,9 @@ function undrivable(definition: MachineDefinition, path: MachinePath): string | 
       const timer = timerOf(definition, leaves, event);
       if (timer !== null && timer.timer.kind === 'cron')
         return `step ${index + 1} (${event}) is a schedule tick; advance the clock to its tick in a test of your own`;
+      const missing = timer === null ? payloads.missing(event) : null;
+      if (missing !== null)
+        return `step ${index + 1} (${event}) needs a payload the kit cannot make from its schema (${missing}); give it in payloads.${event}`;
     }
   }
   return null;
@@ -96,6 +143,7 @@ async function drive(
   definition: MachineDefinition,
   path: MachinePath,
   options: PathTestOptions,
+  payloads: PayloadSource,
 ): Promise<void> {
   const timers = timedTransitions(definition).length > 0 ? [{ machine: definition }] : [];
   const t = await createTestRuntime({
@@ -125,9 +173,7 @@ async function drive(
       } else if (timer !== null && timer.timer.kind !== 'cron') {
         await t.advance(timer.timer.seconds * 1000);
       } else {
-        const given = options.payloads?.[event];
-        const payload = typeof given === 'function' ? given(await instance.context()) : given;
-        await instance.send(event, payload);
+        await instance.send(event, await payloads.payload(event, instance.context));
       }
       await expectState(path, index + 1, instance.state);
     }

@@ -1,17 +1,21 @@
 /**
  * Generated path tests on the example's machines: every path of `machine-routes paths` driven
  * against the real behaviors (client events sent, timers advanced, delegation outcomes faked).
- * The order's 3 paths, the checkout's 5 and the fulfillment's 2 all pass; a path whose guard
- * cannot pass fails naming the step; none is left undriven.
+ * The order's 3 paths, the checkout's 5, the fulfillment's 2 and the ticket's 1 all pass, their
+ * payloads made from the events' schemas (none given); a path whose guard cannot pass fails
+ * naming the step; none is left undriven; an event whose schema gives no example is listed.
  */
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineEvent, defineMachine } from '../../src/runtime/index.js';
 import { checkoutMachine } from '../../fixtures/example/machines/checkout.js';
 import { fulfillmentMachine } from '../../fixtures/example/machines/fulfillment.js';
 import { orderMachine } from '../../fixtures/example/machines/order.js';
 import { ticketMachine } from '../../fixtures/example/machines/ticket.js';
 import { generatePathTests } from '../../src/testing/index.js';
 
-const order = generatePathTests(orderMachine, { payloads: { SUBMIT: { amount: 500 } } });
+// SUBMIT's payload comes from its schema's example (amount 2500, within the approval limit).
+const order = generatePathTests(orderMachine);
 const checkout = generatePathTests(checkoutMachine, {
   outputs: {
     payment: { amount: 40, cardLast4: '4242' },
@@ -19,7 +23,7 @@ const checkout = generatePathTests(checkoutMachine, {
   },
 });
 const fulfillment = generatePathTests(fulfillmentMachine);
-const ticket = generatePathTests(ticketMachine, { payloads: { ASSIGN: { agent: 'ada' } } });
+const ticket = generatePathTests(ticketMachine);
 
 describe('generated path tests of the example', () => {
   for (const generated of [order, checkout, fulfillment, ticket])
@@ -35,6 +39,36 @@ describe('generated path tests of the example', () => {
     expect(fulfillment.tests).toHaveLength(2);
     expect(ticket.tests).toHaveLength(1);
     expect([order, checkout, fulfillment, ticket].flatMap((g) => g.undriven)).toEqual([]);
+  });
+
+  it('should list a path whose event payload cannot be made from its schema, and drive it once given', async () => {
+    const coded = defineMachine({
+      config: {
+        id: 'kitCoded',
+        initial: 'waiting',
+        states: { waiting: { on: { CODE: 'accepted' } }, accepted: { type: 'final' } },
+      },
+      behavior: {
+        events: {
+          CODE: defineEvent({
+            type: 'CODE',
+            payload: z.object({ code: z.string().regex(/^[A-Z]{3}-\d{4}$/) }),
+          }),
+        },
+      },
+    });
+    const generated = generatePathTests(coded);
+    expect(generated.tests).toEqual([]);
+    expect(generated.undriven).toEqual([
+      {
+        name: 'kitCoded.waiting -CODE-> kitCoded.accepted',
+        reason:
+          'step 1 (CODE) needs a payload the kit cannot make from its schema (no example of its schema: pattern); give it in payloads.CODE',
+      },
+    ]);
+    const given = generatePathTests(coded, { payloads: { CODE: { code: 'ABC-1234' } } });
+    expect(given.undriven).toEqual([]);
+    await given.tests[0]!.run();
   });
 
   it('should fail a path whose guard cannot pass, naming the step', async () => {
