@@ -32,6 +32,7 @@ import type { ClaimedJob, JobBackend, NewJob, OutboxWriter, PendingScope } from 
 import { PollingJobQueue } from './polling-job-queue.js';
 import {
   countJobs,
+  ensureActiveJobsIndex,
   failedJobs,
   fetchJobs,
   retryNow,
@@ -95,6 +96,7 @@ export class PgBossJobQueue extends PollingJobQueue {
     boss.on('error', (error) => rest.onError?.(error, null));
     try {
       await boss.start();
+      await ensureActiveJobsIndex(boss.getDb(), schema);
     } catch (error) {
       await boss.stop({ graceful: false }).catch(() => {});
       throw error;
