@@ -14,7 +14,11 @@ import type { MachineDefinition } from '../runtime/definition/machine-definition
 import type { TimerRegistration } from '../runtime/definition/timer-registration.js';
 import type { Context, EventObject } from '../runtime/definition/types.js';
 // The engine's public surface only (its barrel): its modules move, its exports stay.
-import { MachineRuntime, sweepTimers } from '../runtime/engine/index.js';
+import {
+  MachineRuntime,
+  sweepTimers,
+  type ParallelDispatchSettings,
+} from '../runtime/engine/index.js';
 import type { HistoryRecord, MachineSnapshot } from '../runtime/interpreter/types.js';
 import type { CreateOptions, InstanceResult, SendOptions } from '../runtime/persistence/types.js';
 import { CoverageRecorder } from './coverage.js';
@@ -40,6 +44,12 @@ export interface TestRuntimeOptions {
   startTime?: Date | string | number;
   /** Play scenarios (`MACHINE_SCENARIOS_ENABLED`; default false). */
   scenarios?: boolean;
+  /**
+   * Parallel dispatch (docs/parallel-dispatch.md): `true`, or its settings; off by default. On,
+   * entering a parallel state writes a region job per region with entry work, and the settle of
+   * the call that entered it runs and merges them.
+   */
+  parallelDispatch?: boolean | Partial<ParallelDispatchSettings>;
   /** Extra attempts of a failed job (default 0: a job actor's first failure routes `@fail`). */
   jobRetries?: number;
   /**
@@ -129,6 +139,7 @@ export async function createTestRuntime(options: TestRuntimeOptions = {}): Promi
       machines: [...(options.machines ?? []), ...timers.map((timer) => timer.machine)],
       clock,
       scenariosEnabled: options.scenarios === true,
+      ...parallelDispatchOption(options.parallelDispatch),
     });
   } catch (error) {
     if (directory !== null) rmSync(directory, { recursive: true, force: true });
@@ -362,6 +373,13 @@ export class TestRuntime {
       if (this.#directory !== null) rmSync(this.#directory, { recursive: true, force: true });
     }
   }
+}
+
+function parallelDispatchOption(option: TestRuntimeOptions['parallelDispatch']): {
+  parallelDispatch?: Partial<ParallelDispatchSettings>;
+} {
+  if (option === undefined || option === false) return {};
+  return { parallelDispatch: option === true ? { enabled: true } : option };
 }
 
 function add(total: SettleReport, more: SettleReport): void {
