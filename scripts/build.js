@@ -34,6 +34,24 @@ const ENTRIES = [
   'src/runtime/jobs/load-pg-boss-queue.ts',
 ];
 
+/**
+ * Packages bundled into dist/ instead of installed beside it (scripts/vendor.js says why): ES
+ * modules only; the CommonJS ones are copied to dist/vendor/ by scripts/vendor.js.
+ */
+const BUNDLED = new Set(['change-case']);
+
+/** Every bare import but BUNDLED stays an import (esbuild's `packages: 'external'` otherwise). */
+const externalPackages = {
+  name: 'external-packages',
+  setup(builder) {
+    builder.onResolve({ filter: /^[^./]/ }, (args) => {
+      const parts = args.path.split('/');
+      const name = args.path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+      return BUNDLED.has(name) ? undefined : { path: args.path, external: true };
+    });
+  },
+};
+
 /** The JavaScript files under `dir`. */
 function javaScriptFiles(dir) {
   let entries;
@@ -82,12 +100,18 @@ const { outputFiles } = await build({
   platform: 'node',
   target: 'node20',
   // Dependencies stay imports: the application's own copies (zod, fastify) must be the ones used.
-  packages: 'external',
+  // BUNDLED are the exception.
+  plugins: [externalPackages],
   chunkNames: 'chunks/[name]-[hash]',
   // Class and function names are part of the API (error names, `constructor.name`).
   keepNames: true,
   logLevel: 'warning',
   write: false,
+});
+// The vendored packages before the entries that load them (see install).
+execFileSync(process.execPath, [path.join(ROOT, 'scripts/vendor.js')], {
+  cwd: ROOT,
+  stdio: 'inherit',
 });
 install(outputFiles);
 execFileSync(process.execPath, [path.join(ROOT, 'scripts/copy-client-runtime.js')], {

@@ -94,10 +94,12 @@ const generatorManifest = {
 };
 
 /**
- * Optional peers the published declarations reached from `exports` must not import: a project
- * without them compiles its own code against ours (`tsc` without `skipLibCheck`).
+ * Packages the published declarations reached from `exports` must not import: an optional peer,
+ * which a project without it compiles its own code against ours without (`tsc` without
+ * `skipLibCheck`), and the packages the build ships copies of in dist/ (scripts/vendor.js),
+ * which no project installs for us.
  */
-const UNDECLARED_PEERS = ['@opentelemetry/api'];
+const UNDECLARED_PEERS = ['@opentelemetry/api', 'commander', 'croner', 'change-case'];
 
 /**
  * Removes the `.d.ts` files of `stage` that no `types` of `exports` reaches through relative
@@ -119,7 +121,7 @@ function pruneDeclarations(stage, exports) {
       .replace(/^\s*\/\/.*$/gm, '');
     for (const [, specifier] of text.matchAll(/(?:from|import\()\s*['"]([^'"]+)['"]/g)) {
       if (UNDECLARED_PEERS.includes(specifier)) {
-        throw new Error(`${path.relative(stage, file)} imports '${specifier}', an optional peer.`);
+        throw new Error(`${path.relative(stage, file)} imports '${specifier}', not a dependency.`);
       }
       if (!specifier.startsWith('.')) continue;
       const target = path.join(path.dirname(file), specifier.replace(/\.js$/, '.d.ts'));

@@ -2,7 +2,7 @@
  * The `machine-routes` command line. `runCli` returns the exit code instead of exiting, so
  * tests run commands in-process.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError } from './commander.js';
 import { isMachineRoutesError } from '../generator/issues.js';
 import { packageVersion } from '../runtime/own-root.js';
 import { registerCheck } from './commands/check.js';

@@ -3,7 +3,7 @@
  * `instances`): one help text and one resolution, `resolveStoreUrlSync`/`resolveStoreUrl` (runtime/store-url.ts), which
  * the generated app uses too, so a store URL means the same wherever it is read.
  */
-import type { Command } from 'commander';
+import type { Command } from './commander.js';
 import {
   DEFAULT_STORE_URL,
   resolveStoreUrlSync,

@@ -6,6 +6,7 @@
  * the package's own files (templates, the client runtime's source, package.json) start here.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -23,4 +24,19 @@ export const FROM_SOURCES = OWN_ROOT.pathname.endsWith('/src/');
 export function packageVersion(): string {
   const manifest = readFileSync(new URL('../package.json', OWN_ROOT), 'utf8');
   return (JSON.parse(manifest) as { version: string }).version;
+}
+
+/** The CommonJS packages the build ships in `dist/vendor/` (scripts/vendor.js). */
+export type VendoredPackage = 'commander' | 'croner';
+
+/**
+ * Loads `name`, a package the published package carries in `dist/vendor/<name>.cjs` instead of
+ * depending on it (scripts/vendor.js: the install weight of issue 33); from the sources, the
+ * devDependency of that name. Synchronous, so a caller can load it on first use.
+ */
+export function requireVendored<T>(name: VendoredPackage): T {
+  const require = createRequire(import.meta.url);
+  return (
+    FROM_SOURCES ? require(name) : require(fileURLToPath(new URL(`vendor/${name}.cjs`, OWN_ROOT)))
+  ) as T;
 }

@@ -374,15 +374,21 @@ describe('a production install of the CommonJS project (npm ci --omit=dev)', () 
       }
       // Optional peers and dependencies replaced by a few lines of the runtime's own.
       const installed = installedPackages(modules);
-      for (const name of ['@opentelemetry/api', 'qs', 'side-channel', 'ulid', 'fastify-plugin']) {
+      // And the packages machine-routes ships copies of in dist/ (scripts/vendor.js).
+      for (const name of [
+        ...['@opentelemetry/api', 'qs', 'side-channel', 'ulid', 'fastify-plugin'],
+        ...['commander', 'croner', 'change-case'],
+      ]) {
         expect(installed, name).not.toContain(name);
       }
-      // Half of 84.2 MB is 42.1 MB: 42.06 MB once the templates and the client runtime's sources
-      // moved to the generator package and Redoc's bundle was Brotli-compressed, about 41.5 MB
-      // once the declarations were bundled per export (docs/generator.md). The bound is the goal.
-      expect(diskBytesUnder(modules)).toBeLessThan(42.1e6);
-      expect(bytesUnder(modules)).toBeLessThan(31e6);
-      expect(installed.length).toBeLessThanOrEqual(90);
+      // Half of 84.2 MB is 42.1 MB (the goal): 42.06 MB once the templates and the client
+      // runtime's sources moved to the generator package and Redoc's bundle was
+      // Brotli-compressed, 41.7 MB with the declarations bundled per export and the code landed
+      // since, 41.25 MB (87 packages) with commander, croner and change-case shipped in dist/
+      // (docs/generator.md). The bound keeps that margin: a change that adds weight shows here.
+      expect(diskBytesUnder(modules)).toBeLessThan(41.5e6);
+      expect(bytesUnder(modules)).toBeLessThan(30.5e6);
+      expect(installed.length).toBeLessThanOrEqual(87);
 
       const database = `sqlite:${path.join(project, 'machines.db')}`;
       expect(sh(project, 'npx', ['machine-routes', 'migrate', '--database', database])).toContain(

@@ -2,7 +2,7 @@
  * The two tarballs of `npm run package` (scripts/pack.js) as published: what each holds and
  * what its package.json declares. test/package/install.test.ts installs them.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -125,6 +125,45 @@ describe('the packed tarballs', () => {
     );
     expect(undeclared).toEqual([]);
     expect(imported).toContain('@opentelemetry/api');
-    expect(imported).toContain('commander');
+    // Shipped as copies in dist/ (scripts/vendor.js), not installed beside it.
+    for (const name of ['commander', 'croner', 'change-case']) {
+      expect(imported, name).not.toContain(name);
+      expect(manifest.dependencies, name).not.toHaveProperty(name);
+    }
+  });
+
+  it('should carry its copies of commander, croner and change-case with their licences, and load them', () => {
+    const { listed } = unpacked(tarballs['machine-routes']);
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        'package/dist/vendor/commander.cjs',
+        'package/dist/vendor/croner.cjs',
+        'package/dist/vendor/LICENSES.txt',
+      ]),
+    );
+    const licences = sh(ROOT, 'tar', [
+      '-xzOf',
+      tarballs['machine-routes'],
+      'package/dist/vendor/LICENSES.txt',
+    ]);
+    for (const holder of ['TJ Holowaychuk', 'Hexagon', 'Blake Embrey']) {
+      expect(licences).toContain(holder);
+    }
+    const unpackedAt = path.join(work, 'unpacked');
+    mkdirSync(unpackedAt);
+    sh(unpackedAt, 'tar', ['-xzf', tarballs['machine-routes']]);
+    const vendor = path.join(unpackedAt, 'package/dist/vendor');
+    const loaded = sh(unpackedAt, process.execPath, [
+      '-e',
+      [
+        `const { Command } = require(${JSON.stringify(path.join(vendor, 'commander.cjs'))});`,
+        `const { Cron } = require(${JSON.stringify(path.join(vendor, 'croner.cjs'))});`,
+        "const options = new Command().option('--n <n>').parse(['--n', '3'], { from: 'user' }).opts();",
+        "const next = new Cron('0 9 * * 1-5', { timezone: 'UTC' }).nextRun(new Date('2026-11-28T00:00:00Z'));",
+        'console.log(JSON.stringify([options, next]));',
+      ].join('\n'),
+    ]);
+    // Saturday the 28th: the next weekday at 9:00 is Monday the 30th.
+    expect(JSON.parse(loaded)).toEqual([{ n: '3' }, '2026-11-30T09:00:00.000Z']);
   });
 });

@@ -11,7 +11,7 @@
  * initial state refuses, events nothing sends, states nothing enters): warnings too, which
  * fail the command only with `--strict`.
  */
-import { Option, type Command } from 'commander';
+import { Option, type Command } from '../commander.js';
 import { checkProject, checkWarnings } from '../../generator/generate.js';
 import { formatIssue, type Issue } from '../../generator/issues.js';
 import type { LoadedConfig } from '../../generator/load-config.js';

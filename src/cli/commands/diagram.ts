@@ -3,7 +3,7 @@
  * same Mermaid source `generate` writes to `diagrams/<machine>.gen.mmd` and embeds in the OpenAPI
  * document; `svg` renders it (see ../../generator/mermaid-svg.ts).
  */
-import type { Command } from 'commander';
+import type { Command } from '../commander.js';
 import { machineDiagram } from '../../generator/analysis/mermaid.js';
 import type { CliIo } from '../io.js';
 import { renderMermaidSvg } from '../../generator/mermaid-svg.js';

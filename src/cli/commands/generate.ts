@@ -5,7 +5,7 @@
  */
 import { readdirSync, statSync, watch as fsWatch } from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
+import type { Command } from '../commander.js';
 import type { FormatCache } from '../../generator/format.js';
 import {
   checkProject,

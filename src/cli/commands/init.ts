@@ -6,7 +6,7 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
+import type { Command } from '../commander.js';
 import { generatorTemplates } from '../../generator/dependencies.js';
 import type { CliIo } from '../io.js';
 

@@ -5,7 +5,7 @@
  * version), then, without `--dry-run`, migrates them in batches, each through the locked step.
  * Resumable: instances already at the version are skipped. Exit code 1 when any instance failed.
  */
-import type { Command } from 'commander';
+import type { Command } from '../commander.js';
 import { collectMachineDefinitions } from '../../generator/build-manifest.js';
 import { checkProject } from '../../generator/generate.js';
 import { isMachineRoutesError } from '../../generator/issues.js';

@@ -7,7 +7,7 @@
  * prints the `MachineOperations` result as it is.
  */
 import { userInfo } from 'node:os';
-import type { Command } from 'commander';
+import type { Command } from '../commander.js';
 import type { MachineSnapshot } from '../../runtime/interpreter/types.js';
 import { collectMachineDefinitions } from '../../generator/build-manifest.js';
 import { checkProject } from '../../generator/generate.js';

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
+import type { Command } from '../commander.js';
 import { DEFAULT_CONFIG_FILE } from '../../generator/config.js';
 import {
   describeStoreUrl,

@@ -3,7 +3,7 @@
  * (events, guards taken, states), the spec's path analysis. `--max-paths` (1000 by default)
  * bounds the enumeration and warns when reached.
  */
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, type Command } from '../commander.js';
 import { DEFAULT_MAX_PATHS, enumeratePaths, formatPath } from '../../generator/analysis/paths.js';
 import { buildStateGraph } from '../../generator/analysis/state-graph.js';
 import type { CliIo } from '../io.js';

@@ -2,7 +2,7 @@
  * `machine-routes routes`: the route table (method, path, name, handler) of every registration;
  * `--format json` gives the same rows, with their registration, to tools.
  */
-import { Option, type Command } from 'commander';
+import { Option, type Command } from '../commander.js';
 import { checkProject } from '../../generator/generate.js';
 import { printIssues, type CliIo } from '../io.js';
 

@@ -4,7 +4,7 @@
  * apart from the job worker (without `--once`: a sweep every `--interval` ms until SIGINT or
  * SIGTERM). `machine-routes worker` and the generated app's in-process worker run it too.
  */
-import type { Command } from 'commander';
+import type { Command } from '../commander.js';
 import { checkProject } from '../../generator/generate.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
 import type { OpenRuntimeOptions } from '../../runtime/engine/options.js';

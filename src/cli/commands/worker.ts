@@ -4,7 +4,7 @@
  * deployments whose servers open their runtime with `worker: false`. It loads the config so it
  * knows every machine a job may name.
  */
-import type { Command } from 'commander';
+import type { Command } from '../commander.js';
 import { checkProject } from '../../generator/generate.js';
 import type { LoadedConfig } from '../../generator/load-config.js';
 import type { MachineDefinition } from '../../runtime/definition/machine-definition.js';

@@ -8,10 +8,10 @@
  * expression): one fire row per instance and schedule, so a tick reaches an instance once,
  * however many of its states match.
  */
-import { createRequire } from 'node:module';
 import type { Cron } from 'croner';
 import { InvalidScheduleDefinitionException, type MachineRoutesError } from '../errors.js';
 import { describeUnknownKey, findUnknownKeys, KNOWN_KEYS, type ExactKeys } from '../known-keys.js';
+import { requireVendored } from '../own-root.js';
 import type { MachineDefinition } from './machine-definition.js';
 import { isLeaf } from './state-node.js';
 import type { TimedTransition } from './timed-transitions.js';
@@ -74,12 +74,23 @@ export type ScheduleSelection =
 
 true satisfies ExactKeys<ScheduleConfig, typeof KNOWN_KEYS.schedule>;
 
+/**
+ * What the runtime asks of a parsed cron expression: croner's `Cron`, named by its members so
+ * the published declarations need no croner (the package ships its own copy, scripts/vendor.js).
+ */
+export interface CronEvaluation {
+  /** The first tick after `from`, or null when there is none. */
+  nextRun(from?: Date): Date | null;
+  /** The `count` latest ticks before `from`, latest first. */
+  previousRuns(count: number, from?: Date): Date[];
+}
+
 /** The cron boundaries of a scheduled transition. */
 export interface CronTimer {
   readonly kind: 'cron';
   readonly expression: string;
   /** Evaluation only (never started). */
-  readonly cron: Cron;
+  readonly cron: CronEvaluation;
 }
 
 // The policies (timer-registration.ts imports this module, so the list is not imported back).
@@ -245,12 +256,13 @@ export function checkSchedules(
 }
 
 // croner on first use (CommonJS, so a definition stays synchronous): most machines have no
-// schedules, and a server whose machines have none never loads it.
+// schedules, and a server whose machines have none never loads it. The published package carries
+// its own copy (requireVendored).
 let croner: typeof import('croner') | undefined;
 
 function parseCron(schedule: ScheduleConfig): Cron | null {
   if (typeof schedule.cron !== 'string') return null;
-  croner ??= createRequire(import.meta.url)('croner') as typeof import('croner');
+  croner ??= requireVendored<typeof import('croner')>('croner');
   try {
     return new croner.Cron(schedule.cron, {
       paused: true,
