@@ -24,7 +24,9 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNode, type FixtureProcess } from '../support/child-process.js';
@@ -36,6 +38,7 @@ import {
   installedPackages,
   packTarballs,
   readmeFiles,
+  readmeBlock,
   readmeInstallLines,
   readmeTsconfig,
   sh,
@@ -89,6 +92,26 @@ function createProject(
     recursive: true,
   });
   return project;
+}
+
+/** A TCP port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** Waits until `url` answers 200 (the README's example prints no line when it listens). */
+async function waitForHealth(url: string, owner: FixtureProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const answer = await fetch(url).catch(() => undefined);
+    if (answer?.status === 200) return;
+    if (Date.now() > deadline) throw new Error(`${url} never answered 200:\n${owner.stderr()}`);
+    await delay(200);
+  }
 }
 
 beforeAll(() => {
@@ -241,10 +264,12 @@ describe.each(['commonjs', 'module'] as const)('a fresh npm project (type %s)', 
 describe('a fresh npm project with Express, installed as the README says', () => {
   let server: FixtureProcess | undefined;
   let own: FixtureProcess | undefined;
+  let readme: FixtureProcess | undefined;
 
   afterAll(() => {
     server?.child.kill();
     own?.child.kill();
+    readme?.child.kill();
   });
 
   it(
@@ -295,7 +320,28 @@ describe('a fresh npm project with Express, installed as the README says', () =>
           '',
         ].join('\n'),
       );
+      // The README's Express example itself, on a free port instead of 3000.
+      const readmePort = await freePort();
+      const readmeApp = readmeBlock('Serving your own app', "from 'express'");
+      expect(readmeApp).toContain("process.once('SIGTERM'");
+      writeFileSync(
+        path.join(project, 'src/readme-app.ts'),
+        readmeApp.replace('app.listen(3000,', `app.listen(${readmePort},`),
+      );
       sh(project, 'npx', ['tsc', '--strict']);
+
+      // On SIGTERM it closes the server, then the runtime (its job worker and timer sweep,
+      // which would keep the process alive), and exits 0; without the README's handler the
+      // signal kills it (exit 'SIGTERM').
+      readme = startNode(['build/src/readme-app.js'], {
+        cwd: project,
+        env: { MACHINE_DATABASE_URL: `sqlite:${path.join(project, 'readme.db')}` },
+      });
+      const readmeUrl = `http://127.0.0.1:${readmePort}`;
+      await waitForHealth(`${readmeUrl}/health`, readme);
+      expect((await fetch(`${readmeUrl}/api/orders/create`, { method: 'POST' })).status).toBe(201);
+      readme.child.kill('SIGTERM');
+      expect(await Promise.race([readme.exited, delay(20_000, 'still running')])).toBe(0);
 
       server = startNode(['build/src/generated/server.gen.js'], {
         cwd: project,

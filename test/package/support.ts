@@ -24,6 +24,14 @@ export function readmeFiles(): Map<string, string> {
   return files;
 }
 
+/** The TypeScript block of the README's section `heading` that contains `text`, verbatim. */
+export function readmeBlock(heading: string, text: string): string {
+  const blocks = [...readmeSection(heading).matchAll(/```ts\n([\s\S]*?)```/g)];
+  const block = blocks.map(([, body = '']) => body).find((body) => body.includes(text));
+  if (block === undefined) throw new Error(`README "${heading}" has no ts block with ${text}`);
+  return block;
+}
+
 /**
  * The `npm install` lines of the README's "Install into your project" whose command (not its
  * comment) mentions `word`, as npm arguments.
