@@ -7,7 +7,8 @@
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import config from '../../fixtures/example/machine-routes.config.js';
-import { checkoutMachine } from '../../fixtures/example/machines/checkout.js';
+import { calculatorMachine } from '../../fixtures/example/machines/calculator.js';
+import { checkoutMachine, paymentMachine } from '../../fixtures/example/machines/checkout.js';
 import { orderMachine } from '../../fixtures/example/machines/order.js';
 import { machineRoutes } from '../../generated-example/app.gen.js';
 import { configMachines } from '../../generated-example/machines.gen.js';
@@ -109,6 +110,29 @@ describe('checkout', () => {
     t.fakes.child('payment', resolve({ amount: 40 }, { final: 'aborted' }));
     const checkout = await t.create(checkoutMachine);
     expect(await checkout.state()).toEqual(['checkout.cancelled']);
+  });
+});
+
+describe('payment and calculator', () => {
+  it('should take a card, confirm, and abort until paid', async () => {
+    t = await createTestRuntime();
+    // prettier-ignore
+    await assertTransitions(t, paymentMachine, [
+      { from: 'awaiting_card', event: 'PROVIDE_CARD', payload: { card: '4111111111114242' }, to: 'authorizing', patch: { cardLast4: '4242' } },
+      { from: 'awaiting_card', event: 'ABORT', to: 'aborted' },
+      { from: 'authorizing', context: { amount: 40, cardLast4: '4242' }, event: 'CONFIRM', to: 'paid', output: { amount: 40, cardLast4: '4242' } },
+      { from: 'authorizing', context: { amount: 40 }, event: 'ABORT', to: 'aborted', output: { amount: 40 } },
+      { from: 'aborted', event: 'CONFIRM', rejects: /accepts no event/ },
+    ]);
+  });
+
+  it('should add and multiply without keeping an instance', async () => {
+    t = await createTestRuntime();
+    // prettier-ignore
+    await assertTransitions(t, calculatorMachine, [
+      { from: 'ready', event: 'ADD', payload: { a: 2, b: 3 }, to: 'ready', patch: { result: 5 } },
+      { from: 'ready', event: 'MULTIPLY', payload: { a: 2, b: 3 }, to: 'ready', patch: { result: 6 } },
+    ]);
   });
 });
 
