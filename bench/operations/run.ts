@@ -2,13 +2,15 @@
  * Latency of the operator's reads (MachineOperations, docs/operations.md) as the store grows:
  * `npx tsx bench/operations/run.ts [count ...]` (default 10000 1000000).
  *
- * For each count and store (SQLite file, PostgreSQL when MACHINE_ROUTES_BENCH_PG_URL, default
- * the test database, answers), generates the data set (data-set.ts) in a fresh file or schema,
- * then times ROUNDS calls (after WARMUP) of: the first page of a leaf state, a page in the middle
- * of it (by cursor), the first page of an ancestor state (two leaves merged), the first page of
- * the newest-first list, and a history page in the middle of a 1,000-record instance. Prints the
+ * For each store (SQLite file, PostgreSQL when MACHINE_ROUTES_BENCH_PG_URL, default the test
+ * database, answers), generates the data set of every count (data-set.ts), each in a fresh file
+ * or schema, then times ROUNDS calls (after WARMUP) of each case on every count in alternation
+ * (one call per count per round), so the host's load weighs on all sizes alike. The cases: the
+ * first page of a leaf state, a page in the middle of it (by cursor), the first page of an
+ * ancestor state (two leaves merged), the first page of the newest-first list, and a history
+ * page in the middle of a 1,000-record instance. Prints the
  * median milliseconds, then each one's ratio largest/smallest count (the goal: within 3x).
- * The file and the schema are deleted after each count.
+ * The files and schemas are deleted after each store's measurements.
  *
  * Environment: BENCH_ROUNDS (default 101), BENCH_WARMUP (default 10), BENCH_LIMIT (page size,
  * default 50).
@@ -75,48 +77,71 @@ function cases(count: number): Case[] {
   ];
 }
 
-async function measure(store: Store, count: number): Promise<Map<string, number>> {
+/** One generated data set, open: its operations and how to delete it. */
+interface DataSet {
+  count: number;
+  operations: MachineOperations;
+  close(): Promise<void>;
+}
+
+function dataSet(store: Store, count: number, drop: () => Promise<void>): DataSet {
   const runtime = new MachineRuntime({ store, machines: [benchMachine] });
-  const operations = new MachineOperations({ runtime, machines: [benchMachine] });
-  const medians = new Map<string, number>();
-  try {
-    for (const { name, run } of cases(count)) {
-      const page = (await run(operations)) as { items: unknown[] };
+  return {
+    count,
+    operations: new MachineOperations({ runtime, machines: [benchMachine] }),
+    async close() {
+      await runtime.close();
+      await drop();
+    },
+  };
+}
+
+/**
+ * Medians per data set and case, the sizes measured in alternation: round r times one call on
+ * each data set (the order reversed every other round), so a change of the shared host's load
+ * during the run weighs on every size alike and the ratio compares like with like.
+ */
+async function measure(sets: readonly DataSet[]): Promise<Map<number, Map<string, number>>> {
+  const medians = new Map(sets.map((set) => [set.count, new Map<string, number>()]));
+  const names = cases(sets[0]!.count).map((entry) => entry.name);
+  for (const name of names) {
+    const runs = sets.map((set) => {
+      const { run } = cases(set.count).find((entry) => entry.name === name)!;
+      return { set, run: () => run(set.operations), times: [] as number[] };
+    });
+    for (const { run } of runs) {
+      const page = (await run()) as { items: unknown[] };
       if (page.items.length !== LIMIT) throw new Error(`${name}: ${page.items.length} rows`);
-      for (let index = 0; index < WARMUP; index += 1) await run(operations);
-      const times: number[] = [];
-      for (let index = 0; index < ROUNDS; index += 1) {
-        const start = performance.now();
-        await run(operations);
-        times.push(performance.now() - start);
-      }
-      times.sort((a, b) => a - b);
-      medians.set(name, times[Math.floor(times.length / 2)]!);
+      for (let index = 0; index < WARMUP; index += 1) await run();
     }
-  } finally {
-    await runtime.close();
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const entry of round % 2 === 0 ? runs : [...runs].reverse()) {
+        const start = performance.now();
+        await entry.run();
+        entry.times.push(performance.now() - start);
+      }
+    }
+    for (const { set, times } of runs) {
+      times.sort((a, b) => a - b);
+      medians.get(set.count)!.set(name, times[Math.floor(times.length / 2)]!);
+    }
   }
   return medians;
 }
 
-async function sqlite(count: number): Promise<Map<string, number>> {
+async function sqlite(count: number): Promise<DataSet> {
   const dir = mkdtempSync(join(tmpdir(), 'mr-bench-operations-'));
-  try {
-    const store = (await openStore(`sqlite:${join(dir, 'bench.db')}`)) as SqliteStore;
-    const started = performance.now();
-    generateSqlite(store, count);
-    console.log(
-      `sqlite ${count}: generated in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-    );
-    console.log(`sqlite ${count}: measuring at load average ${loadavg()[0]!.toFixed(2)}`);
-    return await measure(store, count);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const store = (await openStore(`sqlite:${join(dir, 'bench.db')}`)) as SqliteStore;
+  const started = performance.now();
+  generateSqlite(store, count);
+  console.log(
+    `sqlite ${count}: generated in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return dataSet(store, count, async () => rmSync(dir, { recursive: true, force: true }));
 }
 
-async function postgres(count: number): Promise<Map<string, number> | null> {
-  const schema = `bench_operations_${process.pid}`;
+async function postgres(count: number): Promise<DataSet | null> {
+  const schema = `bench_operations_${process.pid}_${count}`;
   const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
@@ -125,6 +150,10 @@ async function postgres(count: number): Promise<Map<string, number> | null> {
     await client.end().catch(() => {});
     return null;
   }
+  const drop = async () => {
+    await client.query(`DROP SCHEMA ${schema} CASCADE`);
+    await client.end();
+  };
   try {
     const store = (await openStore(`${PG_URL}?schema=${schema}`, {
       migrate: true,
@@ -134,28 +163,36 @@ async function postgres(count: number): Promise<Map<string, number> | null> {
     console.log(
       `postgres ${count}: generated in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
-    console.log(`postgres ${count}: measuring at load average ${loadavg()[0]!.toFixed(2)}`);
-    return await measure(store, count);
-  } finally {
-    await client.query(`DROP SCHEMA ${schema} CASCADE`);
-    await client.end();
+    return dataSet(store, count, drop);
+  } catch (error) {
+    await drop();
+    throw error;
   }
 }
 
 console.log(`rounds ${ROUNDS}, page ${LIMIT} rows, load average ${loadavg()[0]!.toFixed(2)}`);
 const results = new Map<string, Map<number, Map<string, number>>>();
-for (const count of counts) {
-  for (const [label, run] of [
-    ['sqlite', sqlite],
-    ['postgres', postgres],
-  ] as const) {
-    const medians = await run(count);
-    if (medians === null) {
+for (const [label, open] of [
+  ['sqlite', sqlite],
+  ['postgres', postgres],
+] as const) {
+  // Every size of one store at once (deleted after), measured in alternation.
+  const sets: DataSet[] = [];
+  try {
+    for (const count of counts) {
+      const set = await open(count);
+      if (set === null) break;
+      sets.push(set);
+    }
+    if (sets.length < counts.length) {
       console.log(`${label}: not reachable, skipped`);
       continue;
     }
-    if (!results.has(label)) results.set(label, new Map());
-    results.get(label)!.set(count, medians);
+    const before = loadavg()[0]!.toFixed(2);
+    results.set(label, await measure(sets));
+    console.log(`${label}: measured at load average ${before} to ${loadavg()[0]!.toFixed(2)}`);
+  } finally {
+    for (const set of sets) await set.close();
   }
 }
 

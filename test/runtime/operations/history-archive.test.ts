@@ -83,6 +83,7 @@ describe.each(backends)('history archiving on $name', (backend) => {
     await backend.tearDown();
   });
 
+  // 250 instances by 750 steps, then a worker process: minutes on a loaded shared host.
   it('should move every record of instances finished before the retention once, across a stopped sweep', async () => {
     const clock = new ManualClock(new Date(Date.now() - 40 * DAY).toISOString());
     const runtime = await MachineRuntime.open({ databaseUrl: url, worker: false, clock });
@@ -154,5 +155,5 @@ describe.each(backends)('history archiving on $name', (backend) => {
     started.child.kill('SIGTERM');
     expect(await started.exited).toBe(0);
     expect(started.stderr()).not.toMatch(/retention failed/);
-  });
+  }, 180_000);
 });

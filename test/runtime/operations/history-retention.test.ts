@@ -68,6 +68,7 @@ describe.each(backends)('history retention by the worker on $name', (backend) =>
     await backend.tearDown();
   });
 
+  // 250 instances by 750 steps, then a worker process: minutes on a loaded shared host.
   it('should delete the history of instances finished before the retention, and only theirs', async () => {
     // Written on a clock 40 days back, moved forward by hand: the worker (system clock) sees
     // these times as they are.
@@ -147,5 +148,5 @@ describe.each(backends)('history retention by the worker on $name', (backend) =>
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
     expect(worker.stderr()).not.toMatch(/retention failed/);
-  });
+  }, 180_000);
 });
