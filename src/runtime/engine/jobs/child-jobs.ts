@@ -274,19 +274,23 @@ export interface ParentStep {
 
 /**
  * Computes and commits a macrostep of the parent under its lock (waiting up to the lock
- * timeout). `false` when the lock could not be had; `true` otherwise, also when nothing was
- * left to do.
+ * timeout). `false` when the lock could not be had, or the parent is paused by an operator (it
+ * takes no step until resumed, docs/operations.md "Pause and resume"); `true` otherwise, also
+ * when nothing was left to do. On `false` the caller's job enqueues itself again for later, so a
+ * child's outcome or a queued listener waits out the pause instead of being lost or applied.
  */
 export async function applyToParent(ctx: EngineContext, step: ParentStep): Promise<boolean> {
   try {
-    await runLocked(ctx, {
+    return await runLocked<boolean>(ctx, {
       id: step.parentId,
       lock: { waitMs: ctx.settings.lockTimeoutMs },
       context: step.context,
       machineId: step.definition.id,
       definition: step.definition,
       compute: async (parent) => {
-        if (parent === null || parent.machineId !== step.definition.id) return { value: null };
+        if (parent === null || parent.machineId !== step.definition.id) return { value: true };
+        // Read with the lock: a pause committed before is seen, and nothing is written.
+        if (parent.pausedAt !== undefined) return { value: false };
         const running = runningDefinition(step.definition, parent);
         const result = await completionStep(
           running,
@@ -295,9 +299,9 @@ export async function applyToParent(ctx: EngineContext, step: ParentStep): Promi
           () => step.compute(parent, running),
           ctx.settings.traceSteps,
         );
-        if (result === null) return { value: null };
+        if (result === null) return { value: true };
         return {
-          value: null,
+          value: true,
           commit: {
             main: { result, from: parent },
             ...(step.children === undefined ? {} : { children: step.children }),
@@ -310,7 +314,6 @@ export async function applyToParent(ctx: EngineContext, step: ParentStep): Promi
     if (error instanceof MachineAlreadyRunningException) return false;
     throw error;
   }
-  return true;
 }
 
 /**

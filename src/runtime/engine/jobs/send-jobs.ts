@@ -6,6 +6,7 @@
  */
 import {
   ForwardTargetUnavailableException,
+  InstancePausedException,
   MachineAlreadyRunningException,
   NoTransitionDefinitionFoundException,
 } from '../../errors.js';
@@ -59,6 +60,12 @@ export async function runSendJob(ctx: EngineContext, job: JobPayloads['send']): 
   try {
     await ctx.send(definition, effect.target.id, effect.event);
   } catch (error) {
+    // A target paused by an operator holds the message until resumed: tried again later, the
+    // wait not counted as a try (a pause may last longer than every try).
+    if (error instanceof InstancePausedException) {
+      await retry(ctx, job);
+      return;
+    }
     const exceptions = job.exceptions + (isRetryable(error) ? 0 : 1);
     const { tries, exceptions: maxExceptions } = ctx.settings.sendRetry;
     if (job.attempt >= tries || exceptions >= maxExceptions) {
@@ -83,10 +90,14 @@ function retry(ctx: EngineContext, payload: JobPayloads['send']): Promise<void> 
   ]);
 }
 
-/** Failures that a later try may not meet: contention, an event not accepted yet. */
+/**
+ * Failures that a later try may not meet: contention, an event not accepted yet, a target paused
+ * by an operator.
+ */
 function isRetryable(error: unknown): boolean {
   return (
     error instanceof MachineAlreadyRunningException ||
+    error instanceof InstancePausedException ||
     error instanceof NoTransitionDefinitionFoundException ||
     error instanceof ForwardTargetUnavailableException
   );
