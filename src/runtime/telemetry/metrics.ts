@@ -16,10 +16,10 @@ import type {
   UpDownCounter,
 } from '@opentelemetry/api';
 import { ATTR } from './attributes.js';
-import { otel } from './otel-api.js';
+import { currentOtel, otel } from './otel-api.js';
 import { INSTRUMENTATION_SCOPE } from './tracing.js';
 
-const { metrics, ValueType } = otel;
+const { ValueType } = otel;
 
 /** Instrument names: the one list docs/operating.md documents. */
 export const METRIC = {
@@ -103,7 +103,7 @@ let bound: { provider: MeterProvider; instruments: Instruments } | undefined;
 
 /** The instruments of the global MeterProvider (made again when it changed). */
 export function instruments(): Instruments {
-  const provider = metrics.getMeterProvider();
+  const provider = currentOtel().metrics.getMeterProvider();
   if (bound?.provider !== provider) bound = { provider, instruments: make(provider) };
   return bound.instruments;
 }

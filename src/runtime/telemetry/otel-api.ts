@@ -191,13 +191,17 @@ let installed: OtelApi | undefined;
 /**
  * The API to call now: {@link NOOP_API} while nothing is registered on the API's global (so a
  * process without an SDK never loads the package: 51 CommonJS modules at every start), the
- * installed package from the first call that finds a registration on.
+ * installed package from the first call that finds a registration on. The per-event paths
+ * (telemetry/tracing.ts, metrics.ts) call it once and then the API's objects directly: through
+ * {@link otel} each call was a forwarding function too, and `context.with` gathered and spread
+ * its arguments again (about 16 such calls per bound event with an SDK registered).
  */
-function current(): OtelApi {
+export function currentOtel(): OtelApi {
   if (installed !== undefined) return installed;
   if ((globalThis as Record<symbol, unknown>)[API_GLOBAL] === undefined) return NOOP_API;
   return (installed = loadOtelApi());
 }
+const current = currentOtel;
 
 /**
  * The API every telemetry module calls: each call goes to {@link current}'s. The enums are the

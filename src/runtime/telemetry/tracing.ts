@@ -19,10 +19,12 @@ import type {
   Tracer,
   TracerProvider,
 } from '@opentelemetry/api';
-import { otel } from './otel-api.js';
+import { currentOtel, otel } from './otel-api.js';
 import type { TraceCarrier } from './trace-carrier.js';
 
-const { context, INVALID_SPAN_CONTEXT, isSpanContextValid, propagation, trace } = otel;
+// The per-event functions below take the API from `currentOtel()` once per call (no forwarding
+// function per API call); `otel` (the forwarders) serves what runs once.
+const { INVALID_SPAN_CONTEXT } = otel;
 /** The API's span kinds (its enum's values). */
 export const SpanKind = otel.SpanKind;
 export type SpanKind = SpanKindValue;
@@ -37,7 +39,7 @@ export type { TraceCarrier };
 let cached: { provider: TracerProvider; tracer: Tracer; sdk: boolean } | undefined;
 
 /** The span of a process without an SDK: non-recording, shared (it holds nothing). */
-const NOT_RECORDING = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+const NOT_RECORDING = otel.trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /**
  * The tracer of the package, for the tracer provider registered now. The API's proxy provider
@@ -46,6 +48,7 @@ const NOT_RECORDING = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
  * while the provider behind the proxy is the same.
  */
 export function tracer(): Tracer {
+  const { trace } = currentOtel();
   const global = trace.getTracerProvider();
   const provider = (global as { getDelegate?: () => TracerProvider }).getDelegate?.() ?? global;
   if (cached?.provider !== provider) {
@@ -68,6 +71,7 @@ export function tracesRecorded(): boolean {
 
 /** The active span when it records (an SDK is registered and sampled it), else undefined. */
 export function recordingActiveSpan(): Span | undefined {
+  const { context, trace } = currentOtel();
   const span = trace.getSpan(context.active());
   return span?.isRecording() === true ? span : undefined;
 }
@@ -82,42 +86,55 @@ export function heldAttributes(span: Span): Readonly<Attributes> | undefined {
 }
 
 /**
- * Parts of a step (bits) that recording spans host. The span of the last claim is kept with its
- * parts in two variables: a request's step and commit claim in the same turn. Another span's
- * parts go to the WeakMap only when it is left while it still records (a request waiting for
- * its commit while the next one steps); an ended span hosts nothing again. A WeakMap entry per
- * request (the earlier way) cost a hash-table insertion and young-generation collections an
- * ephemeron table to scan.
+ * Parts of a step (bits) that recording spans host, for the spans claimed last: a ring of
+ * {@link RECENT} slots searched by identity. A request's step and its commit claim in different
+ * turns when requests interleave (2 of 3 bound requests at 4 connections did), so one slot (the
+ * earlier way) sent most requests through the WeakMap: an insertion, a lookup and an ephemeron
+ * for young-generation collections to scan, per request. A span leaves the ring when its slot is
+ * taken again; only one still recording with parts claimed goes to the WeakMap then (more
+ * concurrent steps than slots), and the WeakMap is looked in only once something went there.
+ * An ended span hosts nothing again, so what it claimed may be forgotten.
  */
-const claimed = new WeakMap<Span, number>();
-let recentSpan: Span | undefined;
-let recentParts = 0;
+const RECENT = 32;
+const recentSpans: (Span | undefined)[] = new Array<Span | undefined>(RECENT).fill(undefined);
+const recentParts = new Uint8Array(RECENT);
+let nextSlot = 0;
+const overflow = new WeakMap<Span, number>();
+let overflowed = false;
 
 /** Claims `part` (a bit) of a recording span: true when no one claimed it on this span before. */
 export function claimSpanPart(span: Span, part: number): boolean {
-  let parts: number;
-  if (span === recentSpan) parts = recentParts;
-  else {
-    if (recentSpan?.isRecording() === true) claimed.set(recentSpan, recentParts);
-    parts = claimed.get(span) ?? 0;
-    recentSpan = span;
+  for (let slot = 0; slot < RECENT; slot += 1) {
+    if (recentSpans[slot] !== span) continue;
+    const parts = recentParts[slot]!;
+    recentParts[slot] = parts | part;
+    return (parts & part) === 0;
   }
-  recentParts = parts | part;
+  const parts = overflowed ? (overflow.get(span) ?? 0) : 0;
+  const evicted = recentSpans[nextSlot];
+  if (evicted !== undefined && recentParts[nextSlot] !== 0 && evicted.isRecording()) {
+    overflow.set(evicted, recentParts[nextSlot]!);
+    overflowed = true;
+  }
+  recentSpans[nextSlot] = span;
+  recentParts[nextSlot] = parts | part;
+  nextSlot = (nextSlot + 1) % RECENT;
   return (parts & part) === 0;
 }
 
 /** The active context (framework instrumentation's or ours). */
 export function activeContext(): Context {
-  return context.active();
+  return currentOtel().context.active();
 }
 
 /** True when `parent` holds a span (framework instrumentation made a server span). */
 export function hasSpan(parent: Context): boolean {
-  return trace.getSpan(parent) !== undefined;
+  return currentOtel().trace.getSpan(parent) !== undefined;
 }
 
 /** Calls `fn(arg)` with `span` active on top of `parent`. */
 export function callInSpan<A, T>(parent: Context, span: Span, fn: (arg: A) => T, arg: A): T {
+  const { context, trace } = currentOtel();
   return context.with(trace.setSpan(parent, span), fn, undefined, arg);
 }
 
@@ -162,6 +179,7 @@ export function startSpan(name: string, options: StartSpanOptions = {}): Span {
 export function inSpan<T>(name: string, options: StartSpanOptions, fn: (span: Span) => T): T {
   const span = startSpan(name, options);
   if (!span.isRecording()) return fn(span);
+  const { context, trace } = currentOtel();
   const active = trace.setSpan(parentContext(options.parent), span);
   let result: T;
   try {
@@ -194,6 +212,7 @@ export function inSpan<T>(name: string, options: StartSpanOptions, fn: (span: Sp
  */
 export function withActiveSpan<T>(span: Span, fn: () => T): T {
   if (!span.isRecording()) return fn();
+  const { context, trace } = currentOtel();
   return context.with(trace.setSpan(context.active(), span), fn);
 }
 
@@ -212,9 +231,11 @@ export function failSpan(span: Span, error: unknown): void {
  * none to keep (no SDK, or no sampled span), so nothing is stored for it.
  */
 export function currentTraceCarrier(): TraceCarrier | undefined {
-  if (!trace.getSpan(context.active())?.isRecording()) return undefined;
+  const { context, propagation, trace } = currentOtel();
+  const active = context.active();
+  if (!trace.getSpan(active)?.isRecording()) return undefined;
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  propagation.inject(active, carrier);
   return Object.keys(carrier).length === 0 ? undefined : carrier;
 }
 
@@ -229,7 +250,8 @@ export interface HeaderSource {
 
 /** The trace context a request's headers carry (`traceparent`), for a span without a parent. */
 export function contextFromHeaders(request: HeaderSource): Context {
-  return propagation.extract(otel.ROOT_CONTEXT, request, HEADER_GETTER);
+  const api = currentOtel();
+  return api.propagation.extract(api.ROOT_CONTEXT, request, HEADER_GETTER);
 }
 
 /**
@@ -239,6 +261,7 @@ export function contextFromHeaders(request: HeaderSource): Context {
 export function traceIdOf(
   headers: Readonly<Record<string, string | undefined>>,
 ): string | undefined {
+  const { context, trace } = currentOtel();
   const span = trace.getSpan(context.active());
   if (span?.isRecording()) return span.spanContext().traceId;
   const traceparent = headers['traceparent'];
@@ -260,17 +283,17 @@ const KIND_OPTIONS: Readonly<Record<SpanKind, SpanOptions>> = Object.freeze({
 });
 
 function parentContext(parent: TraceCarrier | Context | null | undefined): Context {
-  if (parent === undefined || parent === null) return context.active();
+  if (parent === undefined || parent === null) return currentOtel().context.active();
   if (isContext(parent)) return parent;
-  return propagation.extract(otel.ROOT_CONTEXT, parent);
+  return otel.propagation.extract(otel.ROOT_CONTEXT, parent);
 }
 
 function linksOf(carriers: StartSpanOptions['links']): Link[] {
   const links: Link[] = [];
   for (const carrier of carriers ?? []) {
     if (carrier === null || carrier === undefined) continue;
-    const linked = trace.getSpanContext(propagation.extract(otel.ROOT_CONTEXT, carrier));
-    if (linked !== undefined && isSpanContextValid(linked)) links.push({ context: linked });
+    const linked = otel.trace.getSpanContext(otel.propagation.extract(otel.ROOT_CONTEXT, carrier));
+    if (linked !== undefined && otel.isSpanContextValid(linked)) links.push({ context: linked });
   }
   return links;
 }
