@@ -58,9 +58,13 @@ export interface ApiReferenceOptions {
 
 const require = createRequire(import.meta.url);
 
-/** Brotli-decompresses `data`; node:zlib (and its streams) loads on the first request for the page. */
+/**
+ * Brotli-decompresses `data`; node:zlib (and its streams) loads on the first request for the page.
+ * Required rather than `import()`ed: a dynamic import in the runtime's large chunk makes tsx
+ * rewrite that whole chunk (scripts/build.js).
+ */
 async function decompress(data: Buffer): Promise<Buffer> {
-  const { brotliDecompress } = await import('node:zlib');
+  const { brotliDecompress } = require('node:zlib') as typeof import('node:zlib');
   return new Promise((resolve, reject) =>
     brotliDecompress(data, (error, result) => (error ? reject(error) : resolve(result))),
   );
