@@ -356,6 +356,9 @@ export function checkOptions(options: Partial<Record<SettingKey, unknown>>): Set
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined || !(key in ENVIRONMENT_SETTINGS)) continue;
     const spec: SettingSpec<unknown> = ENVIRONMENT_SETTINGS[key as SettingKey];
+    // A default is valid: settings resolved once and passed on (the engine's parallel dispatch
+    // settings at every start) are checked without building their zod schemas.
+    if (Object.is(value, spec.default)) continue;
     // Options are typed values: text that would parse as a number is still not a number here.
     if (typeof value === 'string' && typeof spec.default !== 'string') {
       problems.push(describe(`option '${key}'`, value, spec.expected));

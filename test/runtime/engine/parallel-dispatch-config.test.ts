@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   DEFAULT_PARALLEL_DISPATCH,
   loadParallelDispatchConfig,
 } from '../../../src/runtime/engine/parallel-dispatch-config.js';
+import { ENVIRONMENT_SETTINGS, type SettingKey } from '../../../src/runtime/environment.js';
 import { InvalidSettingsException } from '../../../src/runtime/errors.js';
 import { loadJobQueueConfig } from '../../../src/runtime/jobs/config.js';
 import { loadRuntimeConfig } from '../../../src/runtime/engine/config.js';
@@ -20,6 +21,26 @@ describe('loadParallelDispatchConfig', () => {
       regionTimeout: 0,
     });
     expect(loadParallelDispatchConfig({}, {})).toEqual(DEFAULT_PARALLEL_DISPATCH);
+  });
+
+  it('should check settings passed on at their defaults without building their schemas', () => {
+    // The engine passes the resolved settings in again at every start: zod schemas cost it.
+    const keys = Object.keys(ENVIRONMENT_SETTINGS).filter((key) =>
+      key.startsWith('parallelDispatch'),
+    ) as SettingKey[];
+    const getters = keys.map((key) => vi.spyOn(ENVIRONMENT_SETTINGS[key], 'schema', 'get'));
+    try {
+      expect(loadParallelDispatchConfig(DEFAULT_PARALLEL_DISPATCH, {})).toEqual(
+        DEFAULT_PARALLEL_DISPATCH,
+      );
+      expect(getters.map((getter) => getter.mock.calls.length)).toEqual(keys.map(() => 0));
+      // A value other than the default is still checked.
+      expect(() => loadParallelDispatchConfig({ jobTries: 0 }, {})).toThrow(
+        InvalidSettingsException,
+      );
+    } finally {
+      for (const getter of getters) getter.mockRestore();
+    }
   });
 
   it('should read every MACHINE_PARALLEL_DISPATCH_ variable, and nothing else', () => {
