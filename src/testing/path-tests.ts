@@ -2,7 +2,8 @@
  * Generated path tests: one test per path of the machine's state graph (the paths
  * `machine-routes paths` lists, up to a bound), each run on a fresh test runtime against the
  * real behaviors. A path is driven event by event: a client event is sent (with the payload
- * the options give for it, else one made from its payload schema), a timer event is reached by advancing the clock by its duration,
+ * the options give for it, else one made from its payload schema, under the scenario the
+ * options name for it), a timer event is reached by advancing the clock by its duration,
  * a delegation outcome (`@done`, `@done.<final>`, `@fail`, `@timeout`) is produced by a fake of
  * the state's job or asynchronous child; after each step the configuration must be the
  * path's. A path the kit cannot drive (a synchronous child's outcome, a schedule) is listed
@@ -28,6 +29,12 @@ export interface PathTestOptions {
   payloads?: Readonly<
     Record<string, Record<string, unknown> | ((context: Context) => Record<string, unknown>)>
   >;
+  /**
+   * A scenario (its slug) to play when a client event is sent: its plan's guard overrides let
+   * the path pass a guard no payload satisfies (an external check), its `children` outcomes
+   * answer the jobs it starts. The test runtime plays scenarios when this is given.
+   */
+  scenarios?: Readonly<Record<string, string>>;
   /** Output of each job (by name) or child machine (by id) whose `@done` a path takes (default `{}`). */
   outputs?: Readonly<Record<string, unknown>>;
   /** Context the instance is created with (over the initial context). */
@@ -149,6 +156,7 @@ async function drive(
   const t = await createTestRuntime({
     machines: [definition, ...(options.machines ?? [])],
     timers,
+    scenarios: options.scenarios !== undefined,
     ...(options.store === undefined ? {} : { store: options.store }),
   });
   try {
@@ -173,7 +181,12 @@ async function drive(
       } else if (timer !== null && timer.timer.kind !== 'cron') {
         await t.advance(timer.timer.seconds * 1000);
       } else {
-        await instance.send(event, await payloads.payload(event, instance.context));
+        const slug = options.scenarios?.[event];
+        await instance.send(
+          event,
+          await payloads.payload(event, instance.context),
+          slug === undefined ? undefined : { scenario: { kind: 'play', slug, params: {} } },
+        );
       }
       await expectState(path, index + 1, instance.state);
     }

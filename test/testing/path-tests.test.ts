@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineEvent, defineMachine } from '../../src/runtime/index.js';
+import { defineEvent, defineMachine, defineScenario } from '../../src/runtime/index.js';
 import { checkoutMachine } from '../../fixtures/example/machines/checkout.js';
 import { fulfillmentMachine } from '../../fixtures/example/machines/fulfillment.js';
 import { orderMachine } from '../../fixtures/example/machines/order.js';
@@ -69,6 +69,38 @@ describe('generated path tests of the example', () => {
     const given = generatePathTests(coded, { payloads: { CODE: { code: 'ABC-1234' } } });
     expect(given.undriven).toEqual([]);
     await given.tests[0]!.run();
+  });
+
+  it('should pass a guard no payload satisfies through the scenario named for the event', async () => {
+    const loan = defineMachine({
+      config: {
+        id: 'kitLoanPath',
+        initial: 'applied',
+        states: {
+          applied: { on: { CHECK: { target: 'granted', guards: 'bureauSaysYes' } } },
+          granted: { type: 'final' },
+        },
+      },
+      behavior: { guards: { bureauSaysYes: () => false } },
+      scenarios: [
+        defineScenario({
+          slug: 'good-credit',
+          description: 'The credit bureau says yes',
+          source: 'applied',
+          event: 'CHECK',
+          plan: { guards: { bureauSaysYes: true } },
+        }),
+      ],
+    });
+    const real = generatePathTests(loan);
+    await expect(real.tests[0]!.run()).rejects.toThrow(
+      'after step 1 (CHECK) the instance is in kitLoanPath.applied',
+    );
+    const played = generatePathTests(loan, { scenarios: { CHECK: 'good-credit' } });
+    expect(played.tests.map((test) => test.name)).toEqual([
+      'kitLoanPath.applied -CHECK [bureauSaysYes]-> kitLoanPath.granted',
+    ]);
+    await played.tests[0]!.run();
   });
 
   it('should fail a path whose guard cannot pass, naming the step', async () => {
