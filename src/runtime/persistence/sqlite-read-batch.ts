@@ -11,6 +11,12 @@
  * snapshot. Starting it at the first read instead would let a later read of the same turn miss
  * a commit that landed in between. The snapshot is one consistent state, as a single
  * statement's is: a read never sees part of a commit.
+ *
+ * When the turn's group commit runs first (sqlite-group-commit.ts), the reads queued by then run
+ * at the end of its write transaction instead ({@link ReadBatches.inWriteTransaction}): that
+ * transaction too began after they were asked, and they are answered only once its COMMIT
+ * returned, so they see a committed state, newer than they need. One transaction per turn
+ * instead of two: what a lock-free send reads and what the sends before it commit share it.
  */
 // Taken from the module, not the global: a test's fake timers replace the global one, and
 // queued reads must still be answered.
@@ -52,10 +58,52 @@ export class ReadBatches {
     if (this.#queued.length > 0) this.#run();
   }
 
+  /**
+   * Runs the queued reads inside the caller's write transaction (a group commit's, after its
+   * commits), without answering them: returns `settle`, to be called once that transaction
+   * ended, with whether it committed. Committed: each read is answered with what it read. Not
+   * (rolled back, COMMIT failed): what they read may never have been committed, so they run
+   * again in a transaction of their own and are answered from that. Undefined: none queued.
+   */
+  inWriteTransaction(): ((committed: boolean) => void) | undefined {
+    const batch = this.#queued;
+    if (batch.length === 0) return undefined;
+    this.#queued = [];
+    const loads: (ReadLoad | null)[] = [];
+    let errors: Map<number, unknown> | undefined;
+    for (let index = 0; index < batch.length; index += 1) {
+      try {
+        loads.push(this.#read(batch[index]!.rootEventId));
+      } catch (error) {
+        loads.push(null);
+        (errors ??= new Map()).set(index, error);
+      }
+    }
+    return (committed) => {
+      if (!committed) {
+        this.#runBatch(batch);
+        return;
+      }
+      for (let index = 0; index < batch.length; index += 1) {
+        if (errors?.has(index) === true) batch[index]!.reject(errors.get(index));
+        else batch[index]!.resolve(loads[index]!);
+      }
+    };
+  }
+
+  /** True when reads wait for this turn's batch. */
+  get pending(): boolean {
+    return this.#queued.length > 0;
+  }
+
   readonly #run = (): void => {
     const batch = this.#queued;
     if (batch.length === 0) return;
     this.#queued = [];
+    this.#runBatch(batch);
+  };
+
+  #runBatch(batch: readonly QueuedRead[]): void {
     // One read is its own statement's transaction; inside another transaction (none is left
     // open between turns today) BEGIN would fail, and the reads see that transaction's state.
     if (batch.length === 1 || this.#db.inTransaction) {
@@ -74,7 +122,7 @@ export class ReadBatches {
       // A read-only transaction: COMMIT only releases its snapshot and locks.
       (this.#commit ??= this.#db.prepare('COMMIT')).run();
     }
-  };
+  }
 
   #answer(queued: QueuedRead): void {
     let load: ReadLoad | null;

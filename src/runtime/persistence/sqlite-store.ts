@@ -144,12 +144,15 @@ export class SqliteStore implements Store {
     this.historyRetention = sqliteHistoryRetention(this.#db);
     this.scheduleCandidates = sqliteScheduleCandidates(this.#db);
     if (options.migrate !== false) this.migrateSync();
+    this.#reads = new ReadBatches(this.#db, (rootEventId) => this.loadForReadNow(rootEventId));
+    // The turn's reads ride at the end of its group commit's transaction (docs/persistence.md
+    // "Read batches"): one transaction per turn instead of two.
     this.#commits = new GroupCommits(
       this.#db,
       (request) => applyCommit(this.#db, this.#prepared, this.idempotencyKeys, request),
       () => this.#committed(),
+      this.#reads,
     );
-    this.#reads = new ReadBatches(this.#db, (rootEventId) => this.loadForReadNow(rootEventId));
     const lockAndLoad = this.#db.transaction((request: LockRequest): LockedLoad => {
       const row = this.#sql.loadInstance.get(request.rootEventId) as InstanceRow | undefined;
       if (row === undefined) return { acquired: false, snapshot: null };

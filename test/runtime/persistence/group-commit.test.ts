@@ -3,12 +3,13 @@
  * the event loop share one write transaction, each in a savepoint of its own, so a refused one
  * (fenced out, its hook failing) writes nothing and the others commit; a part that ends the
  * whole transaction makes the others commit alone; a busy database refuses them all. What a
- * commit writes does not depend on whether it was grouped.
+ * commit writes does not depend on whether it was grouped. The reads queued by the time a group
+ * is written run at the end of its transaction and are answered once it committed.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   MachineRuntime,
   SequenceConflictError,
@@ -173,6 +174,79 @@ describe('SqliteStore group commits', () => {
     } finally {
       await reopened.close();
     }
+  });
+});
+
+describe('SqliteStore reads in a group commit', () => {
+  it("should run the turn's reads in its group's write transaction, after its commits", async () => {
+    const earlier = step({ count: 1 });
+    await store.commit(earlier);
+    const prepare = vi.spyOn(store.database, 'prepare');
+    store.database.pragma('wal_checkpoint(TRUNCATE)');
+
+    // Asked after the commit in one turn: the group commit's immediate runs first.
+    const committed = store.commit(step({ count: 2 }));
+    const later = step({ count: 3 });
+    const commitLater = store.commit(later);
+    const reads = [store.loadForRead(earlier.snapshot.id), store.loadForRead(later.snapshot.id)];
+    const loads = await Promise.all(reads);
+    await Promise.all([committed, commitLater]);
+
+    expect(loads.map((load) => load!.snapshot)).toEqual([earlier.snapshot, later.snapshot]);
+    // One transaction for the turn: the reads opened no read transaction of their own.
+    expect(prepare.mock.calls.map(([sql]) => sql)).not.toContain('BEGIN DEFERRED');
+    expect(walCommits()).toBe(1);
+    expect(store.database.inTransaction).toBe(false);
+  });
+
+  it('should read with the one commit of a turn, and not see a refused part', async () => {
+    const first = step();
+    await store.commit(first);
+    const from = first.snapshot;
+    const next = makeStep({ machineId: 'counter', from, value: from.value, context: { count: 1 } });
+    const stale = makeStep({
+      machineId: 'counter',
+      from,
+      value: from.value,
+      context: { count: 9 },
+    });
+    await store.commit(next);
+
+    // Fenced out (its expected sequence is gone): rolled back alone, the reads go on.
+    const outcome = store.commit(stale);
+    const load = store.loadForRead(first.snapshot.id);
+
+    await expect(outcome).rejects.toBeInstanceOf(SequenceConflictError);
+    expect((await load)!.snapshot).toEqual(next.snapshot);
+  });
+
+  it('should answer the reads of a group rolled back as a whole from a transaction of their own', async () => {
+    const existing = step({ count: 5 });
+    await store.commit(existing);
+    const good = step({ count: 6 });
+    const bad = {
+      ...step(),
+      inTransaction: ({ database }: { database?: { exec(sql: string): unknown } }) => {
+        database!.exec('ROLLBACK');
+        throw new Error('disk full');
+      },
+    };
+
+    const outcomes = Promise.allSettled([store.commit(good), store.commit(bad as never)]);
+    const loads = Promise.all([
+      store.loadForRead(existing.snapshot.id),
+      store.loadForRead(good.snapshot.id),
+      store.loadForRead(bad.snapshot.id),
+    ]);
+
+    expect((await outcomes).map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected']);
+    // Read again after the retried commits: the good one committed alone, the bad one never.
+    expect((await loads).map((load) => load?.snapshot ?? null)).toEqual([
+      existing.snapshot,
+      good.snapshot,
+      null,
+    ]);
+    expect(store.database.inTransaction).toBe(false);
   });
 });
 
