@@ -28,6 +28,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { readyLine } from '../ready-line.js';
 import { otelEnvironment, serverCheckout } from './otel-checkout.js';
+import { rotatingRequest } from '../rotating-request.js';
 
 const [backend = 'sqlite', ...checkouts] = process.argv.slice(2) as [
   'sqlite' | 'postgres',
@@ -164,22 +165,11 @@ async function drive(server: Server, scenario: string, amount: number): Promise<
   const pool = scenario === 'mr-machineid' ? server.ids.mr : server.ids.hw;
   const prefix = PREFIX[scenario];
   if (prefix === undefined) throw new Error(`unknown scenario ${scenario}`);
-  let next = 0;
   const result = await autocannon({
     url: `http://127.0.0.1:${server.port}`,
     connections: CONNECTIONS,
     amount,
-    requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: BODY,
-        setupRequest: (request) => ({
-          ...request,
-          path: `${prefix}/${pool[next++ % pool.length]}/increment`,
-        }),
-      },
-    ],
+    requests: [rotatingRequest((n) => `${prefix}/${pool[n % pool.length]}/increment`, BODY)],
   });
   if (result.non2xx + result.errors > 0)
     throw new Error(`${scenario}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);

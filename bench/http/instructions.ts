@@ -28,6 +28,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { readyLine } from '../ready-line.js';
 import { otelEnvironment, serverCheckout } from './otel-checkout.js';
+import { rotatingRequest } from '../rotating-request.js';
 
 const checkouts = process.argv.slice(2);
 if (checkouts.length === 0) checkouts.push(resolve(import.meta.dirname, '../..'));
@@ -50,23 +51,12 @@ async function seed(base: string): Promise<string[]> {
 }
 
 async function drive(base: string, ids: string[], amount: number): Promise<void> {
-  let next = 0;
   const result = await autocannon({
     url: base,
     connections: CONNECTIONS,
     amount,
     timeout: 120,
-    requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: BODY,
-        setupRequest: (request) => ({
-          ...request,
-          path: `/counters/${ids[next++ % ids.length]}/increment`,
-        }),
-      },
-    ],
+    requests: [rotatingRequest((n) => `/counters/${ids[n % ids.length]}/increment`, BODY)],
   });
   if (result.non2xx + result.errors > 0)
     throw new Error(`${result.non2xx} non-2xx answers, ${result.errors} errors`);

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { readyLine } from '../ready-line.js';
+import { rotatingRequest } from '../rotating-request.js';
 
 const [storeArg = 'sqlite'] = process.argv.slice(2);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 30_000);
@@ -59,24 +60,16 @@ async function profileOf(otel: boolean): Promise<Map<string, number>> {
       const response = await fetch(`${base}/counters/create`, { method: 'POST' });
       ids.push(((await response.json()) as { data: { id: string } }).data.id);
     }
-    let next = 0;
     const drive = (amount: number) =>
       autocannon({
         url: base,
         connections: 10,
         amount,
         requests: [
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ payload: { by: 1 } }),
-            setupRequest: (request) => ({
-              ...request,
-              path: STATELESS
-                ? '/quotes/increment'
-                : `/counters/${ids[next++ % ids.length]}/increment`,
-            }),
-          },
+          rotatingRequest(
+            (n) => (STATELESS ? '/quotes/increment' : `/counters/${ids[n % ids.length]}/increment`),
+            JSON.stringify({ payload: { by: 1 } }),
+          ),
         ],
       });
     await drive(5_000);

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { readyLine } from '../ready-line.js';
+import { rotatingRequest } from '../rotating-request.js';
 
 const [scenario = 'mr-machineid', storeArg = 'sqlite', framework = 'fastify'] =
   process.argv.slice(2);
@@ -67,21 +68,15 @@ if (bound || scenario === 'hw-machineid') {
 const prefix = bound ? '/counters' : '/hw';
 const action = scenario === 'mr-read' ? 'status' : 'increment';
 const fixed = scenario === 'raw' ? '/raw/increment' : '/quotes/increment';
-let next = 0;
 const result = await autocannon({
   url: base,
   connections: 10,
   duration: DURATION,
   requests: [
-    {
-      ...(scenario === 'mr-read'
-        ? { method: 'GET' as const }
-        : { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: BODY }),
-      setupRequest: (request) => ({
-        ...request,
-        path: ids.length === 0 ? fixed : `${prefix}/${ids[next++ % ids.length]}/${action}`,
-      }),
-    },
+    rotatingRequest(
+      (n) => (ids.length === 0 ? fixed : `${prefix}/${ids[n % ids.length]}/${action}`),
+      scenario === 'mr-read' ? undefined : BODY,
+    ),
   ],
 });
 console.log(

@@ -27,6 +27,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { readyLine } from '../ready-line.js';
 import { pairedRatioOf, serverCpuMicros } from '../server-cpu.js';
+import { rotatingRequest } from '../rotating-request.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const DURATION = Number(process.env.BENCH_DURATION ?? 2);
@@ -158,7 +159,6 @@ async function load(
   const prefix =
     scenario === 'mr-machineid' ? '/counters' : scenario === 'hw-machineid' ? '/hw' : '/hwl';
   const fixed = scenario === 'raw' ? '/raw/increment' : '/quotes/increment';
-  let next = 0;
   const pid = server.process.pid!;
   const cpuBefore = serverCpuMicros(pid);
   const result = await autocannon({
@@ -166,17 +166,10 @@ async function load(
     connections: CONNECTIONS,
     duration,
     requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: BODY,
-        // Instances in rotation: with far more instances than connections no two in-flight
-        // requests target the same instance, so no request meets lock contention.
-        setupRequest: (request) => ({
-          ...request,
-          path: pool.length === 0 ? fixed : `${prefix}/${pool[next++ % pool.length]}/increment`,
-        }),
-      },
+      rotatingRequest(
+        (n) => (pool.length === 0 ? fixed : `${prefix}/${pool[n % pool.length]}/increment`),
+        BODY,
+      ),
     ],
   });
   const cpu = (serverCpuMicros(pid) - cpuBefore) / Math.max(1, result.requests.total);

@@ -20,6 +20,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { readyLine } from '../ready-line.js';
+import { rotatingRequest } from '../rotating-request.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -62,21 +63,12 @@ async function start(tree: string, index: number): Promise<Server> {
 }
 
 async function batch(server: Server, path: string, amount: number): Promise<number> {
-  let next = 0;
   const before = cpuUs(server.child.pid!);
   const result = await autocannon({
     url: server.base,
     connections: CONNECTIONS,
     amount,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (request) => ({
-          ...request,
-          path: `${path}/${server.ids[next++ % server.ids.length]}/status`,
-        }),
-      },
-    ],
+    requests: [rotatingRequest((n) => `${path}/${server.ids[n % server.ids.length]}/status`)],
   });
   if (result.non2xx + result.errors > 0) throw new Error(`${server.label} ${path}: failures`);
   return (cpuUs(server.child.pid!) - before) / amount;

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { readyLine } from '../ready-line.js';
 import { pairedRatio, serverCpuMicros } from '../server-cpu.js';
+import { rotatingRequest } from '../rotating-request.js';
 
 const RUNS = Number(process.env.BENCH_ROUNDS ?? 9);
 const DURATION = Number(process.env.BENCH_DURATION ?? 2);
@@ -86,20 +87,11 @@ async function main(): Promise<void> {
 }
 
 function drive(base: string, ids: string[], scenario: Scenario, duration: number) {
-  let next = 0;
   return autocannon({
     url: base,
     connections: CONNECTIONS,
     duration,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (request) => ({
-          ...request,
-          path: `${PATHS[scenario]}/${ids[next++ % ids.length]}/status`,
-        }),
-      },
-    ],
+    requests: [rotatingRequest((n) => `${PATHS[scenario]}/${ids[n % ids.length]}/status`)],
   });
 }
 

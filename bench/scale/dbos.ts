@@ -39,6 +39,7 @@ import {
   type BenchServer,
 } from './pg-counters.js';
 import { cpuSince, startPrivatePostgres } from './private-postgres.js';
+import { rotatingRequest } from '../rotating-request.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -120,24 +121,13 @@ async function seed(side: Side): Promise<string[]> {
  */
 async function drive(side: Side, ids: string[], amount?: number, rate?: number) {
   const server = servers.get(SERVER_OF[side])!;
-  let next = 0;
   const started = performance.now();
   const result = await autocannon({
     url: server.url,
     connections: CONNECTIONS,
     ...(amount === undefined ? { duration: DURATION } : { amount }),
     ...(rate === undefined ? {} : { overallRate: Math.max(1, Math.round(rate)) }),
-    requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: BODY,
-        setupRequest: (request) => ({
-          ...request,
-          path: `${PREFIX[side]}/${ids[next++ % ids.length]}/increment`,
-        }),
-      },
-    ],
+    requests: [rotatingRequest((n) => `${PREFIX[side]}/${ids[n % ids.length]}/increment`, BODY)],
   });
   const seconds = amount === undefined ? DURATION : (performance.now() - started) / 1000;
   return {

@@ -29,6 +29,7 @@ import {
   type BenchServer,
 } from './pg-counters.js';
 import { cpuSince, startPrivatePostgres } from './private-postgres.js';
+import { rotatingRequest } from '../rotating-request.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -53,22 +54,11 @@ const url = databaseUrl(cluster.url, DATABASE);
 let servers: BenchServer[] = [];
 
 async function drive(server: BenchServer, ids: string[], connections: number, amount?: number) {
-  let next = 0;
   const result = await autocannon({
     url: server.url,
     connections,
     ...(amount === undefined ? { duration: DURATION } : { amount }),
-    requests: [
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: BODY,
-        setupRequest: (request) => ({
-          ...request,
-          path: `/counters/${ids[next++ % ids.length]}/increment`,
-        }),
-      },
-    ],
+    requests: [rotatingRequest((n) => `/counters/${ids[n % ids.length]}/increment`, BODY)],
   });
   return { events: result['2xx'], failed: result.non2xx + result.errors, p99: result.latency.p99 };
 }
