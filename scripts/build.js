@@ -129,7 +129,6 @@ execFileSync(
 );
 const { outputFiles } = await build({
   absWorkingDir: ROOT,
-  plugins: [oneServerChunk],
   entryPoints: ENTRIES,
   outdir: DIST,
   outbase: 'src',
@@ -140,7 +139,7 @@ const { outputFiles } = await build({
   target: 'node20',
   // Dependencies stay imports: the application's own copies (zod, fastify) must be the ones used.
   // BUNDLED are the exception.
-  plugins: [externalPackages],
+  plugins: [oneServerChunk, externalPackages],
   chunkNames: 'chunks/[name]-[hash]',
   // Class and function names are part of the API (error names, `constructor.name`).
   keepNames: true,
