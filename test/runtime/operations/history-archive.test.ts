@@ -15,6 +15,7 @@ import type { PostgresStore } from '../../../src/postgres.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { durableBackends } from '../../support/durable-backends.js';
 import { documentMachine } from './retention/machines.js';
+import { finishedDocuments, markedOf } from './retention/store-rows.js';
 
 const CLI = fileURLToPath(new URL('./retention/cli.ts', import.meta.url));
 const CONFIG = fileURLToPath(new URL('./retention/machine-routes.config.ts', import.meta.url));
@@ -52,24 +53,6 @@ async function rows(store: Store, table: string, ids: readonly string[]): Promis
   return result.rows;
 }
 
-/** Instances whose history the sweep has taken (marked), of `ids`. */
-async function marked(store: Store, ids: readonly string[]): Promise<number> {
-  const where = 'history_deleted_at IS NOT NULL AND root_event_id';
-  if (store instanceof SqliteStore) {
-    const marks = ids.map(() => '?').join(', ');
-    return (
-      store.database
-        .prepare(`SELECT count(*) AS n FROM machine_instances WHERE ${where} IN (${marks})`)
-        .get(...ids) as { n: number }
-    ).n;
-  }
-  const result = await (store as PostgresStore).pool.query<{ n: string }>(
-    `SELECT count(*) AS n FROM machine_instances WHERE ${where} = ANY($1::text[])`,
-    [ids],
-  );
-  return Number(result.rows[0]!.n);
-}
-
 describe.each(backends)('history archiving on $name', (backend) => {
   let url: string;
   const processes: FixtureProcess[] = [];
@@ -87,16 +70,11 @@ describe.each(backends)('history archiving on $name', (backend) => {
   it('should move every record of instances finished before the retention once, across a stopped sweep', async () => {
     const clock = new ManualClock(new Date(Date.now() - 40 * DAY).toISOString());
     const runtime = await MachineRuntime.open({ databaseUrl: url, worker: false, clock });
-    const old: string[] = [];
+    let old: string[];
     let recent: string;
     try {
       // 250 instances finished 40 days ago: three batches of 100.
-      for (let index = 0; index < 250; index += 1) {
-        const { snapshot } = await runtime.create(documentMachine);
-        await runtime.send(documentMachine, snapshot.id, { type: 'EDIT' });
-        await runtime.send(documentMachine, snapshot.id, { type: 'PUBLISH' });
-        old.push(snapshot.id);
-      }
+      old = await finishedDocuments(runtime, 250);
       recent = (await runtime.create(documentMachine)).snapshot.id;
       clock.advance(30 * DAY);
       await runtime.send(documentMachine, recent, { type: 'PUBLISH' });
@@ -123,7 +101,7 @@ describe.each(backends)('history archiving on $name', (backend) => {
       await first.stop();
       const report = await first.sweepOnce();
       expect(report).toMatchObject({ instances: 100, batches: 1 });
-      expect(await marked(store, old)).toBe(100);
+      expect(await markedOf(store, old)).toBe(100);
       const archivedFirst = await rows(store, 'machine_events_archive', old);
       expect(archivedFirst.length).toBe(report.records);
       expect((await rows(store, 'machine_events', old)).length).toBe(
@@ -138,10 +116,10 @@ describe.each(backends)('history archiving on $name', (backend) => {
       processes.push(worker);
       await worker.waitForLine((line) => line.startsWith('Worker running'), 60_000);
       const deadline = Date.now() + 60_000;
-      while ((await marked(store, old)) < old.length && Date.now() < deadline)
+      while ((await markedOf(store, old)) < old.length && Date.now() < deadline)
         await new Promise((resolve) => setTimeout(resolve, 100));
 
-      expect(await marked(store, old)).toBe(old.length);
+      expect(await markedOf(store, old)).toBe(old.length);
       expect(await rows(store, 'machine_events', old)).toEqual([]);
       // Every record once, with its content (same ids, sequences, types, payloads, states).
       expect(await rows(store, 'machine_events_archive', old)).toEqual(before);

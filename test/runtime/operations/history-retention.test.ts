@@ -15,25 +15,13 @@ import type { PostgresStore } from '../../../src/postgres.js';
 import { startFixture, type FixtureProcess } from '../../support/child-process.js';
 import { durableBackends } from '../../support/durable-backends.js';
 import { documentMachine } from './retention/machines.js';
+import { countOf, finishedDocuments, markedOf } from './retention/store-rows.js';
 
 const CLI = fileURLToPath(new URL('./retention/cli.ts', import.meta.url));
 const CONFIG = fileURLToPath(new URL('./retention/machine-routes.config.ts', import.meta.url));
 const DAY = 86_400_000;
 
 const backends = await durableBackends('operations/history-retention');
-
-/** Rows of a table for some instances, counted in the store's own table. */
-async function count(store: Store, sql: string, ids: readonly string[]): Promise<number> {
-  if (store instanceof SqliteStore) {
-    const marks = ids.map(() => '?').join(', ');
-    return (store.database.prepare(`${sql} IN (${marks})`).get(...ids) as { n: number }).n;
-  }
-  const result = await (store as PostgresStore).pool.query<{ n: string }>(
-    `${sql} = ANY($1::text[])`,
-    [ids],
-  );
-  return Number(result.rows[0]!.n);
-}
 
 /** A timer fire row as versions that did not delete them at the finish left behind. */
 async function leaveFireRow(store: Store, id: string): Promise<void> {
@@ -45,16 +33,9 @@ async function leaveFireRow(store: Store, id: string): Promise<void> {
     await (store as PostgresStore).pool.query(sql.replace('?', '$1').replace('?', '$2'), [id, at]);
 }
 const firesOf = (store: Store, ids: readonly string[]) =>
-  count(store, 'SELECT count(*) AS n FROM machine_timer_fires WHERE root_event_id', ids);
+  countOf(store, 'SELECT count(*) AS n FROM machine_timer_fires WHERE root_event_id', ids);
 const eventsOf = (store: Store, ids: readonly string[]) =>
-  count(store, 'SELECT count(*) AS n FROM machine_events WHERE root_event_id', ids);
-const markedOf = (store: Store, ids: readonly string[]) =>
-  count(
-    store,
-    'SELECT count(*) AS n FROM machine_instances WHERE history_deleted_at IS NOT NULL AND root_event_id',
-    ids,
-  );
-
+  countOf(store, 'SELECT count(*) AS n FROM machine_events WHERE root_event_id', ids);
 describe.each(backends)('history retention by the worker on $name', (backend) => {
   let url: string;
   const processes: FixtureProcess[] = [];
@@ -74,17 +55,12 @@ describe.each(backends)('history retention by the worker on $name', (backend) =>
     // these times as they are.
     const clock = new ManualClock(new Date(Date.now() - 40 * DAY).toISOString());
     const runtime = await MachineRuntime.open({ databaseUrl: url, worker: false, clock });
-    const old: string[] = [];
+    let old: string[];
     let recent: string;
     let running: string;
     try {
       // 250 instances finished 40 days ago: more than two batches of 100.
-      for (let index = 0; index < 250; index += 1) {
-        const { snapshot } = await runtime.create(documentMachine);
-        await runtime.send(documentMachine, snapshot.id, { type: 'EDIT' });
-        await runtime.send(documentMachine, snapshot.id, { type: 'PUBLISH' });
-        old.push(snapshot.id);
-      }
+      old = await finishedDocuments(runtime, 250);
       // Started 40 days ago: one finishes 10 days ago, one is still running.
       recent = (await runtime.create(documentMachine)).snapshot.id;
       running = (await runtime.create(documentMachine)).snapshot.id;
